@@ -1,0 +1,313 @@
+//! Cart rules: which requested lines reach the store, how store refusals become messages,
+//! and the shapes of cart responses. The upstream cart stays the source of truth.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use time::format_description::well_known::Rfc3339;
+
+use super::filters::buyer_context;
+use super::selection::option_axes;
+use super::{Brain, BrainError};
+use crate::model::{CartDraft, CartLineInput, CartState, LineProblemKind, Resolution};
+use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
+use crate::protocol::envelope::Status;
+use crate::protocol::request::CartIn;
+use crate::protocol::{Capability, Message, Severity};
+
+/// The lines that may go to the store, what was refused before asking it, and where each
+/// variant came from in the request (for message paths).
+struct PreparedLines {
+    lines: Vec<CartLineInput>,
+    messages: Vec<Message>,
+    refused_out_of_stock: usize,
+    origin: HashMap<String, usize>,
+}
+
+fn line_path(index: usize) -> String {
+    format!("$.line_items[{index}]")
+}
+
+impl Brain {
+    /// Resolves every requested item id through the catalog, so unknown, ambiguous and
+    /// sold-out items are caught the same way on every platform before the store is touched.
+    async fn prepare_lines(&self, cart: &CartIn) -> Result<PreparedLines, BrainError> {
+        // Repeated items merge into the first line that named them.
+        let mut requested: Vec<(usize, String, u32)> = Vec::new();
+        for (index, line) in cart.line_items.iter().enumerate() {
+            match requested.iter_mut().find(|(_, id, _)| *id == line.item.id) {
+                Some((_, _, quantity)) => *quantity = quantity.saturating_add(line.quantity),
+                None => requested.push((index, line.item.id.clone(), line.quantity)),
+            }
+        }
+        let ids: Vec<String> = requested.iter().map(|(_, id, _)| id.clone()).collect();
+        let context = buyer_context(&cart.context);
+        let resolved = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.platform().resolve(&ids, &context).await?
+        };
+        let mut prepared = PreparedLines {
+            lines: Vec::new(),
+            messages: Vec::new(),
+            refused_out_of_stock: 0,
+            origin: HashMap::new(),
+        };
+        for (index, id, quantity) in requested {
+            let quantity = quantity.min(self.limits.max_line_quantity);
+            let hit = resolved.iter().find(|hit| hit.input == id);
+            let variant = hit.and_then(|hit| match &hit.resolution {
+                Resolution::Variant(variant_id) => hit.product.variant(variant_id),
+                Resolution::Product => {
+                    let single = hit.product.variants.len() == 1
+                        && option_axes(&hit.product)
+                            .iter()
+                            .all(|axis| axis.values.len() <= 1);
+                    if single {
+                        hit.product.variants.first()
+                    } else {
+                        None
+                    }
+                }
+            });
+            let message = match (hit, variant) {
+                (None, _) => Some(Message::error(
+                    "not_found",
+                    format!("Item not found: {id}"),
+                    Severity::Recoverable,
+                )),
+                (Some(hit), None) => Some(Message::error(
+                    "item_unavailable",
+                    format!(
+                        "{id} is the product \"{}\", which has several variants: add one of its variant ids",
+                        hit.product.title
+                    ),
+                    Severity::Recoverable,
+                )),
+                (Some(_), Some(variant)) if !variant.available => {
+                    prepared.refused_out_of_stock += 1;
+                    Some(Message::error(
+                        "out_of_stock",
+                        format!("{} is out of stock", variant.title),
+                        Severity::Recoverable,
+                    ))
+                }
+                (Some(_), Some(variant)) => {
+                    prepared.origin.insert(variant.id.clone(), index);
+                    match prepared
+                        .lines
+                        .iter_mut()
+                        .find(|line| line.variant_id == variant.id)
+                    {
+                        // Two spellings (id and SKU) of one variant are one line.
+                        Some(line) => {
+                            line.quantity = line
+                                .quantity
+                                .saturating_add(quantity)
+                                .min(self.limits.max_line_quantity)
+                        }
+                        None => prepared.lines.push(CartLineInput {
+                            variant_id: variant.id.clone(),
+                            quantity,
+                        }),
+                    }
+                    None
+                }
+            };
+            if let Some(message) = message {
+                prepared.messages.push(message.at(line_path(index)));
+            }
+        }
+        Ok(prepared)
+    }
+
+    fn draft(cart: &CartIn, lines: Vec<CartLineInput>) -> CartDraft {
+        CartDraft {
+            lines,
+            context: buyer_context(&cart.context),
+            buyer: cart.buyer.clone(),
+            attribution: cart.attribution.clone(),
+        }
+    }
+
+    fn problem_messages(
+        problems: &[crate::model::LineProblem],
+        origin: &HashMap<String, usize>,
+    ) -> Vec<Message> {
+        problems
+            .iter()
+            .map(|problem| {
+                let message = match problem.kind {
+                    LineProblemKind::OutOfStock => Message::error(
+                        "out_of_stock",
+                        problem.message.clone(),
+                        Severity::Recoverable,
+                    ),
+                    LineProblemKind::InsufficientStock { .. } => {
+                        Message::warning("quantity_adjusted", problem.message.clone())
+                    }
+                    LineProblemKind::NotFound => {
+                        Message::error("not_found", problem.message.clone(), Severity::Recoverable)
+                    }
+                    LineProblemKind::Invalid => {
+                        Message::error("invalid", problem.message.clone(), Severity::Recoverable)
+                    }
+                };
+                match origin.get(&problem.variant_id) {
+                    Some(index) => message.at(line_path(*index)),
+                    None => message,
+                }
+            })
+            .collect()
+    }
+
+    fn cart_not_found(&self) -> Result<Value, BrainError> {
+        self.business_error(
+            Capability::Cart,
+            vec![Message::error(
+                "not_found",
+                "Cart not found or has expired",
+                Severity::Unrecoverable,
+            )],
+            self.storefront_url(),
+        )
+    }
+
+    fn cart_response(&self, cart: &CartState, messages: Vec<Message>) -> Result<Value, BrainError> {
+        let line_items = cart
+            .lines
+            .iter()
+            .map(|line| {
+                let mut totals = vec![TotalOut {
+                    kind: "subtotal",
+                    amount: line.subtotal,
+                }];
+                if line.total < line.subtotal {
+                    totals.push(TotalOut {
+                        kind: "discount",
+                        amount: line.total - line.subtotal,
+                    });
+                }
+                totals.push(TotalOut {
+                    kind: "total",
+                    amount: line.total,
+                });
+                LineItemOut {
+                    id: line.id.clone(),
+                    item: ItemOut {
+                        id: line.variant_id.clone(),
+                        title: line.title.clone(),
+                        price: line.unit_price,
+                        image_url: line.image_url.clone(),
+                    },
+                    quantity: line.quantity,
+                    totals,
+                }
+            })
+            .collect();
+        let mut totals = vec![TotalOut {
+            kind: "subtotal",
+            amount: cart.subtotal,
+        }];
+        if cart.discount < 0 {
+            totals.push(TotalOut {
+                kind: "discount",
+                amount: cart.discount,
+            });
+        }
+        if let Some(tax) = cart.tax {
+            totals.push(TotalOut {
+                kind: "tax",
+                amount: tax,
+            });
+        }
+        totals.push(TotalOut {
+            kind: "total",
+            amount: cart.total,
+        });
+        Self::to_json(&CartResponse {
+            ucp: self.namespace.envelope(Capability::Cart, Status::Success),
+            id: cart.id.clone(),
+            line_items,
+            currency: cart.currency.code(),
+            totals,
+            messages,
+            continue_url: cart
+                .checkout_url
+                .as_deref()
+                .and_then(|url| self.checkout.rewrite(url)),
+            expires_at: cart
+                .expires_at
+                .and_then(|expiry| expiry.format(&Rfc3339).ok()),
+        })
+    }
+
+    pub async fn create_cart(&self, cart: CartIn) -> Result<Value, BrainError> {
+        let prepared = self.prepare_lines(&cart).await?;
+        if prepared.lines.is_empty() {
+            let mut messages = Vec::new();
+            if prepared.refused_out_of_stock > 0
+                && prepared.refused_out_of_stock == prepared.messages.len()
+            {
+                messages.push(Message::error(
+                    "out_of_stock",
+                    "All requested items are currently out of stock",
+                    Severity::Unrecoverable,
+                ));
+            }
+            messages.extend(prepared.messages);
+            return self.business_error(Capability::Cart, messages, self.storefront_url());
+        }
+        let outcome = self
+            .platform()
+            .create_cart(&Self::draft(&cart, prepared.lines))
+            .await?;
+        let mut messages = prepared.messages;
+        messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
+        if outcome.cart.lines.is_empty() {
+            // The store refused every line after all (stock changed meanwhile): do not hand
+            // out an empty cart, and do not leave it behind either.
+            if let Err(error) = self.platform().cancel_cart(&outcome.cart.id).await {
+                tracing::warn!(%error, "could not discard an empty upstream cart");
+            }
+            messages.insert(
+                0,
+                Message::error(
+                    "out_of_stock",
+                    "All requested items are currently out of stock",
+                    Severity::Unrecoverable,
+                ),
+            );
+            return self.business_error(Capability::Cart, messages, self.storefront_url());
+        }
+        self.cart_response(&outcome.cart, messages)
+    }
+
+    pub async fn get_cart(&self, id: &str) -> Result<Value, BrainError> {
+        match self.platform().get_cart(id).await? {
+            Some(cart) => self.cart_response(&cart, Vec::new()),
+            None => self.cart_not_found(),
+        }
+    }
+
+    pub async fn update_cart(&self, id: &str, cart: CartIn) -> Result<Value, BrainError> {
+        let prepared = self.prepare_lines(&cart).await?;
+        let Some(outcome) = self
+            .platform()
+            .replace_cart_lines(id, &Self::draft(&cart, prepared.lines))
+            .await?
+        else {
+            return self.cart_not_found();
+        };
+        let mut messages = prepared.messages;
+        messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
+        self.cart_response(&outcome.cart, messages)
+    }
+
+    pub async fn cancel_cart(&self, id: &str) -> Result<Value, BrainError> {
+        match self.platform().cancel_cart(id).await? {
+            Some(before) => self.cart_response(&before, Vec::new()),
+            None => self.cart_not_found(),
+        }
+    }
+}

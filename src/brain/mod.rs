@@ -1,0 +1,106 @@
+//! The protocol brain: every BCP rule, written once over the internal model and the
+//! `Platform` port. Tool handlers decode arguments, call one method here, and send back the
+//! JSON it returns.
+
+pub mod cart;
+pub mod checkout;
+pub mod cursor;
+pub mod filters;
+pub mod money;
+pub mod render;
+pub mod selection;
+
+mod catalog;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::config::{CartConfig, LimitsConfig};
+use crate::platform::{PlatformError, SharedPlatform, StoreInfo};
+use crate::protocol::catalog::ErrorResponse;
+use crate::protocol::envelope::Status;
+use crate::protocol::{Capability, Message, Namespace};
+
+pub use checkout::CheckoutRewrite;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BrainError {
+    /// The request is well-formed JSON but asks for something impossible (-32602).
+    #[error("{path}: {message}")]
+    InvalidParams { path: String, message: String },
+    #[error(transparent)]
+    Platform(#[from] PlatformError),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl BrainError {
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::InvalidParams {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+pub struct Brain {
+    platform: SharedPlatform,
+    namespace: Namespace,
+    limits: LimitsConfig,
+    checkout: CheckoutRewrite,
+}
+
+impl Brain {
+    pub fn new(
+        platform: SharedPlatform,
+        namespace: Namespace,
+        limits: LimitsConfig,
+        cart: &CartConfig,
+    ) -> Self {
+        Self {
+            platform,
+            namespace,
+            limits,
+            checkout: CheckoutRewrite::new(cart),
+        }
+    }
+
+    pub fn store(&self) -> &StoreInfo {
+        self.platform.info()
+    }
+
+    pub fn platform(&self) -> &SharedPlatform {
+        &self.platform
+    }
+
+    pub fn namespace(&self) -> &Namespace {
+        &self.namespace
+    }
+
+    pub fn limits(&self) -> &LimitsConfig {
+        &self.limits
+    }
+
+    fn to_json<T: Serialize>(value: &T) -> Result<Value, BrainError> {
+        serde_json::to_value(value).map_err(|error| BrainError::Internal(error.to_string()))
+    }
+
+    /// A business outcome without a resource (`ucp.status: "error"`).
+    fn business_error(
+        &self,
+        capability: Capability,
+        messages: Vec<Message>,
+        continue_url: Option<String>,
+    ) -> Result<Value, BrainError> {
+        Self::to_json(&ErrorResponse {
+            ucp: self.namespace.envelope(capability, Status::Error),
+            messages,
+            continue_url,
+        })
+    }
+
+    /// The shop's home page with the configured attribution, for outcomes with no cart.
+    fn storefront_url(&self) -> Option<String> {
+        self.checkout.rewrite(&self.store().storefront_url)
+    }
+}

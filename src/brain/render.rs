@@ -1,0 +1,223 @@
+//! Model → wire. Every product and variant the bridge emits goes through here.
+
+use iso_currency::Currency;
+
+use super::money::Money;
+use super::selection::{OptionSignals, option_axes};
+use crate::model::{Description, Media, OptionChoice, Product, Seller, Variant};
+use crate::protocol::catalog::{
+    AvailabilityOut, CategoryOut, DescriptionOut, InputOut, LinkOut, MediaOut, OptionOut,
+    OptionValueOut, PriceRangeOut, ProductOut, RatingOut, SelectedOut, SellerOut, VariantOut,
+};
+
+fn description(description: &Description, fallback: &str) -> DescriptionOut {
+    if description.is_empty() {
+        return DescriptionOut {
+            plain: Some(fallback.to_owned()),
+            html: None,
+            markdown: None,
+        };
+    }
+    DescriptionOut {
+        plain: description.plain.clone(),
+        html: description.html.clone(),
+        markdown: description.markdown.clone(),
+    }
+}
+
+fn media(items: &[Media]) -> Vec<MediaOut> {
+    items
+        .iter()
+        .map(|item| MediaOut {
+            kind: item.kind.clone(),
+            url: item.url.clone(),
+            alt_text: item.alt_text.clone(),
+        })
+        .collect()
+}
+
+fn seller(seller: &Seller) -> SellerOut {
+    SellerOut {
+        name: seller.name.clone(),
+        links: seller
+            .links
+            .iter()
+            .map(|link| LinkOut {
+                kind: link.kind.clone(),
+                url: link.url.clone(),
+            })
+            .collect(),
+    }
+}
+
+pub fn selected(choices: &[OptionChoice]) -> Vec<SelectedOut> {
+    choices
+        .iter()
+        .map(|choice| SelectedOut {
+            name: choice.name.clone(),
+            label: choice.label.clone(),
+        })
+        .collect()
+}
+
+pub fn variant(product: &Product, variant: &Variant, inputs: Option<Vec<InputOut>>) -> VariantOut {
+    VariantOut {
+        id: variant.id.clone(),
+        sku: variant.sku.clone(),
+        title: variant.title.clone(),
+        description: variant
+            .description
+            .as_ref()
+            .map(|own| description(own, &variant.title))
+            .unwrap_or_else(|| description(&Description::default(), &variant.title)),
+        url: variant.url.clone(),
+        price: variant.price,
+        list_price: variant
+            .list_price
+            .filter(|list| list.amount > variant.price.amount),
+        availability: AvailabilityOut {
+            available: variant.available,
+            status: if variant.available {
+                "in_stock"
+            } else {
+                "out_of_stock"
+            },
+        },
+        options: selected(&variant.options),
+        media: media(&variant.media),
+        tags: variant.tags.clone(),
+        seller: product.seller.as_ref().map(seller),
+        inputs,
+    }
+}
+
+fn range(mut prices: impl Iterator<Item = Money>) -> Option<PriceRangeOut> {
+    let first = prices.next()?;
+    let (min, max) = prices.fold((first, first), |(min, max), price| {
+        (
+            if price.amount < min.amount {
+                price
+            } else {
+                min
+            },
+            if price.amount > max.amount {
+                price
+            } else {
+                max
+            },
+        )
+    });
+    Some(PriceRangeOut { min, max })
+}
+
+/// Options without availability signals (search and lookup listings).
+fn plain_options(product: &Product) -> Vec<OptionOut> {
+    option_axes(product)
+        .into_iter()
+        .filter(|axis| !axis.values.is_empty())
+        .map(|axis| OptionOut {
+            name: axis.name,
+            values: axis
+                .values
+                .into_iter()
+                .map(|label| OptionValueOut {
+                    label,
+                    available: None,
+                    exists: None,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+pub fn signal_options(signals: Vec<OptionSignals>) -> Vec<OptionOut> {
+    signals
+        .into_iter()
+        .filter(|option| !option.values.is_empty())
+        .map(|option| OptionOut {
+            name: option.name,
+            values: option
+                .values
+                .into_iter()
+                .map(|value| OptionValueOut {
+                    label: value.label,
+                    available: Some(value.available),
+                    exists: Some(value.exists),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// A product with the given variants already rendered. The price range covers all the
+/// product's variants (as known to the adapter), not just the ones shown.
+pub fn product(
+    product: &Product,
+    variants: Vec<VariantOut>,
+    store_currency: Currency,
+) -> ProductOut {
+    let price_range = product
+        .price_range
+        .map(|(min, max)| PriceRangeOut { min, max })
+        .or_else(|| range(product.variants.iter().map(|variant| variant.price)))
+        .or_else(|| {
+            range(
+                variants
+                    .iter()
+                    .map(|variant| variant.price)
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            )
+        });
+    let list_price_range = if product.variants.iter().any(|variant| {
+        variant
+            .list_price
+            .is_some_and(|list| list.amount > variant.price.amount)
+    }) {
+        range(
+            product
+                .variants
+                .iter()
+                .map(|variant| variant.list_price.unwrap_or(variant.price)),
+        )
+    } else {
+        None
+    };
+    // An adapter always hands over at least one variant or a price range; a product with
+    // neither would be unsellable, and is rendered at zero rather than dropped.
+    let price_range = price_range.unwrap_or_else(|| {
+        let zero = Money::new(0, store_currency);
+        PriceRangeOut {
+            min: zero,
+            max: zero,
+        }
+    });
+    ProductOut {
+        id: product.id.clone(),
+        handle: product.handle.clone(),
+        title: product.title.clone(),
+        description: description(&product.description, &product.title),
+        url: product.url.clone(),
+        categories: product
+            .categories
+            .iter()
+            .map(|category| CategoryOut {
+                value: category.value.clone(),
+                taxonomy: category.taxonomy.as_str(),
+            })
+            .collect(),
+        price_range,
+        list_price_range,
+        media: media(&product.media),
+        options: plain_options(product),
+        selected: None,
+        variants,
+        rating: product.rating.as_ref().map(|rating| RatingOut {
+            value: rating.value,
+            scale_max: rating.scale_max,
+            count: rating.count,
+        }),
+        tags: product.tags.clone(),
+        metadata: product.metadata.clone(),
+    }
+}

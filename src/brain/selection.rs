@@ -1,0 +1,247 @@
+//! get_product's interactive narrowing: effective selections (relaxation by preferences),
+//! the variant subset, and `exists`/`available` per option value. Pure functions over the
+//! model, so every platform gets identical answers.
+
+use crate::model::{OptionChoice, Product, ProductOption, Variant};
+
+/// What the agent asked for.
+#[derive(Debug, Clone, Default)]
+pub struct SelectionRequest {
+    pub selected: Vec<OptionChoice>,
+    pub preferences: Vec<String>,
+    /// Set when the looked-up id was a variant id: it wins over `selected`.
+    pub variant_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueSignal {
+    pub label: String,
+    pub exists: bool,
+    pub available: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionSignals {
+    pub name: String,
+    pub values: Vec<ValueSignal>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Selection<'p> {
+    /// The effective selections, in the product's option order.
+    pub selected: Vec<OptionChoice>,
+    /// Variants matching `selected`, featured first.
+    pub variants: Vec<&'p Variant>,
+    pub options: Vec<OptionSignals>,
+}
+
+/// The option axes of a product: as declared, or derived from its variants when the upstream
+/// declares none.
+pub fn option_axes(product: &Product) -> Vec<ProductOption> {
+    if !product.options.is_empty() {
+        return product.options.clone();
+    }
+    let mut axes: Vec<ProductOption> = Vec::new();
+    for choice in product.variants.iter().flat_map(|variant| &variant.options) {
+        match axes.iter_mut().find(|axis| axis.name == choice.name) {
+            Some(axis) if !axis.values.contains(&choice.label) => {
+                axis.values.push(choice.label.clone())
+            }
+            Some(_) => {}
+            None => axes.push(ProductOption {
+                name: choice.name.clone(),
+                values: vec![choice.label.clone()],
+            }),
+        }
+    }
+    axes
+}
+
+fn matches_all(variant: &Variant, constraints: &[OptionChoice]) -> bool {
+    constraints
+        .iter()
+        .all(|want| variant.label_of(&want.name) == Some(want.label.as_str()))
+}
+
+/// The variant a listing shows first: the merchant's featured one if it is in `pool` and
+/// purchasable, else the first purchasable, else the first.
+pub fn featured<'p>(product: &Product, pool: &[&'p Variant]) -> Option<&'p Variant> {
+    let merchant_pick = product
+        .featured_variant
+        .as_deref()
+        .and_then(|id| pool.iter().find(|variant| variant.id == id))
+        .filter(|variant| variant.available);
+    merchant_pick
+        .or_else(|| pool.iter().find(|variant| variant.available))
+        .or_else(|| pool.first())
+        .copied()
+}
+
+/// Canonicalises the agent's selections against the product's axes: names and labels are
+/// matched case-insensitively and reported in the merchant's spelling; the first selection
+/// of an axis wins; selections of axes the product does not have are kept so relaxation
+/// drops them (they can never match).
+fn canonical_selections(axes: &[ProductOption], selected: &[OptionChoice]) -> Vec<OptionChoice> {
+    let mut out: Vec<OptionChoice> = Vec::new();
+    for choice in selected {
+        let axis = axes
+            .iter()
+            .find(|axis| axis.name.eq_ignore_ascii_case(choice.name.trim()));
+        let canonical = match axis {
+            Some(axis) => OptionChoice {
+                name: axis.name.clone(),
+                label: axis
+                    .values
+                    .iter()
+                    .find(|value| value.eq_ignore_ascii_case(choice.label.trim()))
+                    .cloned()
+                    .unwrap_or_else(|| choice.label.clone()),
+            },
+            None => choice.clone(),
+        };
+        if !out.iter().any(|seen| seen.name == canonical.name) {
+            out.push(canonical);
+        }
+    }
+    out
+}
+
+/// The order in which selections are given up: those not named in `preferences` first (last
+/// selected first), then the named ones from the end of `preferences`.
+fn drop_order(selected: &[OptionChoice], preferences: &[String]) -> Vec<String> {
+    let rank = |name: &str| {
+        preferences
+            .iter()
+            .position(|preferred| preferred.trim().eq_ignore_ascii_case(name))
+    };
+    let mut unnamed: Vec<String> = selected
+        .iter()
+        .filter(|choice| rank(&choice.name).is_none())
+        .map(|choice| choice.name.clone())
+        .collect();
+    unnamed.reverse();
+    let mut named: Vec<(usize, String)> = selected
+        .iter()
+        .filter_map(|choice| rank(&choice.name).map(|index| (index, choice.name.clone())))
+        .collect();
+    named.sort_by(|a, b| b.0.cmp(&a.0));
+    unnamed
+        .into_iter()
+        .chain(named.into_iter().map(|(_, name)| name))
+        .collect()
+}
+
+/// Relaxes `selected` until some variant in `pool` has all of them.
+fn relax(
+    pool: &[&Variant],
+    mut selected: Vec<OptionChoice>,
+    preferences: &[String],
+) -> Vec<OptionChoice> {
+    let order = drop_order(&selected, preferences);
+    let mut order = order.into_iter();
+    while !pool.iter().any(|variant| matches_all(variant, &selected)) {
+        match order.next() {
+            Some(name) => selected.retain(|choice| choice.name != name),
+            None => {
+                selected.clear();
+                break;
+            }
+        }
+    }
+    selected
+}
+
+fn signals(
+    axes: &[ProductOption],
+    pool: &[&Variant],
+    selected: &[OptionChoice],
+) -> Vec<OptionSignals> {
+    axes.iter()
+        .map(|axis| {
+            let others: Vec<OptionChoice> = selected
+                .iter()
+                .filter(|choice| choice.name != axis.name)
+                .cloned()
+                .collect();
+            let values = axis
+                .values
+                .iter()
+                .map(|label| {
+                    let mut exists = false;
+                    let mut available = false;
+                    for variant in pool {
+                        if variant.label_of(&axis.name) == Some(label.as_str())
+                            && matches_all(variant, &others)
+                        {
+                            exists = true;
+                            available |= variant.available;
+                            if available {
+                                break;
+                            }
+                        }
+                    }
+                    ValueSignal {
+                        label: label.clone(),
+                        exists,
+                        available,
+                    }
+                })
+                .collect();
+            OptionSignals {
+                name: axis.name.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
+/// Computes the whole get_product state over `pool` (the product's variants that pass the
+/// request filters). Returns `None` when `pool` is empty.
+pub fn select<'p>(
+    product: &Product,
+    pool: &[&'p Variant],
+    request: &SelectionRequest,
+) -> Option<Selection<'p>> {
+    if pool.is_empty() {
+        return None;
+    }
+    let axes = option_axes(product);
+    let pinned = request
+        .variant_id
+        .as_deref()
+        .and_then(|id| pool.iter().find(|variant| variant.id == id).copied());
+    let selected = match pinned {
+        Some(variant) => variant.options.clone(),
+        None => relax(
+            pool,
+            canonical_selections(&axes, &request.selected),
+            &request.preferences,
+        ),
+    };
+    let selected: Vec<OptionChoice> = axes
+        .iter()
+        .filter_map(|axis| selected.iter().find(|choice| choice.name == axis.name))
+        .cloned()
+        .collect();
+    let matching: Vec<&'p Variant> = pool
+        .iter()
+        .filter(|variant| matches_all(variant, &selected))
+        .copied()
+        .collect();
+    let lead = pinned.or_else(|| featured(product, &matching));
+    let mut variants: Vec<&'p Variant> = Vec::with_capacity(matching.len());
+    if let Some(lead) = lead {
+        variants.push(lead);
+    }
+    variants.extend(
+        matching
+            .iter()
+            .filter(|variant| lead.is_none_or(|lead| lead.id != variant.id))
+            .copied(),
+    );
+    Some(Selection {
+        options: signals(&axes, pool, &selected),
+        selected,
+        variants,
+    })
+}

@@ -1,0 +1,59 @@
+//! The discovery profile (`/.well-known/bcp`): what this store serves, where, in which version.
+
+use std::collections::BTreeMap;
+
+use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBinding};
+use crate::protocol::{Capability, Namespace};
+
+/// The profile for `version` (the current one, or a leaf for an older supported version,
+/// which per UCP carries no `supported_versions` of its own).
+pub fn profile(
+    namespace: &Namespace,
+    version: &'static str,
+    base_url: &str,
+    mcp_path: &str,
+    capabilities: &[Capability],
+) -> Profile {
+    let mut supported_versions = BTreeMap::new();
+    if version == namespace.version {
+        for older in namespace.supported_versions {
+            supported_versions.insert(
+                *older,
+                format!("{base_url}{}/{older}", namespace.profile_paths[0]),
+            );
+        }
+    }
+    let mut services = BTreeMap::new();
+    services.insert(
+        namespace.service,
+        vec![ServiceBinding {
+            version,
+            spec: namespace.service_spec_url(),
+            transport: "mcp",
+            schema: namespace.service_schema_url(),
+            endpoint: format!("{base_url}{mcp_path}"),
+        }],
+    );
+    let capabilities = capabilities
+        .iter()
+        .map(|capability| {
+            (
+                namespace.capability_name(*capability),
+                vec![CapabilityEntry {
+                    version,
+                    spec: namespace.spec_url(*capability),
+                    schema: namespace.schema_url(*capability),
+                }],
+            )
+        })
+        .collect();
+    Profile {
+        ucp: ProfileUcp {
+            version,
+            supported_versions,
+            services,
+            capabilities,
+            payment_handlers: BTreeMap::new(),
+        },
+    }
+}

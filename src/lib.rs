@@ -1,0 +1,10 @@
+//! bcp-bridge: serves an existing store to AI shopping agents over MCP, speaking BCP.
+
+pub mod brain;
+pub mod config;
+pub mod discovery;
+pub mod mcp;
+pub mod model;
+pub mod platform;
+pub mod protocol;
+pub mod server;

@@ -1,0 +1,178 @@
+//! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::server;
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser)]
+#[command(
+    name = "bcp-bridge",
+    version,
+    about = "Expose your Shopify or WooCommerce store to AI shopping agents over MCP (BCP/UCP)"
+)]
+struct Cli {
+    /// Log as JSON lines instead of human-readable text.
+    #[arg(long, global = true)]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the bridge for the store described in the configuration file.
+    Serve {
+        /// TOML configuration file (see config/*.toml).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Listen on HOST:PORT instead of `server.listen`; port 0 picks a free port.
+        #[arg(long)]
+        listen: Option<SocketAddr>,
+    },
+    /// Run on the embedded sample store, no configuration needed.
+    Demo {
+        /// Listen on HOST:PORT (default 127.0.0.1:8080); port 0 picks a free port.
+        #[arg(long)]
+        listen: Option<SocketAddr>,
+    },
+    /// Validate a configuration file and report every problem with its key.
+    Check {
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+fn out(text: &str) {
+    // The banner is the CLI talking to the person who started it; logs go to stderr.
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{text}");
+    let _ = stdout.flush();
+}
+
+async fn shutdown_signal(token: CancellationToken) {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+    token.cancel();
+}
+
+async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> anyhow::Result<()> {
+    let address = listen.unwrap_or(config.server.listen);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .with_context(|| format!("cannot listen on {address}"))?;
+    let bound = listener.local_addr()?;
+    let shutdown = CancellationToken::new();
+    let bridge = server::build(&config, bound, shutdown.clone())?;
+    let store = bridge.platform.info();
+    tracing::info!(
+        listen = %bound,
+        platform = store.platform,
+        store = %store.name,
+        endpoint = %bridge.mcp_url,
+        "bcp-bridge ready"
+    );
+    out(&format!("bcp-bridge listening on {bound}"));
+    out(&format!("MCP endpoint: {}", bridge.mcp_url));
+    out(&format!(
+        "Discovery:    {}/.well-known/bcp",
+        bridge.base_url
+    ));
+    if demo {
+        out("Try it:");
+        out(&format!(
+            "  curl -s {} -H 'Content-Type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"search_catalog\",\"arguments\":{{\"meta\":{{\"ucp-agent\":{{\"profile\":\"https://agent.example/profile.json\"}}}},\"catalog\":{{\"query\":\"blue running shoes\"}}}}}}}}'",
+            bridge.mcp_url
+        ));
+    }
+    axum::serve(listener, bridge.router)
+        .with_graceful_shutdown(shutdown_signal(shutdown))
+        .await
+        .context("server error")?;
+    Ok(())
+}
+
+fn load(path: &PathBuf) -> Result<BridgeConfig, ConfigError> {
+    BridgeConfig::from_file(path)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_json);
+    let result = match cli.command {
+        Command::Check { config } => match load(&config) {
+            Ok(parsed) => {
+                out(&format!(
+                    "{}: OK (platform {}, MCP endpoint {}{})",
+                    config.display(),
+                    parsed.platform_name(),
+                    parsed.server.base_url(parsed.server.listen),
+                    parsed.server.mcp_path
+                ));
+                return ExitCode::SUCCESS;
+            }
+            Err(error) => {
+                out(&format!("{}: {error}", config.display()));
+                return ExitCode::from(2);
+            }
+        },
+        Command::Serve { config, listen } => match load(&config) {
+            Ok(parsed) => runtime().and_then(|rt| rt.block_on(run(parsed, listen, false))),
+            Err(error) => Err(anyhow::Error::from(error)),
+        },
+        Command::Demo { listen } => {
+            runtime().and_then(|rt| rt.block_on(run(BridgeConfig::default(), listen, true)))
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            let _ = writeln!(std::io::stderr(), "error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}

@@ -1,0 +1,128 @@
+//! The one place where failures become JSON-RPC errors (and HTTP statuses).
+
+use http::StatusCode;
+use rmcp::model::{ErrorCode, ErrorData};
+use serde_json::{Value, json};
+
+use crate::brain::BrainError;
+use crate::platform::PlatformError;
+
+/// Used when an upstream gives no `Retry-After`.
+const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProtocolError {
+    #[error("Invalid params: {message}")]
+    InvalidParams {
+        message: String,
+        data: Option<Value>,
+    },
+    #[error("Unknown tool: {0}")]
+    UnknownTool(String),
+    /// Discovery/negotiation failures (-32001): `invalid_profile_url`, `profile_unreachable`,
+    /// `profile_malformed`, `version_unsupported`.
+    #[error("{content}")]
+    Negotiation {
+        code: &'static str,
+        content: String,
+        status: StatusCode,
+    },
+    #[error("Too many requests")]
+    RateLimited { retry_after_secs: u64 },
+    #[error("The store is temporarily unavailable")]
+    Unavailable { retry_after_secs: u64 },
+    #[error("Internal error")]
+    Internal,
+}
+
+impl ProtocolError {
+    pub fn invalid_at(path: &str, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::InvalidParams {
+            message: format!("{path}: {message}"),
+            data: Some(json!({ "path": path, "errors": [{ "path": path, "message": message }] })),
+        }
+    }
+
+    pub fn code(&self) -> i32 {
+        match self {
+            Self::InvalidParams { .. } | Self::UnknownTool(_) => -32602,
+            Self::Negotiation { .. } => -32001,
+            Self::RateLimited { .. } | Self::Unavailable { .. } => -32000,
+            Self::Internal => -32603,
+        }
+    }
+
+    /// The status of the HTTP response carrying this error. Parameter errors keep 200 like
+    /// any JSON-RPC reply; the others use the statuses the BCP error registry assigns.
+    pub fn http_status(&self) -> StatusCode {
+        match self {
+            Self::InvalidParams { .. } | Self::UnknownTool(_) => StatusCode::OK,
+            Self::Negotiation { status, .. } => *status,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn to_error_data(&self) -> ErrorData {
+        let data = match self {
+            Self::InvalidParams { data, .. } => data.clone(),
+            Self::UnknownTool(_) => None,
+            Self::Negotiation { code, content, .. } => {
+                Some(json!({ "code": code, "content": content }))
+            }
+            Self::RateLimited { retry_after_secs } | Self::Unavailable { retry_after_secs } => {
+                Some(json!({ "retry_after": retry_after_secs }))
+            }
+            Self::Internal => None,
+        };
+        ErrorData::new(ErrorCode(self.code()), self.to_string(), data)
+    }
+}
+
+fn retry_secs(retry_after: Option<std::time::Duration>) -> u64 {
+    retry_after
+        .map(|duration| duration.as_secs().max(1))
+        .unwrap_or(DEFAULT_RETRY_AFTER_SECS)
+}
+
+impl From<BrainError> for ProtocolError {
+    fn from(error: BrainError) -> Self {
+        match error {
+            BrainError::InvalidParams { path, message } => Self::invalid_at(&path, message),
+            BrainError::Platform(platform) => platform.into(),
+            BrainError::Internal(detail) => {
+                tracing::error!(%detail, "internal error");
+                Self::Internal
+            }
+        }
+    }
+}
+
+impl From<PlatformError> for ProtocolError {
+    fn from(error: PlatformError) -> Self {
+        // The detail goes to the log only: upstream messages can carry hostnames or ids the
+        // agent has no business seeing.
+        tracing::warn!(%error, "store call failed");
+        match error {
+            PlatformError::RateLimited { retry_after } => Self::RateLimited {
+                retry_after_secs: retry_secs(retry_after),
+            },
+            PlatformError::Unavailable { retry_after, .. } => Self::Unavailable {
+                retry_after_secs: retry_secs(retry_after),
+            },
+            PlatformError::BadResponse(_) => Self::Unavailable {
+                retry_after_secs: DEFAULT_RETRY_AFTER_SECS,
+            },
+            PlatformError::InvalidInput(message) => Self::InvalidParams {
+                message,
+                data: None,
+            },
+            PlatformError::Unsupported(what) => Self::InvalidParams {
+                message: format!("this store does not support {what}"),
+                data: None,
+            },
+        }
+    }
+}

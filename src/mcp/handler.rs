@@ -1,0 +1,206 @@
+//! The MCP server handler: lists the tools, validates arguments, runs the brain, and shapes
+//! results (`structuredContent` plus the same JSON as text).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tracing::Instrument;
+
+use super::errors::ProtocolError;
+use super::http::StatusSlot;
+use super::tools::{ToolName, ToolTable};
+use crate::brain::Brain;
+use crate::protocol::request::{
+    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+};
+
+pub struct McpState {
+    pub brain: Brain,
+    pub tools: ToolTable,
+}
+
+#[derive(Clone)]
+pub struct BcpMcp {
+    state: Arc<McpState>,
+}
+
+fn decode<T: DeserializeOwned>(arguments: Value) -> Result<T, ProtocolError> {
+    // Arguments already passed the JSON Schema; what serde can still refuse (e.g. a number
+    // past u32) is reported the same way.
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = format!("$.{}", error.path());
+        ProtocolError::invalid_at(&path, error.inner().to_string())
+    })
+}
+
+/// Cart payloads of get/update/cancel must not carry the id: it goes in `arguments.id`.
+fn reject_cart_id(arguments: &Value) -> Result<(), ProtocolError> {
+    if arguments
+        .get("cart")
+        .and_then(Value::as_object)
+        .is_some_and(|cart| cart.contains_key("id"))
+    {
+        return Err(ProtocolError::invalid_at(
+            "$.cart.id",
+            "must not be present: the cart is identified by the top-level `id` argument",
+        ));
+    }
+    Ok(())
+}
+
+fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolError> {
+    for (index, choice) in request.selected.iter().enumerate() {
+        if request.selected[..index]
+            .iter()
+            .any(|earlier| earlier.name.eq_ignore_ascii_case(&choice.name))
+        {
+            return Err(ProtocolError::invalid_at(
+                &format!("$.catalog.selected[{index}].name"),
+                format!("option {:?} is selected more than once", choice.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl BcpMcp {
+    pub fn new(state: Arc<McpState>) -> Self {
+        Self { state }
+    }
+
+    async fn run(&self, name: ToolName, arguments: Value) -> Result<Value, ProtocolError> {
+        let brain = &self.state.brain;
+        let value = match name {
+            ToolName::SearchCatalog => {
+                let args: CatalogArgs<SearchIn> = decode(arguments)?;
+                brain.search(args.catalog).await?
+            }
+            ToolName::LookupCatalog => {
+                let args: CatalogArgs<LookupIn> = decode(arguments)?;
+                brain.lookup(args.catalog).await?
+            }
+            ToolName::GetProduct => {
+                let args: CatalogArgs<GetProductIn> = decode(arguments)?;
+                reject_repeated_selections(&args.catalog)?;
+                brain.get_product(args.catalog).await?
+            }
+            ToolName::CreateCart => {
+                let args: CreateCartArgs = decode(arguments)?;
+                brain.create_cart(args.cart).await?
+            }
+            ToolName::GetCart => {
+                reject_cart_id(&arguments)?;
+                let args: CartIdArgs = decode(arguments)?;
+                brain.get_cart(&args.id).await?
+            }
+            ToolName::UpdateCart => {
+                reject_cart_id(&arguments)?;
+                let args: UpdateCartArgs = decode(arguments)?;
+                brain.update_cart(&args.id, args.cart).await?
+            }
+            ToolName::CancelCart => {
+                reject_cart_id(&arguments)?;
+                let args: CartIdArgs = decode(arguments)?;
+                brain.cancel_cart(&args.id).await?
+            }
+        };
+        Ok(value)
+    }
+
+    /// Validation, dispatch and error mapping of one `tools/call`, independent of rmcp.
+    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, ProtocolError> {
+        let spec = self
+            .state
+            .tools
+            .get(name)
+            .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+        spec.validate(&arguments)?;
+        self.run(spec.name, arguments).await
+    }
+}
+
+impl ServerHandler for BcpMcp {
+    fn get_info(&self) -> ServerConfig {
+        let store = self.state.brain.store();
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(format!(
+                "Shopping tools for {} ({} store). Every call needs arguments.meta[\"ucp-agent\"].profile. Money amounts are integers in minor units of {}.",
+                store.name,
+                store.platform,
+                store.currency.code()
+            ))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.state.tools.tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.state.tools.get(name).map(|spec| spec.tool.clone())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let started = Instant::now();
+        let tool = request.name.to_string();
+        let profile = request
+            .arguments
+            .as_ref()
+            .and_then(|arguments| arguments.get("meta"))
+            .and_then(|meta| meta.get("ucp-agent"))
+            .and_then(|agent| agent.get("profile"))
+            .and_then(Value::as_str)
+            .map(|profile| profile.chars().take(200).collect::<String>());
+        let span = tracing::info_span!("tools/call", tool = %tool, agent = profile.as_deref().unwrap_or("-"));
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = self.call(&tool, arguments).instrument(span.clone()).await;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let _entered = span.enter();
+        match outcome {
+            Ok(value) => {
+                let status = value
+                    .get("ucp")
+                    .and_then(|ucp| ucp.get("status"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("success");
+                tracing::info!(outcome = status, elapsed_ms, "tool answered");
+                Ok(CallToolResult::structured(value).into())
+            }
+            Err(error) => {
+                tracing::info!(
+                    outcome = "protocol_error",
+                    code = error.code(),
+                    elapsed_ms,
+                    "tool refused"
+                );
+                if let Some(slot) = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<StatusSlot>())
+                {
+                    slot.set(error.http_status());
+                }
+                Err(error.to_error_data())
+            }
+        }
+    }
+}

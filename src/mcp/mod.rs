@@ -1,0 +1,10 @@
+//! The MCP/JSON-RPC transport: rmcp's Streamable HTTP service in sessionless JSON mode,
+//! the tool table with its schemas, argument validation, and the error mapping.
+
+pub mod errors;
+pub mod handler;
+pub mod http;
+pub mod schemas;
+pub mod tools;
+
+pub use handler::{BcpMcp, McpState};

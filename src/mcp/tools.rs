@@ -1,0 +1,261 @@
+//! The tool table: name, capability, schemas and compiled validator of each tool, built once.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+use super::errors::ProtocolError;
+use super::schemas;
+use crate::config::LimitsConfig;
+use crate::platform::Capabilities;
+use crate::protocol::Capability;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    SearchCatalog,
+    LookupCatalog,
+    GetProduct,
+    CreateCart,
+    GetCart,
+    UpdateCart,
+    CancelCart,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 7] = [
+        Self::SearchCatalog,
+        Self::LookupCatalog,
+        Self::GetProduct,
+        Self::CreateCart,
+        Self::GetCart,
+        Self::UpdateCart,
+        Self::CancelCart,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SearchCatalog => "search_catalog",
+            Self::LookupCatalog => "lookup_catalog",
+            Self::GetProduct => "get_product",
+            Self::CreateCart => "create_cart",
+            Self::GetCart => "get_cart",
+            Self::UpdateCart => "update_cart",
+            Self::CancelCart => "cancel_cart",
+        }
+    }
+
+    pub fn capability(self) -> Capability {
+        match self {
+            Self::SearchCatalog => Capability::CatalogSearch,
+            Self::LookupCatalog | Self::GetProduct => Capability::CatalogLookup,
+            Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
+                Capability::Cart
+            }
+        }
+    }
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::SearchCatalog => "Search the catalog",
+            Self::LookupCatalog => "Look up products by id",
+            Self::GetProduct => "Get one product with option availability",
+            Self::CreateCart => "Create a cart",
+            Self::GetCart => "Get a cart",
+            Self::UpdateCart => "Replace a cart's lines",
+            Self::CancelCart => "Cancel a cart",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Self::SearchCatalog => {
+                "Search the store's products by free text and/or filters (categories, price in minor units). Returns products with their featured variant and an opaque pagination cursor."
+            }
+            Self::LookupCatalog => {
+                "Fetch several products or variants at once by product id, variant id, SKU or handle. Each returned variant says which request ids it answers (inputs); unknown ids come back as not_found info messages."
+            }
+            Self::GetProduct => {
+                "Get one product with all its options. Pass `selected` options (and `preferences` for which to keep when a combination does not exist) to narrow variants; each option value says whether it exists and is available with the current selections."
+            }
+            Self::CreateCart => {
+                "Create a cart in the store from variant ids and quantities. Returns totals in minor units and a continue_url where the buyer completes checkout on the store."
+            }
+            Self::GetCart => "Get the current state of a cart by id.",
+            Self::UpdateCart => {
+                "Replace ALL line items of a cart (send the complete list; omitted lines are removed)."
+            }
+            Self::CancelCart => {
+                "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key."
+            }
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+}
+
+pub struct ToolSpec {
+    pub name: ToolName,
+    pub tool: Tool,
+    validator: jsonschema::Validator,
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// JSON Pointer (`/catalog/ids/3`) → the JSONPath agents read (`$.catalog.ids[3]`).
+fn json_path(pointer: &str) -> String {
+    let mut path = String::from("$");
+    for segment in pointer.split('/').skip(1) {
+        let segment = segment.replace("~1", "/").replace("~0", "~");
+        if segment.bytes().all(|byte| byte.is_ascii_digit()) && !segment.is_empty() {
+            path.push_str(&format!("[{segment}]"));
+        } else if segment
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_')
+        {
+            path.push('.');
+            path.push_str(&segment);
+        } else {
+            path.push_str(&format!("['{segment}']"));
+        }
+    }
+    path
+}
+
+impl ToolSpec {
+    fn new(name: ToolName, input: Value, output: Value) -> Result<Self, String> {
+        let validator = jsonschema::options()
+            .should_validate_formats(false)
+            .build(&input)
+            .map_err(|error| format!("input schema of {}: {error}", name.as_str()))?;
+        let read_only = matches!(
+            name,
+            ToolName::SearchCatalog
+                | ToolName::LookupCatalog
+                | ToolName::GetProduct
+                | ToolName::GetCart
+        );
+        let mut annotations = ToolAnnotations::new();
+        annotations.read_only_hint = Some(read_only);
+        annotations.destructive_hint = Some(name == ToolName::CancelCart);
+        annotations.idempotent_hint = Some(read_only || name == ToolName::UpdateCart);
+        annotations.open_world_hint = Some(false);
+        let tool = Tool::new(name.as_str(), name.description(), object(input))
+            .with_title(name.title())
+            .with_raw_output_schema(object(output))
+            .with_annotations(annotations);
+        Ok(Self {
+            name,
+            tool,
+            validator,
+        })
+    }
+
+    /// Checks arguments against the input schema; the error names each offending JSON path.
+    pub fn validate(&self, arguments: &Value) -> Result<(), ProtocolError> {
+        let errors: Vec<(String, String)> = self
+            .validator
+            .iter_errors(arguments)
+            .take(10)
+            .map(|error| {
+                (
+                    json_path(error.instance_path().as_str()),
+                    error.masked().to_string(),
+                )
+            })
+            .collect();
+        let Some((first_path, first_message)) = errors.first() else {
+            return Ok(());
+        };
+        Err(ProtocolError::InvalidParams {
+            message: format!("{first_path}: {first_message}"),
+            data: Some(json!({
+                "path": first_path,
+                "errors": errors
+                    .iter()
+                    .map(|(path, message)| json!({"path": path, "message": message}))
+                    .collect::<Vec<_>>()
+            })),
+        })
+    }
+}
+
+pub struct ToolTable {
+    specs: Vec<ToolSpec>,
+}
+
+impl ToolTable {
+    /// Only the tools of capabilities the store really serves.
+    pub fn new(limits: &LimitsConfig, capabilities: Capabilities) -> Result<Self, String> {
+        let mut specs = Vec::new();
+        for name in ToolName::ALL {
+            let served = match name.capability() {
+                Capability::CatalogSearch => capabilities.search,
+                Capability::CatalogLookup => capabilities.lookup,
+                Capability::Cart => capabilities.cart,
+            };
+            if !served {
+                continue;
+            }
+            let (input, output) = match name {
+                ToolName::SearchCatalog => {
+                    (schemas::search_input(limits), schemas::search_output())
+                }
+                ToolName::LookupCatalog => {
+                    (schemas::lookup_input(limits), schemas::lookup_output())
+                }
+                ToolName::GetProduct => {
+                    (schemas::get_product_input(), schemas::get_product_output())
+                }
+                ToolName::CreateCart => {
+                    (schemas::create_cart_input(limits), schemas::cart_output())
+                }
+                ToolName::GetCart => (schemas::cart_id_input(false), schemas::cart_output()),
+                ToolName::UpdateCart => {
+                    (schemas::update_cart_input(limits), schemas::cart_output())
+                }
+                ToolName::CancelCart => (schemas::cart_id_input(true), schemas::cart_output()),
+            };
+            specs.push(ToolSpec::new(name, input, output)?);
+        }
+        Ok(Self { specs })
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolSpec> {
+        self.specs.iter().find(|spec| spec.name.as_str() == name)
+    }
+
+    pub fn tools(&self) -> Vec<Tool> {
+        self.specs.iter().map(|spec| spec.tool.clone()).collect()
+    }
+
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let mut capabilities: Vec<Capability> = self
+            .specs
+            .iter()
+            .map(|spec| spec.name.capability())
+            .collect();
+        capabilities.dedup();
+        capabilities
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_path;
+
+    #[test]
+    fn pointers_become_json_paths() {
+        assert_eq!(json_path(""), "$");
+        assert_eq!(json_path("/catalog/ids/3"), "$.catalog.ids[3]");
+        assert_eq!(json_path("/meta/ucp-agent"), "$.meta['ucp-agent']");
+        assert_eq!(json_path("/a~1b"), "$['a/b']");
+    }
+}

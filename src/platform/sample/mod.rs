@@ -1,0 +1,411 @@
+//! The embedded sample store: a real in-process upstream (catalog search with its own offset
+//! cursors, lookups, carts with stock and expiry) so `demo` and the protocol tests exercise
+//! the same brain as Shopify and WooCommerce.
+
+mod carts;
+mod data;
+mod search;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::Deserialize;
+
+use self::carts::{CartBook, LineSpec};
+use self::data::LoadedStore;
+use self::search::Index;
+use super::{
+    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
+    StoreInfo,
+};
+use crate::brain::filters::product_passes;
+use crate::config::{ConfigProblem, store_settings};
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, LineProblem, LineProblemKind, Product,
+    ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
+};
+
+pub const FACTORY: PlatformFactory = PlatformFactory {
+    name: "sample",
+    check,
+    build,
+};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct SampleSettings {
+    /// A store file of the same format as the embedded `store.json`; embedded when absent.
+    data: Option<PathBuf>,
+    /// How long an untouched cart lives.
+    cart_ttl_secs: u64,
+}
+
+impl Default for SampleSettings {
+    fn default() -> Self {
+        Self {
+            data: None,
+            cart_ttl_secs: 24 * 60 * 60,
+        }
+    }
+}
+
+fn settings(store: &toml::Table) -> Result<(SampleSettings, LoadedStore), Vec<ConfigProblem>> {
+    let mut problems = Vec::new();
+    let Some(settings) = store_settings::<SampleSettings>(store, &mut problems) else {
+        return Err(problems);
+    };
+    if settings.cart_ttl_secs == 0 {
+        problems.push(ConfigProblem::new(
+            "store.cart_ttl_secs",
+            "must be at least 1",
+        ));
+    }
+    let text = match &settings.data {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) => {
+                problems.push(ConfigProblem::new(
+                    "store.data",
+                    format!("cannot read {}: {error}", path.display()),
+                ));
+                return Err(problems);
+            }
+        },
+        None => data::EMBEDDED.to_owned(),
+    };
+    match data::load(&text) {
+        Ok(loaded) if problems.is_empty() => Ok((settings, loaded)),
+        Ok(_) => Err(problems),
+        Err(error) => {
+            problems.push(ConfigProblem::new("store.data", error));
+            Err(problems)
+        }
+    }
+}
+
+fn check(store: &toml::Table) -> Vec<ConfigProblem> {
+    settings(store).err().unwrap_or_default()
+}
+
+fn build(
+    store: &toml::Table,
+    _context: &BuildContext<'_>,
+) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+    let (settings, loaded) = settings(store)?;
+    Ok(Arc::new(SampleStore::new(
+        loaded,
+        Duration::from_secs(settings.cart_ttl_secs),
+    )))
+}
+
+/// Ids of this store are short ASCII tokens; anything else is unknown without a look-up.
+fn plausible_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'))
+}
+
+fn parse_offset(cursor: &str) -> Result<usize, PlatformError> {
+    if cursor.is_empty() || cursor.len() > 9 || !cursor.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(PlatformError::InvalidInput(
+            "the cursor is not valid for this store".to_owned(),
+        ));
+    }
+    cursor
+        .parse()
+        .map_err(|_| PlatformError::InvalidInput("the cursor is not valid for this store".into()))
+}
+
+enum Target {
+    Product(usize),
+    Variant(usize, String),
+}
+
+pub struct SampleStore {
+    info: StoreInfo,
+    products: Vec<Product>,
+    indexes: Vec<Index>,
+    /// Product ids, variant ids, SKUs and handles → what they name.
+    targets: HashMap<String, (usize, Option<String>)>,
+    stock: HashMap<String, Option<u32>>,
+    carts: CartBook,
+}
+
+impl SampleStore {
+    fn new(loaded: LoadedStore, cart_ttl: Duration) -> Self {
+        let mut targets = HashMap::new();
+        for (index, product) in loaded.products.iter().enumerate() {
+            targets.insert(product.id.clone(), (index, None));
+            if let Some(handle) = &product.handle {
+                targets.entry(handle.clone()).or_insert((index, None));
+            }
+            for variant in &product.variants {
+                targets.insert(variant.id.clone(), (index, Some(variant.id.clone())));
+                if let Some(sku) = &variant.sku {
+                    targets
+                        .entry(sku.clone())
+                        .or_insert((index, Some(variant.id.clone())));
+                }
+            }
+        }
+        Self {
+            info: StoreInfo {
+                platform: "sample",
+                name: loaded.name,
+                currency: loaded.currency,
+                storefront_url: loaded.storefront_url,
+                capabilities: Capabilities {
+                    search: true,
+                    lookup: true,
+                    cart: true,
+                },
+                pushdown: Pushdown {
+                    categories: true,
+                    price: true,
+                },
+            },
+            indexes: loaded.products.iter().map(Index::new).collect(),
+            products: loaded.products,
+            targets,
+            stock: loaded.stock.into_iter().collect(),
+            carts: CartBook::new(cart_ttl),
+        }
+    }
+
+    fn target(&self, id: &str) -> Option<Target> {
+        if !plausible_id(id) {
+            return None;
+        }
+        let (index, variant) = self.targets.get(id)?;
+        Some(match variant {
+            Some(variant) => Target::Variant(*index, variant.clone()),
+            None => Target::Product(*index),
+        })
+    }
+
+    /// Prices each requested line from the catalog and applies stock: sold-out lines are
+    /// refused, larger quantities than the stock are cut down (as Shopify does).
+    fn price_lines(&self, draft: &CartDraft) -> (Vec<LineSpec>, Vec<LineProblem>) {
+        let mut specs = Vec::new();
+        let mut problems = Vec::new();
+        for line in &draft.lines {
+            let found = match self.target(&line.variant_id) {
+                Some(Target::Variant(index, variant_id)) => self.products[index]
+                    .variant(&variant_id)
+                    .map(|variant| (&self.products[index], variant)),
+                _ => None,
+            };
+            let Some((product, variant)) = found else {
+                problems.push(LineProblem {
+                    variant_id: line.variant_id.clone(),
+                    kind: LineProblemKind::NotFound,
+                    message: format!("Item not found: {}", line.variant_id),
+                });
+                continue;
+            };
+            let stock = self.stock.get(&variant.id).copied().flatten();
+            let quantity = match stock {
+                Some(0) => {
+                    problems.push(LineProblem {
+                        variant_id: variant.id.clone(),
+                        kind: LineProblemKind::OutOfStock,
+                        message: format!("{} — {} is out of stock", product.title, variant.title),
+                    });
+                    continue;
+                }
+                Some(available) if available < line.quantity => {
+                    problems.push(LineProblem {
+                        variant_id: variant.id.clone(),
+                        kind: LineProblemKind::InsufficientStock { available },
+                        message: format!(
+                            "Only {available} of {} — {} in stock; quantity set to {available}",
+                            product.title, variant.title
+                        ),
+                    });
+                    available
+                }
+                _ => line.quantity,
+            };
+            let title = if variant.options.is_empty() {
+                product.title.clone()
+            } else {
+                format!("{} — {}", product.title, variant.title)
+            };
+            specs.push(LineSpec {
+                variant_id: variant.id.clone(),
+                title,
+                unit_price: variant.price.amount,
+                quantity,
+                image_url: variant
+                    .media
+                    .first()
+                    .or_else(|| product.media.first())
+                    .map(|media| media.url.clone()),
+            });
+        }
+        (specs, problems)
+    }
+}
+
+#[async_trait]
+impl Platform for SampleStore {
+    fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let offset = request
+            .upstream_cursor
+            .as_deref()
+            .map(parse_offset)
+            .transpose()?
+            .unwrap_or(0);
+        let words = request
+            .query
+            .as_deref()
+            .map(search::query_words)
+            .unwrap_or_default();
+        let mut hits: Vec<(u32, usize)> = self
+            .products
+            .iter()
+            .zip(&self.indexes)
+            .enumerate()
+            .filter(|(_, (product, _))| product_passes(product, &request.filters))
+            .filter_map(|(position, (_, index))| index.score(&words).map(|score| (score, position)))
+            .collect();
+        // Best score first; the catalog's own order breaks ties, so pages are stable.
+        hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let total = hits.len();
+        let limit = request.limit as usize;
+        let products = hits
+            .iter()
+            .skip(offset)
+            .take(limit)
+            .map(|(_, position)| self.products[*position].clone())
+            .collect();
+        let next = offset.saturating_add(limit);
+        Ok(SearchPage {
+            products,
+            next_cursor: (next < total).then(|| next.to_string()),
+            total_count: Some(total as u64),
+        })
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        _context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let (index, resolution) = match self.target(id)? {
+                    Target::Product(index) => (index, Resolution::Product),
+                    Target::Variant(index, variant) => (index, Resolution::Variant(variant)),
+                };
+                Some(Resolved {
+                    input: id.clone(),
+                    resolution,
+                    product: self.products[index].clone(),
+                })
+            })
+            .collect())
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        _context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        Ok(self.target(id).map(|target| match target {
+            Target::Product(index) => ProductHit {
+                product: self.products[index].clone(),
+                variant_id: None,
+            },
+            Target::Variant(index, variant) => ProductHit {
+                product: self.products[index].clone(),
+                variant_id: Some(variant),
+            },
+        }))
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        let (specs, problems) = self.price_lines(draft);
+        let cart = self
+            .carts
+            .create(self.info.currency, &self.info.storefront_url, specs)
+            .ok_or_else(|| PlatformError::Unavailable {
+                reason: "the sample store holds too many carts".to_owned(),
+                retry_after: Some(Duration::from_secs(60)),
+            })?;
+        Ok(CartOutcome { cart, problems })
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        Ok(self.carts.get(id))
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        let (specs, problems) = self.price_lines(draft);
+        Ok(self
+            .carts
+            .replace(id, specs)
+            .map(|cart| CartOutcome { cart, problems }))
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        Ok(self.carts.cancel(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn embedded_store_loads_and_is_big_enough() {
+        let loaded = data::load(data::EMBEDDED).unwrap();
+        assert!(loaded.products.len() >= 30);
+        let top_levels: std::collections::HashSet<_> = loaded
+            .products
+            .iter()
+            .map(|product| {
+                product.categories[0]
+                    .value
+                    .split('>')
+                    .next()
+                    .unwrap()
+                    .trim()
+                    .to_owned()
+            })
+            .collect();
+        assert!(top_levels.len() >= 5);
+    }
+
+    #[test]
+    fn ids_with_path_or_query_characters_are_never_looked_up() {
+        for id in ["../etc", "a/b", "x?y=1", "a#b", "%2F", "", "a b"] {
+            assert!(!plausible_id(id), "{id}");
+        }
+        assert!(plausible_id("prod_abc123"));
+    }
+}

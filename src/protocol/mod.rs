@@ -1,0 +1,12 @@
+//! The wire: serde shapes of everything BCP sends and receives. Nothing here knows a platform
+//! or a protocol rule; the brain fills these structs from the model.
+
+pub mod cart;
+pub mod catalog;
+pub mod envelope;
+pub mod message;
+pub mod profile;
+pub mod request;
+
+pub use envelope::{Capability, Namespace, Ucp};
+pub use message::{Message, Severity};

@@ -1,0 +1,35 @@
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceBinding {
+    pub version: &'static str,
+    pub spec: String,
+    pub transport: &'static str,
+    pub schema: String,
+    pub endpoint: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CapabilityEntry {
+    pub version: &'static str,
+    pub spec: String,
+    pub schema: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileUcp {
+    pub version: &'static str,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub supported_versions: BTreeMap<&'static str, String>,
+    pub services: BTreeMap<&'static str, Vec<ServiceBinding>>,
+    pub capabilities: BTreeMap<String, Vec<CapabilityEntry>>,
+    pub payment_handlers: BTreeMap<String, Vec<serde_json::Value>>,
+}
+
+/// The discovery document served at `/.well-known/bcp`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Profile {
+    pub ucp: ProfileUcp,
+}

@@ -1,0 +1,224 @@
+//! The HTTP application: MCP endpoint, discovery profiles, health probes.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use crate::brain::Brain;
+use crate::config::BridgeConfig;
+use crate::discovery;
+use crate::mcp::http::{BodyLimit, mcp_front};
+use crate::mcp::tools::ToolTable;
+use crate::mcp::{BcpMcp, McpState};
+use crate::platform::{self, BuildContext, SharedPlatform};
+use crate::protocol::Namespace;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    #[error("cannot build the tool schemas: {0}")]
+    Schemas(String),
+}
+
+/// Everything the running bridge is made of, built once at start-up.
+pub struct Bridge {
+    pub router: Router,
+    pub base_url: String,
+    pub mcp_url: String,
+    pub platform: SharedPlatform,
+}
+
+#[derive(Clone)]
+struct WebState {
+    profiles: Arc<Vec<(&'static str, String)>>,
+    platform: SharedPlatform,
+}
+
+fn loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "::1" | "[::1]")
+}
+
+/// Hosts and origins accepted on the MCP endpoint: the public base URL's, plus loopback
+/// names when the bridge is published on loopback, plus configured extras.
+fn host_policy(config: &BridgeConfig, base_url: &str) -> (Vec<String>, Vec<String>) {
+    let mut hosts = config.server.allowed_hosts.clone();
+    let mut origins = config.server.allowed_origins.clone();
+    if let Ok(url) = Url::parse(base_url)
+        && let Some(host) = url.host_str()
+    {
+        hosts.push(host.to_owned());
+        if let Some(port) = url.port_or_known_default() {
+            hosts.push(format!("{host}:{port}"));
+            origins.push(format!("{}://{host}:{port}", url.scheme()));
+        }
+        if loopback(host) {
+            for name in ["localhost", "127.0.0.1", "::1", "[::1]"] {
+                hosts.push(name.to_owned());
+                if let Some(port) = url.port_or_known_default() {
+                    hosts.push(format!("{name}:{port}"));
+                    origins.push(format!("{}://{name}:{port}", url.scheme()));
+                }
+            }
+        }
+    }
+    hosts.dedup();
+    origins.dedup();
+    (hosts, origins)
+}
+
+/// Builds the whole application for a listener bound at `bound`.
+pub fn build(
+    config: &BridgeConfig,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+) -> Result<Bridge, StartError> {
+    let base_url = config.server.base_url(bound);
+    let factory = platform::factory(config.platform_name()).ok_or_else(|| {
+        crate::config::ConfigError::Invalid(vec![crate::config::ConfigProblem::new(
+            "store.platform",
+            "unknown platform",
+        )])
+    })?;
+    let platform = (factory.build)(
+        &config.store,
+        &BuildContext {
+            config,
+            public_base_url: base_url.clone(),
+        },
+    )
+    .map_err(crate::config::ConfigError::Invalid)?;
+    let namespace = Namespace::BCP;
+    let tools = ToolTable::new(&config.limits, platform.info().capabilities)
+        .map_err(StartError::Schemas)?;
+    let capabilities = tools.capabilities();
+    let mcp_path = config.server.mcp_path.clone();
+    let mut profiles = Vec::new();
+    let current = discovery::profile(
+        &namespace,
+        namespace.version,
+        &base_url,
+        &mcp_path,
+        &capabilities,
+    );
+    profiles.push((
+        namespace.version,
+        serde_json::to_string(&current).unwrap_or_default(),
+    ));
+    for older in namespace.supported_versions {
+        let leaf = discovery::profile(&namespace, older, &base_url, &mcp_path, &capabilities);
+        profiles.push((*older, serde_json::to_string(&leaf).unwrap_or_default()));
+    }
+
+    let brain = Brain::new(
+        platform.clone(),
+        namespace.clone(),
+        config.limits.clone(),
+        &config.cart,
+    );
+    let state = Arc::new(McpState { brain, tools });
+    let (hosts, origins) = host_policy(config, &base_url);
+    let mcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(config.limits.max_body_bytes)
+        .with_cancellation_token(shutdown);
+    let service = StreamableHttpService::new(
+        move || Ok(BcpMcp::new(state.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config,
+    );
+    let mcp = Router::new().route_service(&mcp_path, service).layer(
+        axum::middleware::from_fn_with_state(BodyLimit(config.limits.max_body_bytes), mcp_front),
+    );
+
+    let web = WebState {
+        profiles: Arc::new(profiles),
+        platform: platform.clone(),
+    };
+    let mut router = Router::new();
+    for path in namespace.profile_paths {
+        router = router
+            .route(path, get(current_profile))
+            .route(&format!("{path}/{{version}}"), get(versioned_profile));
+    }
+    let router = router
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(ready))
+        .with_state(web)
+        .merge(mcp)
+        .fallback(not_found);
+
+    Ok(Bridge {
+        router,
+        mcp_url: format!("{base_url}{mcp_path}"),
+        base_url,
+        platform,
+    })
+}
+
+fn profile_response(body: &str) -> Response {
+    (
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            ),
+            // UCP asks profiles to be cacheable publicly for at least a minute.
+            (
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("public, max-age=300"),
+            ),
+        ],
+        body.to_owned(),
+    )
+        .into_response()
+}
+
+async fn current_profile(State(web): State<WebState>) -> Response {
+    match web.profiles.first() {
+        Some((_, body)) => profile_response(body),
+        None => not_found().await,
+    }
+}
+
+async fn versioned_profile(State(web): State<WebState>, Path(version): Path<String>) -> Response {
+    match web.profiles.iter().find(|(known, _)| *known == version) {
+        Some((_, body)) => profile_response(body),
+        None => not_found().await,
+    }
+}
+
+async fn ready(State(web): State<WebState>) -> Response {
+    match web.platform.ready().await {
+        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(error) => {
+            tracing::warn!(%error, "readiness check failed");
+            (StatusCode::SERVICE_UNAVAILABLE, "store unreachable").into_response()
+        }
+    }
+}
+
+async fn not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        r#"{"error":"not found"}"#,
+    )
+        .into_response()
+}

@@ -1,0 +1,147 @@
+//! Test harness: starts the real bridge on a loopback port and talks to it over HTTP, the way
+//! an agent does. Each test gets its own bridge (and its own in-memory sample store).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::SocketAddr;
+
+use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::server;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub const AGENT_PROFILE: &str = "https://platform.example/profiles/v2026-01/shopping-agent.json";
+
+pub struct TestBridge {
+    pub base_url: String,
+    pub mcp_url: String,
+    pub addr: SocketAddr,
+    pub client: reqwest::Client,
+    shutdown: CancellationToken,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl Drop for TestBridge {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+pub fn meta() -> Value {
+    json!({"ucp-agent": {"profile": AGENT_PROFILE}})
+}
+
+pub fn meta_with_key(key: &str) -> Value {
+    json!({"ucp-agent": {"profile": AGENT_PROFILE}, "idempotency-key": key})
+}
+
+impl TestBridge {
+    /// The embedded sample store with default settings.
+    pub async fn sample() -> Self {
+        Self::start("").await
+    }
+
+    /// A bridge configured by `config_toml`, listening on a free loopback port.
+    pub async fn start(config_toml: &str) -> Self {
+        let config = BridgeConfig::from_toml(config_toml).expect("test config is valid");
+        Self::start_with(config).await
+    }
+
+    pub async fn start_with(config: BridgeConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let bridge = server::build(&config, addr, shutdown.clone()).expect("bridge builds");
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, bridge.router)
+                .with_graceful_shutdown(async move { token.cancelled().await })
+                .await
+                .unwrap();
+        });
+        Self {
+            base_url: bridge.base_url,
+            mcp_url: bridge.mcp_url,
+            addr,
+            client: reqwest::Client::new(),
+            shutdown,
+            next_id: std::sync::atomic::AtomicU64::new(1),
+        }
+    }
+
+    /// POSTs a raw body to the MCP endpoint as a bare JSON client would.
+    pub async fn post_raw(&self, body: &str) -> (StatusCode, String) {
+        let response = self
+            .client
+            .post(&self.mcp_url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        (status, response.text().await.unwrap())
+    }
+
+    /// Sends one JSON-RPC message and returns the HTTP status and the parsed reply.
+    pub async fn rpc(&self, message: Value) -> (StatusCode, Value) {
+        let (status, text) = self.post_raw(&message.to_string()).await;
+        let value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+        };
+        (status, value)
+    }
+
+    /// `tools/call` without `initialize`, as UCP clients do; returns the whole JSON-RPC reply.
+    pub async fn call_raw(&self, tool: &str, arguments: Value) -> (StatusCode, Value) {
+        let id = self
+            .next_id
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (status, reply) = self
+            .rpc(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}
+            }))
+            .await;
+        assert_eq!(reply["id"], json!(id), "reply id matches request: {reply}");
+        (status, reply)
+    }
+
+    /// `tools/call` that must succeed at the JSON-RPC level; returns `structuredContent`
+    /// after checking the text content carries the same JSON.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Value {
+        let (status, reply) = self.call_raw(tool, arguments).await;
+        assert_eq!(status, StatusCode::OK, "{reply}");
+        let result = &reply["result"];
+        assert!(reply.get("error").is_none(), "unexpected error: {reply}");
+        let structured = result["structuredContent"].clone();
+        let text = result["content"][0]["text"].as_str().expect("text content");
+        assert_eq!(result["content"][0]["type"], "text");
+        let from_text: Value = serde_json::from_str(text).expect("text is JSON");
+        assert_eq!(
+            from_text, structured,
+            "text content equals structuredContent"
+        );
+        structured
+    }
+
+    /// `tools/call` that must fail at the JSON-RPC level; returns (HTTP status, error object).
+    pub async fn call_error(&self, tool: &str, arguments: Value) -> (StatusCode, Value) {
+        let (status, reply) = self.call_raw(tool, arguments).await;
+        assert!(reply.get("result").is_none(), "expected an error: {reply}");
+        (status, reply["error"].clone())
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.base_url))
+            .send()
+            .await
+            .unwrap()
+    }
+}
