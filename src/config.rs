@@ -357,7 +357,7 @@ pub fn deserialize_at<T: DeserializeOwned>(
     match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(parsed) => Some(parsed),
         Err(error) => {
-            let inner = error.inner().to_string();
+            let inner = error.inner().to_string().trim().to_owned();
             let path = error.path().to_string();
             let mut key = if path == "." || path.is_empty() {
                 prefix.to_owned()
@@ -365,7 +365,9 @@ pub fn deserialize_at<T: DeserializeOwned>(
                 format!("{prefix}.{path}")
             };
             // serde names an unknown key only in its message; make it part of the key.
-            if let Some(unknown) = unknown_field_name(&inner) {
+            if let Some(unknown) = unknown_field_name(&inner)
+                && !key.ends_with(&format!(".{unknown}"))
+            {
                 key = format!("{key}.{unknown}");
             }
             problems.push(ConfigProblem::new(key, inner));
@@ -435,10 +437,15 @@ mod tests {
         struct WithSecret {
             token: Secret,
         }
-        // SAFETY-free: set_var is unsafe in edition 2024, so use a variable the test owns
-        // through PATH-like always-present variables instead.
+        // set_var is unsafe in edition 2024 (and the crate forbids unsafe), so read a variable
+        // every test environment has.
         let from_env: WithSecret = toml::from_str("token = { env = \"PATH\" }").unwrap();
         assert!(!format!("{from_env:?}").contains('/'));
+        use secrecy::ExposeSecret;
+        assert_eq!(
+            from_env.token.0.expose_secret(),
+            std::env::var("PATH").unwrap()
+        );
         let literal: WithSecret = toml::from_str("token = \"shpat_supersecret\"").unwrap();
         assert!(!format!("{literal:?}").contains("supersecret"));
         let missing = toml::from_str::<WithSecret>("token = { env = \"BCP_TEST_UNSET_VAR\" }")

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::config::BridgeConfig;
 use bcp_bridge::server;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -128,15 +128,11 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
     Ok(())
 }
 
-fn load(path: &PathBuf) -> Result<BridgeConfig, ConfigError> {
-    BridgeConfig::from_file(path)
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_json);
     let result = match cli.command {
-        Command::Check { config } => match load(&config) {
+        Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
                 out(&format!(
                     "{}: OK (platform {}, MCP endpoint {}{})",
@@ -152,7 +148,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Command::Serve { config, listen } => match load(&config) {
+        Command::Serve { config, listen } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => runtime().and_then(|rt| rt.block_on(run(parsed, listen, false))),
             Err(error) => Err(anyhow::Error::from(error)),
         },

@@ -124,7 +124,7 @@ fn drop_order(selected: &[OptionChoice], preferences: &[String]) -> Vec<String> 
         .iter()
         .filter_map(|choice| rank(&choice.name).map(|index| (index, choice.name.clone())))
         .collect();
-    named.sort_by(|a, b| b.0.cmp(&a.0));
+    named.sort_by_key(|(rank, _)| std::cmp::Reverse(*rank));
     unnamed
         .into_iter()
         .chain(named.into_iter().map(|(_, name)| name))

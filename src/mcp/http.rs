@@ -68,10 +68,29 @@ fn refuse_unparseable(bytes: &[u8]) -> Option<Response> {
             ));
         }
     };
+    let id = value.get("id").cloned().unwrap_or(Value::Null);
+    if value.get("method").and_then(Value::as_str) == Some("tools/call") {
+        // rmcp files a tools/call it cannot read under "custom request" and answers
+        // method-not-found; the client's mistake is in the params.
+        let params = value.get("params");
+        let named = params
+            .and_then(|params| params.get("name"))
+            .is_some_and(Value::is_string);
+        let arguments_ok = params
+            .and_then(|params| params.get("arguments"))
+            .is_none_or(|arguments| arguments.is_object() || arguments.is_null());
+        if !named || !arguments_ok {
+            return Some(jsonrpc_error(
+                StatusCode::OK,
+                id,
+                -32602,
+                "Invalid params: tools/call needs params.name (string) and params.arguments (object)",
+            ));
+        }
+    }
     if serde_json::from_value::<rmcp::model::ClientJsonRpcMessage>(value.clone()).is_ok() {
         return None;
     }
-    let id = value.get("id").cloned().unwrap_or(Value::Null);
     if value.is_array() {
         return Some(jsonrpc_error(
             StatusCode::BAD_REQUEST,

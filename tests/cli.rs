@@ -1,0 +1,120 @@
+//! The binary as a new user meets it: `demo`, `serve`, `check`, `--help`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::{Value, json};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bcp-bridge");
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts the binary and reads its banner until the MCP endpoint line (and, for demo, the
+/// curl example) has been printed.
+fn start(args: &[&str], wait_for_curl: bool) -> (Running, String, Option<String>) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let running = Running(child);
+    let mut endpoint = None;
+    let mut curl = None;
+    for line in BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if let Some(url) = line.strip_prefix("MCP endpoint: ") {
+            endpoint = Some(url.trim().to_owned());
+        }
+        if line.trim_start().starts_with("curl ") {
+            curl = Some(line.trim().to_owned());
+        }
+        if endpoint.is_some() && (!wait_for_curl || curl.is_some()) {
+            break;
+        }
+    }
+    (running, endpoint.expect("endpoint printed"), curl)
+}
+
+#[tokio::test]
+async fn demo_prints_a_working_endpoint_and_curl_call() {
+    let (_demo, endpoint, curl) = start(&["demo", "--listen", "127.0.0.1:0"], true);
+    assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");
+    assert!(!endpoint.ends_with(":0/bcp/mcp"), "the chosen port is printed: {endpoint}");
+    let curl = curl.unwrap();
+    assert!(curl.contains(&endpoint));
+    // Replay exactly the body the banner tells the user to paste.
+    let body = curl.split("-d '").nth(1).unwrap().trim_end_matches('\'');
+    let reply: Value = reqwest::Client::new()
+        .post(&endpoint)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(!reply["result"]["structuredContent"]["products"].as_array().unwrap().is_empty(), "{reply}");
+}
+
+#[tokio::test]
+async fn serve_runs_the_sample_config() {
+    let config = format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR"));
+    let (_server, endpoint, _) = start(&["serve", "--config", &config, "--listen", "127.0.0.1:0"], false);
+    let reply: Value = reqwest::Client::new()
+        .post(&endpoint)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["result"], json!({}));
+}
+
+#[test]
+fn check_accepts_good_and_names_every_bad_key() {
+    let good = Command::new(BIN)
+        .args(["check", "--config", &format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR"))])
+        .output()
+        .unwrap();
+    assert!(good.status.success());
+    assert!(String::from_utf8_lossy(&good.stdout).contains("OK"));
+
+    let dir = std::env::temp_dir().join(format!("bcp-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[server]\nlisen = \"127.0.0.1:1\"\n[limits]\nmax_lookup_batch = 0\n[store]\nplatform = \"magento\"\n",
+    )
+    .unwrap();
+    let output = Command::new(BIN).args(["check", "--config", bad.to_str().unwrap()]).output().unwrap();
+    assert!(!output.status.success());
+    let text = String::from_utf8_lossy(&output.stdout);
+    for key in ["server.lisen", "limits.max_lookup_batch", "store.platform"] {
+        assert!(text.contains(&format!("- {key}:")), "{key} in {text}");
+    }
+    let missing = Command::new(BIN).args(["check", "--config", "/nonexistent/bcp.toml"]).output().unwrap();
+    assert!(!missing.status.success());
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for args in [vec!["--help"], vec!["serve", "--help"], vec!["demo", "--help"], vec!["check", "--help"]] {
+        let output = Command::new(BIN).args(&args).output().unwrap();
+        assert!(output.status.success(), "{args:?}");
+        assert!(String::from_utf8_lossy(&output.stdout).contains("Usage"));
+    }
+}
