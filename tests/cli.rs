@@ -49,7 +49,10 @@ fn start(args: &[&str], wait_for_curl: bool) -> (Running, String, Option<String>
 async fn demo_prints_a_working_endpoint_and_curl_call() {
     let (_demo, endpoint, curl) = start(&["demo", "--listen", "127.0.0.1:0"], true);
     assert!(endpoint.starts_with("http://127.0.0.1:"), "{endpoint}");
-    assert!(!endpoint.ends_with(":0/bcp/mcp"), "the chosen port is printed: {endpoint}");
+    assert!(
+        !endpoint.ends_with(":0/bcp/mcp"),
+        "the chosen port is printed: {endpoint}"
+    );
     let curl = curl.unwrap();
     assert!(curl.contains(&endpoint));
     // Replay exactly the body the banner tells the user to paste.
@@ -64,13 +67,22 @@ async fn demo_prints_a_working_endpoint_and_curl_call() {
         .json()
         .await
         .unwrap();
-    assert!(!reply["result"]["structuredContent"]["products"].as_array().unwrap().is_empty(), "{reply}");
+    assert!(
+        !reply["result"]["structuredContent"]["products"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{reply}"
+    );
 }
 
 #[tokio::test]
 async fn serve_runs_the_sample_config() {
     let config = format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR"));
-    let (_server, endpoint, _) = start(&["serve", "--config", &config, "--listen", "127.0.0.1:0"], false);
+    let (_server, endpoint, _) = start(
+        &["serve", "--config", &config, "--listen", "127.0.0.1:0"],
+        false,
+    );
     let reply: Value = reqwest::Client::new()
         .post(&endpoint)
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
@@ -86,7 +98,11 @@ async fn serve_runs_the_sample_config() {
 #[test]
 fn check_accepts_good_and_names_every_bad_key() {
     let good = Command::new(BIN)
-        .args(["check", "--config", &format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR"))])
+        .args([
+            "check",
+            "--config",
+            &format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR")),
+        ])
         .output()
         .unwrap();
     assert!(good.status.success());
@@ -100,19 +116,30 @@ fn check_accepts_good_and_names_every_bad_key() {
         "[server]\nlisen = \"127.0.0.1:1\"\n[limits]\nmax_lookup_batch = 0\n[store]\nplatform = \"magento\"\n",
     )
     .unwrap();
-    let output = Command::new(BIN).args(["check", "--config", bad.to_str().unwrap()]).output().unwrap();
+    let output = Command::new(BIN)
+        .args(["check", "--config", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(!output.status.success());
     let text = String::from_utf8_lossy(&output.stdout);
     for key in ["server.lisen", "limits.max_lookup_batch", "store.platform"] {
         assert!(text.contains(&format!("- {key}:")), "{key} in {text}");
     }
-    let missing = Command::new(BIN).args(["check", "--config", "/nonexistent/bcp.toml"]).output().unwrap();
+    let missing = Command::new(BIN)
+        .args(["check", "--config", "/nonexistent/bcp.toml"])
+        .output()
+        .unwrap();
     assert!(!missing.status.success());
 }
 
 #[test]
 fn every_subcommand_has_help() {
-    for args in [vec!["--help"], vec!["serve", "--help"], vec!["demo", "--help"], vec!["check", "--help"]] {
+    for args in [
+        vec!["--help"],
+        vec!["serve", "--help"],
+        vec!["demo", "--help"],
+        vec!["check", "--help"],
+    ] {
         let output = Command::new(BIN).args(&args).output().unwrap();
         assert!(output.status.success(), "{args:?}");
         assert!(String::from_utf8_lossy(&output.stdout).contains("Usage"));
