@@ -160,15 +160,7 @@ pub fn product(
         .price_range
         .map(|(min, max)| PriceRangeOut { min, max })
         .or_else(|| range(product.variants.iter().map(|variant| variant.price)))
-        .or_else(|| {
-            range(
-                variants
-                    .iter()
-                    .map(|variant| variant.price)
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-            )
-        });
+        .or_else(|| range(variants.iter().map(|variant| variant.price)));
     let list_price_range = if product.variants.iter().any(|variant| {
         variant
             .list_price
