@@ -1,0 +1,275 @@
+//! Store API JSON → the bridge's model. Pure functions, so they are tested on real payloads.
+
+use std::collections::HashMap;
+
+use iso_currency::Currency;
+
+use super::categories::CategoryTree;
+use super::text::{decode_entities, plain_text};
+use super::wire::{Prices, StoreCart, StoreProduct, VariationRef};
+use crate::brain::money::{Money, parse_currency};
+use crate::model::{
+    CartLine, CartState, Category, Description, Media, OptionChoice, Product, ProductOption,
+    Rating, Taxonomy, Variant,
+};
+use crate::platform::PlatformError;
+
+/// Minor-unit string at the store's precision → ISO minor units; "" is zero.
+pub fn minor(value: &str, exponent: u32, currency: Currency) -> Result<i64, PlatformError> {
+    if value.trim().is_empty() {
+        return Ok(0);
+    }
+    Money::from_minor_str(value, exponent, currency)
+        .map(|money| money.amount)
+        .map_err(|error| PlatformError::BadResponse(format!("price: {error}")))
+}
+
+fn currency_of(code: &str, fallback: Currency) -> Currency {
+    parse_currency(code).unwrap_or(fallback)
+}
+
+fn money(value: &str, prices: &Prices, fallback: Currency) -> Option<Money> {
+    if value.trim().is_empty() {
+        return None;
+    }
+    let currency = currency_of(&prices.currency_code, fallback);
+    Money::from_minor_str(value, prices.currency_minor_unit, currency).ok()
+}
+
+fn list_price(prices: &Prices, price: &Money, fallback: Currency) -> Option<Money> {
+    money(&prices.regular_price, prices, fallback).filter(|regular| regular.amount > price.amount)
+}
+
+fn media(product: &StoreProduct) -> Vec<Media> {
+    product
+        .images
+        .iter()
+        .filter(|image| !image.src.is_empty())
+        .map(|image| Media {
+            kind: "image".to_owned(),
+            url: image.src.clone(),
+            alt_text: (!image.alt.is_empty()).then(|| image.alt.clone()),
+        })
+        .collect()
+}
+
+fn description(product: &StoreProduct) -> Description {
+    let html = [&product.description, &product.short_description]
+        .into_iter()
+        .find(|text| !text.trim().is_empty());
+    match html {
+        Some(html) => Description {
+            plain: Some(plain_text(html)),
+            html: Some(html.clone()),
+            markdown: None,
+        },
+        None => Description::default(),
+    }
+}
+
+fn available(product: &StoreProduct) -> bool {
+    product.is_purchasable && (product.is_in_stock || product.is_on_backorder)
+}
+
+/// The label a variation's attribute value stands for: Woo lists global attribute values by
+/// term slug, while buyers see the term name.
+fn label(product: &StoreProduct, attribute: &str, value: &str) -> String {
+    product
+        .attributes
+        .iter()
+        .find(|candidate| candidate.name == attribute)
+        .and_then(|candidate| {
+            candidate
+                .terms
+                .iter()
+                .find(|term| term.slug == value)
+                .or_else(|| candidate.terms.iter().find(|term| term.name == value))
+        })
+        .map(|term| decode_entities(&term.name))
+        .unwrap_or_else(|| decode_entities(value))
+}
+
+fn choices(product: &StoreProduct, reference: &VariationRef) -> Vec<OptionChoice> {
+    reference
+        .attributes
+        .iter()
+        // An empty value means "any value" for that attribute: it narrows nothing.
+        .filter(|pair| !pair.value.is_empty())
+        .map(|pair| OptionChoice {
+            name: decode_entities(&pair.name),
+            label: label(product, &pair.name, &pair.value),
+        })
+        .collect()
+}
+
+fn variant(
+    parent: &StoreProduct,
+    own: &StoreProduct,
+    options: Vec<OptionChoice>,
+    fallback: Currency,
+) -> Option<Variant> {
+    let Some(price) = money(&own.prices.price, &own.prices, fallback) else {
+        tracing::debug!(id = own.id, "variant without a price skipped");
+        return None;
+    };
+    let title = if options.is_empty() {
+        decode_entities(&parent.name)
+    } else {
+        options
+            .iter()
+            .map(|choice| choice.label.as_str())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    Some(Variant {
+        id: own.id.to_string(),
+        sku: (!own.sku.is_empty()).then(|| own.sku.clone()),
+        title,
+        description: None,
+        list_price: list_price(&own.prices, &price, fallback),
+        price,
+        available: available(own),
+        options,
+        media: if own.id == parent.id {
+            Vec::new()
+        } else {
+            media(own)
+        },
+        tags: Vec::new(),
+        url: (!own.permalink.is_empty()).then(|| own.permalink.clone()),
+    })
+}
+
+pub fn is_variable(product: &StoreProduct) -> bool {
+    !product.variations.is_empty()
+}
+
+/// A product with the variations given; `variations` may hold other products' too.
+pub fn product(
+    parent: &StoreProduct,
+    variations: &HashMap<u64, StoreProduct>,
+    tree: &CategoryTree,
+    fallback: Currency,
+) -> Product {
+    let variants: Vec<Variant> = if is_variable(parent) {
+        parent
+            .variations
+            .iter()
+            .filter_map(|reference| {
+                let own = variations.get(&reference.id)?;
+                variant(parent, own, choices(parent, reference), fallback)
+            })
+            .collect()
+    } else {
+        variant(parent, parent, Vec::new(), fallback)
+            .into_iter()
+            .collect()
+    };
+    let options = parent
+        .attributes
+        .iter()
+        .filter(|attribute| attribute.has_variations && is_variable(parent))
+        .map(|attribute| ProductOption {
+            name: decode_entities(&attribute.name),
+            values: attribute
+                .terms
+                .iter()
+                .map(|term| decode_entities(&term.name))
+                .collect(),
+        })
+        .collect();
+    let price_range = match &parent.prices.price_range {
+        Some(range) => money(&range.min_amount, &parent.prices, fallback).zip(money(
+            &range.max_amount,
+            &parent.prices,
+            fallback,
+        )),
+        None => money(&parent.prices.price, &parent.prices, fallback)
+            .map(|price| (price.clone(), price)),
+    };
+    let rating = (parent.review_count > 0)
+        .then(|| parent.average_rating.trim().parse::<f64>().ok())
+        .flatten()
+        .map(|value| Rating {
+            value,
+            scale_max: 5.0,
+            count: Some(parent.review_count),
+        });
+    Product {
+        id: parent.id.to_string(),
+        handle: (!parent.slug.is_empty()).then(|| parent.slug.clone()),
+        title: decode_entities(&parent.name),
+        description: description(parent),
+        url: (!parent.permalink.is_empty()).then(|| parent.permalink.clone()),
+        categories: parent
+            .categories
+            .iter()
+            .map(|category| Category {
+                value: tree.path(category.id, &category.name),
+                taxonomy: Taxonomy::Merchant,
+            })
+            .collect(),
+        media: media(parent),
+        options,
+        variants,
+        featured_variant: None,
+        price_range,
+        rating,
+        tags: parent
+            .tags
+            .iter()
+            .map(|tag| decode_entities(&tag.name))
+            .collect(),
+        metadata: None,
+        seller: None,
+    }
+}
+
+pub fn cart(
+    id: String,
+    cart: &StoreCart,
+    fallback: Currency,
+    checkout_url: Option<String>,
+    expires_at: Option<time::OffsetDateTime>,
+) -> Result<CartState, PlatformError> {
+    let totals = &cart.totals;
+    let currency = currency_of(&totals.currency_code, fallback);
+    let exponent = totals.currency_minor_unit;
+    let mut lines = Vec::with_capacity(cart.items.len());
+    for item in &cart.items {
+        let item_currency = currency_of(&item.prices.currency_code, currency);
+        let item_exponent = item.prices.currency_minor_unit;
+        let values: Vec<String> = item
+            .variation
+            .iter()
+            .map(|pair| decode_entities(&pair.value))
+            .collect();
+        let name = decode_entities(&item.name);
+        lines.push(CartLine {
+            id: item.key.clone(),
+            variant_id: item.id.to_string(),
+            title: if values.is_empty() {
+                name
+            } else {
+                format!("{name} — {}", values.join(", "))
+            },
+            unit_price: minor(&item.prices.price, item_exponent, item_currency)?,
+            quantity: item.quantity,
+            subtotal: minor(&item.totals.line_subtotal, item_exponent, item_currency)?,
+            total: minor(&item.totals.line_total, item_exponent, item_currency)?,
+            image_url: item.images.first().map(|image| image.src.clone()),
+        });
+    }
+    let tax = minor(&totals.total_tax, exponent, currency)?;
+    Ok(CartState {
+        id,
+        lines,
+        currency,
+        subtotal: minor(&totals.total_items, exponent, currency)?,
+        discount: -minor(&totals.total_discount, exponent, currency)?.abs(),
+        tax: (!totals.total_tax.trim().is_empty()).then_some(tax),
+        total: minor(&totals.total_price, exponent, currency)?,
+        checkout_url,
+        expires_at,
+    })
+}
