@@ -205,7 +205,7 @@ impl Carts {
                         &error,
                     );
                     adjusted.message = format!(
-                        "{} Quantity set to {available}.",
+                        "{}. Quantity set to {available}.",
                         adjusted.message.trim_end_matches('.')
                     );
                     Ok((Some(cart), Some(adjusted)))

@@ -57,6 +57,8 @@ struct Inner {
     write_headers: Vec<HeaderMap>,
     fault: Fault,
     next_session: u64,
+    /// Ids whose catalog flags ignore the stock table (a sale happened after the listing).
+    stale: Vec<u64>,
 }
 
 pub struct WooStandin {
@@ -182,6 +184,7 @@ impl Inner {
         let mut product = product.clone();
         if let Some(id) = product["id"].as_u64()
             && let Some(units) = self.stock.get(&id)
+            && !self.stale.contains(&id)
         {
             product["is_in_stock"] = json!(*units > 0);
             product["add_to_cart"]["maximum"] = json!(*units);
@@ -615,6 +618,7 @@ impl WooStandin {
             write_headers: Vec::new(),
             fault: Fault::None,
             next_session: 0,
+            stale: Vec::new(),
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -660,6 +664,13 @@ impl WooStandin {
 
     pub fn set_stock(&self, id: u64, units: u32) {
         self.inner.lock().unwrap().stock.insert(id, units);
+    }
+
+    /// Changes stock for carts only; the catalog keeps showing the item as before.
+    pub fn set_stock_behind_catalog(&self, id: u64, units: u32) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.stock.insert(id, units);
+        inner.stale.push(id);
     }
 
     /// Number of items in every live session (to check a cancelled cart was emptied).
