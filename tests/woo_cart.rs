@@ -64,11 +64,17 @@ async fn create_get_update_cancel_round_trip() {
     )
     .await;
     // CART-029, CART-031
-    assert_eq!(lines(&created), [("10".to_owned(), 2), ("16".to_owned(), 1)]);
+    assert_eq!(
+        lines(&created),
+        [("10".to_owned(), 2), ("16".to_owned(), 1)]
+    );
     assert_eq!(created["currency"], "USD");
     assert_eq!(total(&created, "subtotal"), 4198);
     assert_eq!(total(&created, "total"), 4198);
-    assert_eq!(created["line_items"][1]["item"]["title"], "Logo Tee — L, Red");
+    assert_eq!(
+        created["line_items"][1]["item"]["title"],
+        "Logo Tee — L, Red"
+    );
     let id = created["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("wcc1_"));
     // CART-014: expiry from the Cart-Token's `exp` (48 h on WooCommerce).
@@ -109,7 +115,10 @@ async fn create_get_update_cancel_round_trip() {
         )
         .await;
     assert_eq!(updated["id"], id.as_str());
-    assert_eq!(lines(&updated), [("10".to_owned(), 3), ("31".to_owned(), 1)]);
+    assert_eq!(
+        lines(&updated),
+        [("10".to_owned(), 3), ("31".to_owned(), 1)]
+    );
     assert_eq!(total(&updated, "total"), 3 * 999 + 700);
     let writes = cart_writes(&woo);
     assert_eq!(writes.len(), 3, "{writes:?}");
@@ -119,10 +128,16 @@ async fn create_get_update_cancel_round_trip() {
 
     // CART-018, CART-019: cancel returns the cart as it was, then the id is gone.
     let cancelled = bridge
-        .call("cancel_cart", json!({"meta": meta_with_key("c1"), "id": id}))
+        .call(
+            "cancel_cart",
+            json!({"meta": meta_with_key("c1"), "id": id}),
+        )
         .await;
     assert_eq!(lines(&cancelled), lines(&updated));
-    assert!(woo.session_items().iter().all(|n| *n == 0), "upstream cart emptied");
+    assert!(
+        woo.session_items().iter().all(|n| *n == 0),
+        "upstream cart emptied"
+    );
     for tool in ["get_cart", "cancel_cart"] {
         let gone = bridge
             .call(tool, json!({"meta": meta_with_key("c2"), "id": id}))
@@ -141,7 +156,9 @@ async fn create_get_update_cancel_round_trip() {
 
     // A bridge restart (or another replica) sees the same: no state lives in the bridge.
     let other = TestBridge::start(&woo.config("")).await;
-    let still_gone = other.call("get_cart", json!({"meta": meta(), "id": id})).await;
+    let still_gone = other
+        .call("get_cart", json!({"meta": meta(), "id": id}))
+        .await;
     assert_eq!(still_gone["messages"][0]["code"], "not_found");
 }
 
@@ -181,10 +198,18 @@ async fn store_refusals_become_line_messages() {
             .unwrap_or_else(|| panic!("no message at {path}: {messages:?}"))
     };
     assert_eq!(by_path("$.line_items[0]")["code"], "quantity_adjusted");
-    assert!(by_path("$.line_items[0]")["content"].as_str().unwrap().contains('7'));
+    assert!(
+        by_path("$.line_items[0]")["content"]
+            .as_str()
+            .unwrap()
+            .contains('7')
+    );
     assert_eq!(by_path("$.line_items[1]")["code"], "out_of_stock");
     assert!(
-        by_path("$.line_items[1]")["content"].as_str().unwrap().contains("\"Logo Tee - M, Red\""),
+        by_path("$.line_items[1]")["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"Logo Tee - M, Red\""),
         "entities decoded: {messages:?}"
     );
     assert_eq!(by_path("$.line_items[2]")["code"], "out_of_stock");
@@ -192,7 +217,11 @@ async fn store_refusals_become_line_messages() {
     let continue_url = url::Url::parse(created["continue_url"].as_str().unwrap()).unwrap();
     assert_eq!(continue_url.path(), "/checkout-link/");
     assert_eq!(
-        continue_url.query_pairs().find(|(k, _)| k == "products").unwrap().1,
+        continue_url
+            .query_pairs()
+            .find(|(k, _)| k == "products")
+            .unwrap()
+            .1,
         "10:7"
     );
 
@@ -215,7 +244,9 @@ async fn unknown_and_foreign_cart_ids_are_not_found() {
         )
     );
     for id in ["cart_123", "wcc1_", "wcc1_%2F..", forged.as_str()] {
-        let result = bridge.call("get_cart", json!({"meta": meta(), "id": id})).await;
+        let result = bridge
+            .call("get_cart", json!({"meta": meta(), "id": id}))
+            .await;
         assert_eq!(result["messages"][0]["code"], "not_found", "{id}");
     }
     // An expired token never reaches the store.
@@ -227,7 +258,9 @@ async fn unknown_and_foreign_cart_ids_are_not_found() {
             woo_standin::token_for("t_old", 1_000_000)
         )
     );
-    let result = bridge.call("get_cart", json!({"meta": meta(), "id": expired})).await;
+    let result = bridge
+        .call("get_cart", json!({"meta": meta(), "id": expired}))
+        .await;
     assert_eq!(result["messages"][0]["code"], "not_found");
     assert!(woo.requests().is_empty());
 }

@@ -53,18 +53,35 @@ async fn search_maps_prices_options_categories_and_pages() {
     assert_eq!(ids(&second["products"]), ["30"]);
     assert_eq!(second["pagination"]["has_next_page"], false);
     let calls = product_calls(&woo);
-    assert!(calls[0].contains("page=1") && calls[0].contains("per_page=2"), "{calls:?}");
-    assert!(calls.iter().any(|c| c.contains("page=2") && c.contains("per_page=2")), "{calls:?}");
+    assert!(
+        calls[0].contains("page=1") && calls[0].contains("per_page=2"),
+        "{calls:?}"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.contains("page=2") && c.contains("per_page=2")),
+        "{calls:?}"
+    );
 
     // Minor-unit strings become integer minor units; variable products show a purchasable
     // variant and the full price range; categories carry the merchant path.
     let tee = bridge
-        .call("search_catalog", json!({"meta": meta(), "catalog": {"query": "logo tee"}}))
+        .call(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "logo tee"}}),
+        )
         .await;
     let product = &tee["products"][0];
     assert_eq!(product["id"], "11");
-    assert_eq!(product["price_range"]["min"], json!({"amount": 2000, "currency": "USD"}));
-    assert_eq!(product["price_range"]["max"], json!({"amount": 2200, "currency": "USD"}));
+    assert_eq!(
+        product["price_range"]["min"],
+        json!({"amount": 2000, "currency": "USD"})
+    );
+    assert_eq!(
+        product["price_range"]["max"],
+        json!({"amount": 2200, "currency": "USD"})
+    );
     assert_eq!(
         product["categories"],
         json!([{"value": "Clothing > T-Shirts", "taxonomy": "merchant"}])
@@ -85,10 +102,19 @@ async fn filters_are_pushed_down_as_woo_parameters() {
         .await;
     assert_eq!(ids(&result["products"]), ["20"]);
     let variant = &result["products"][0]["variants"][0];
-    assert_eq!(variant["id"], "22", "only the navy hoodie is within the price filter");
-    assert_eq!(variant["options"], json!([{"name": "Colour", "label": "Navy"}]));
+    assert_eq!(
+        variant["id"], "22",
+        "only the navy hoodie is within the price filter"
+    );
+    assert_eq!(
+        variant["options"],
+        json!([{"name": "Colour", "label": "Navy"}])
+    );
     let calls = product_calls(&woo);
-    assert!(calls[0].contains("category=15") && calls[0].contains("min_price=4600"), "{calls:?}");
+    assert!(
+        calls[0].contains("category=15") && calls[0].contains("min_price=4600"),
+        "{calls:?}"
+    );
 
     let kitchen = bridge
         .call(
@@ -97,9 +123,20 @@ async fn filters_are_pushed_down_as_woo_parameters() {
         )
         .await;
     assert_eq!(ids(&kitchen["products"]), ["31", "30", "10"]);
-    let mug = kitchen["products"].as_array().unwrap().iter().find(|p| p["id"] == "10").unwrap();
-    assert_eq!(mug["variants"][0]["price"], json!({"amount": 999, "currency": "USD"}));
-    assert_eq!(mug["variants"][0]["list_price"], json!({"amount": 1250, "currency": "USD"}));
+    let mug = kitchen["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "10")
+        .unwrap();
+    assert_eq!(
+        mug["variants"][0]["price"],
+        json!({"amount": 999, "currency": "USD"})
+    );
+    assert_eq!(
+        mug["variants"][0]["list_price"],
+        json!({"amount": 1250, "currency": "USD"})
+    );
     assert_eq!(mug["description"]["plain"], "A sturdy mug & a classic.");
     assert_eq!(mug["rating"]["value"], 4.5);
 
@@ -143,10 +180,24 @@ async fn lookup_by_every_kind_of_id_in_two_rounds() {
             })
         })
         .collect();
-    assert!(inputs.contains(&("16".into(), "16".into(), "exact".into())), "{inputs:?}");
-    assert!(inputs.contains(&("13".into(), "TEE-S-BLUE".into(), "exact".into())), "{inputs:?}");
-    assert!(inputs.iter().any(|(_, input, m)| input == "11" && m == "featured"), "{inputs:?}");
-    assert_eq!(result["products"][2]["variants"][0]["inputs"][0]["match"], "exact");
+    assert!(
+        inputs.contains(&("16".into(), "16".into(), "exact".into())),
+        "{inputs:?}"
+    );
+    assert!(
+        inputs.contains(&("13".into(), "TEE-S-BLUE".into(), "exact".into())),
+        "{inputs:?}"
+    );
+    assert!(
+        inputs
+            .iter()
+            .any(|(_, input, m)| input == "11" && m == "featured"),
+        "{inputs:?}"
+    );
+    assert_eq!(
+        result["products"][2]["variants"][0]["inputs"][0]["match"],
+        "exact"
+    );
     // CAT-021: unknown ids come back as info messages.
     let not_found: Vec<&str> = result["messages"]
         .as_array()
@@ -160,7 +211,12 @@ async fn lookup_by_every_kind_of_id_in_two_rounds() {
     // round two: all variations of the two variable products in one call.
     let calls = product_calls(&woo);
     assert_eq!(calls.len(), 6, "{calls:#?}");
-    assert!(calls.iter().any(|c| c.contains("type=variation") && c.contains("parent=11%2C20")), "{calls:#?}");
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.contains("type=variation") && c.contains("parent=11%2C20")),
+        "{calls:#?}"
+    );
 }
 
 #[tokio::test]
@@ -174,14 +230,27 @@ async fn get_product_sees_every_variation_and_relaxes() {
         )
         .await;
     let product = &result["product"];
-    assert_eq!(product["selected"], json!([{"name": "Size", "label": "M"}, {"name": "Color", "label": "Blue"}]));
+    assert_eq!(
+        product["selected"],
+        json!([{"name": "Size", "label": "M"}, {"name": "Color", "label": "Blue"}])
+    );
     assert_eq!(product["variants"][0]["id"], "15");
     assert_eq!(product["variants"][0]["availability"]["available"], false);
     let sizes = &product["options"][0];
     assert_eq!(sizes["name"], "Size");
-    let m = sizes["values"].as_array().unwrap().iter().find(|v| v["label"] == "M").unwrap();
+    let m = sizes["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["label"] == "M")
+        .unwrap();
     assert_eq!(m["available"], false);
-    let s = sizes["values"].as_array().unwrap().iter().find(|v| v["label"] == "S").unwrap();
+    let s = sizes["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["label"] == "S")
+        .unwrap();
     assert_eq!(s["available"], true);
 
     // Relaxation over complete data: XL does not exist, so it is dropped.
@@ -191,21 +260,36 @@ async fn get_product_sees_every_variation_and_relaxes() {
             json!({"meta": meta(), "catalog": {"id": "11", "selected": [{"name": "Color", "label": "Red"}, {"name": "Size", "label": "XL"}], "preferences": ["Color"]}}),
         )
         .await;
-    assert_eq!(relaxed["product"]["selected"], json!([{"name": "Color", "label": "Red"}]));
+    assert_eq!(
+        relaxed["product"]["selected"],
+        json!([{"name": "Color", "label": "Red"}])
+    );
     assert_eq!(relaxed["product"]["variants"].as_array().unwrap().len(), 3);
 
     // CAT-032: a variation id puts that variant first; taxonomy terms show their names.
     let hoodie = bridge
-        .call("get_product", json!({"meta": meta(), "catalog": {"id": "21"}}))
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "21"}}),
+        )
         .await;
     assert_eq!(hoodie["product"]["id"], "20");
     assert_eq!(hoodie["product"]["variants"][0]["id"], "21");
-    assert_eq!(hoodie["product"]["selected"], json!([{"name": "Colour", "label": "Forest Green"}]));
-    assert_eq!(hoodie["product"]["categories"][0]["value"], "Clothing > Hoodies");
+    assert_eq!(
+        hoodie["product"]["selected"],
+        json!([{"name": "Colour", "label": "Forest Green"}])
+    );
+    assert_eq!(
+        hoodie["product"]["categories"][0]["value"],
+        "Clothing > Hoodies"
+    );
 
     // CAT-019: unknown id → business error, not a protocol error.
     let missing = bridge
-        .call("get_product", json!({"meta": meta(), "catalog": {"id": "404"}}))
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "404"}}),
+        )
         .await;
     assert_eq!(missing["ucp"]["status"], "error");
     assert_eq!(missing["messages"][0]["code"], "not_found");

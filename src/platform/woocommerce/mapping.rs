@@ -184,8 +184,7 @@ pub fn product(
             &parent.prices,
             fallback,
         )),
-        None => money(&parent.prices.price, &parent.prices, fallback)
-            .map(|price| (price.clone(), price)),
+        None => money(&parent.prices.price, &parent.prices, fallback).map(|price| (price, price)),
     };
     let rating = (parent.review_count > 0)
         .then(|| parent.average_rating.trim().parse::<f64>().ok())

@@ -155,7 +155,10 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
 }
 
 fn amount(value: &Value) -> i64 {
-    value.as_str().and_then(|text| text.parse().ok()).unwrap_or(0)
+    value
+        .as_str()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(0)
 }
 
 impl Inner {
@@ -214,9 +217,16 @@ impl Inner {
                 &[],
             );
         }
-        let page: i64 = query.get("page").map(|v| v.parse().unwrap_or(0)).unwrap_or(1);
+        let page: i64 = query
+            .get("page")
+            .map(|v| v.parse().unwrap_or(0))
+            .unwrap_or(1);
         if page < 1 {
-            return error(StatusCode::BAD_REQUEST, "rest_invalid_param", "Invalid parameter(s): page");
+            return error(
+                StatusCode::BAD_REQUEST,
+                "rest_invalid_param",
+                "Invalid parameter(s): page",
+            );
         }
         let variations = query.get("type").map(String::as_str) == Some("variation");
         let include = list(query.get("include"));
@@ -233,7 +243,8 @@ impl Inner {
             .filter(|p| (p["type"] == "variation") == variations)
             .filter(|p| {
                 include.as_ref().is_none_or(|ids| {
-                    ids.iter().any(|id| p["id"].as_u64().map(|n| n.to_string()) == Some(id.clone()))
+                    ids.iter()
+                        .any(|id| p["id"].as_u64().map(|n| n.to_string()) == Some(id.clone()))
                 })
             })
             .filter(|p| {
@@ -241,12 +252,15 @@ impl Inner {
                     .is_none_or(|skus| skus.iter().any(|sku| p["sku"].as_str() == Some(sku)))
             })
             .filter(|p| {
-                slugs.as_ref()
+                slugs
+                    .as_ref()
                     .is_none_or(|slugs| slugs.iter().any(|slug| p["slug"].as_str() == Some(slug)))
             })
             .filter(|p| {
                 parents.as_ref().is_none_or(|parents| {
-                    parents.iter().any(|id| p["parent"].as_u64().map(|n| n.to_string()) == Some(id.clone()))
+                    parents
+                        .iter()
+                        .any(|id| p["parent"].as_u64().map(|n| n.to_string()) == Some(id.clone()))
                 })
             })
             .filter(|p| {
@@ -260,9 +274,13 @@ impl Inner {
             })
             .filter(|p| {
                 search.as_ref().is_none_or(|needle| {
-                    ["name", "description", "sku"]
-                        .iter()
-                        .any(|field| p[field].as_str().unwrap_or("").to_lowercase().contains(needle.as_str()))
+                    ["name", "description", "sku"].iter().any(|field| {
+                        p[field]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_lowercase()
+                            .contains(needle.as_str())
+                    })
                 })
             })
             .filter(|p| {
@@ -289,7 +307,10 @@ impl Inner {
         json_response(
             StatusCode::OK,
             &Value::Array(body),
-            &[("x-wp-total", total.to_string()), ("x-wp-totalpages", pages.to_string())],
+            &[
+                ("x-wp-total", total.to_string()),
+                ("x-wp-totalpages", pages.to_string()),
+            ],
         )
     }
 
@@ -309,7 +330,8 @@ impl Inner {
             out["key"] = json!(item.key);
             out["id"] = json!(item.id);
             out["quantity"] = json!(item.quantity);
-            out["quantity_limits"]["maximum"] = json!(self.stock.get(&item.id).copied().unwrap_or(9999));
+            out["quantity_limits"]["maximum"] =
+                json!(self.stock.get(&item.id).copied().unwrap_or(9999));
             out["name"] = product["name"].clone();
             out["sku"] = product["sku"].clone();
             out["permalink"] = product["permalink"].clone();
@@ -360,7 +382,13 @@ impl Inner {
         ]
     }
 
-    fn cart_route(&mut self, method: &Method, path: &str, headers: &HeaderMap, body: &Bytes) -> Response {
+    fn cart_route(
+        &mut self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Response {
         let presented = headers
             .get("cart-token")
             .and_then(|v| v.to_str().ok())
@@ -369,12 +397,16 @@ impl Inner {
             Some(user) => user,
             None => {
                 self.next_session += 1;
-                format!("t_{}", hash_hex(&["session", &self.next_session.to_string()]))
+                format!(
+                    "t_{}",
+                    hash_hex(&["session", &self.next_session.to_string()])
+                )
             }
         };
         self.sessions.entry(user.clone()).or_default();
         let session_headers = self.session_headers(&user);
-        let reply = |status: StatusCode, body: Value| json_response(status, &body, &session_headers);
+        let reply =
+            |status: StatusCode, body: Value| json_response(status, &body, &session_headers);
         if *method == Method::GET && path == "/cart" {
             return reply(StatusCode::OK, self.cart_json(&user));
         }
@@ -382,7 +414,10 @@ impl Inner {
         self.write_headers.push(headers.clone());
         match headers.get("nonce").and_then(|v| v.to_str().ok()) {
             None => {
-                return reply(StatusCode::UNAUTHORIZED, serde_json::from_str(MISSING_NONCE).unwrap());
+                return reply(
+                    StatusCode::UNAUTHORIZED,
+                    serde_json::from_str(MISSING_NONCE).unwrap(),
+                );
             }
             Some(nonce) if nonce != nonce_for(&user) => {
                 return reply(
@@ -393,9 +428,7 @@ impl Inner {
             Some(_) => {}
         }
         let input: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let invalid_key = || {
-            json!({"code":"woocommerce_rest_cart_invalid_key","message":"Cart item no longer exists or is invalid.","data":{"status":409}})
-        };
+        let invalid_key = || json!({"code":"woocommerce_rest_cart_invalid_key","message":"Cart item no longer exists or is invalid.","data":{"status":409}});
         match (method.clone(), path) {
             (Method::DELETE, "/cart/items") => {
                 self.sessions.insert(user, Vec::new());
@@ -406,7 +439,10 @@ impl Inner {
                 let quantity = input["quantity"].as_u64().unwrap_or(1) as u32;
                 let product = self.product(id).cloned();
                 let Some(product) = product.filter(|p| p["type"] != "variable") else {
-                    return reply(StatusCode::BAD_REQUEST, serde_json::from_str(INVALID_PRODUCT).unwrap());
+                    return reply(
+                        StatusCode::BAD_REQUEST,
+                        serde_json::from_str(INVALID_PRODUCT).unwrap(),
+                    );
                 };
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if units == 0 {
@@ -414,7 +450,11 @@ impl Inner {
                         Some(variation) => format!(
                             "{} - {}",
                             product["name"].as_str().unwrap(),
-                            variation.split(", ").map(|pair| pair.split(": ").nth(1).unwrap_or("")).collect::<Vec<_>>().join(", ")
+                            variation
+                                .split(", ")
+                                .map(|pair| pair.split(": ").nth(1).unwrap_or(""))
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                         None => product["name"].as_str().unwrap().to_owned(),
                     };
@@ -435,7 +475,11 @@ impl Inner {
                 match existing {
                     Some(i) => items[i].quantity += quantity,
                     None => items.push(Item {
-                        key: format!("{}{}", hash_hex(&["key", &id.to_string()]), hash_hex(&["key2", &id.to_string()])),
+                        key: format!(
+                            "{}{}",
+                            hash_hex(&["key", &id.to_string()]),
+                            hash_hex(&["key2", &id.to_string()])
+                        ),
                         id,
                         quantity,
                     }),
@@ -445,7 +489,8 @@ impl Inner {
             (Method::POST, "/cart/update-item") => {
                 let key = input["key"].as_str().unwrap_or("").to_owned();
                 let quantity = input["quantity"].as_u64().unwrap_or(1) as u32;
-                let Some(index) = self.sessions[&user].iter().position(|item| item.key == key) else {
+                let Some(index) = self.sessions[&user].iter().position(|item| item.key == key)
+                else {
                     return reply(StatusCode::CONFLICT, invalid_key());
                 };
                 let id = self.sessions[&user][index].id;
@@ -468,7 +513,11 @@ impl Inner {
                 items.remove(index);
                 reply(StatusCode::OK, self.cart_json(&user))
             }
-            _ => error(StatusCode::NOT_FOUND, "rest_no_route", "No route was found matching the URL and request method."),
+            _ => error(
+                StatusCode::NOT_FOUND,
+                "rest_no_route",
+                "No route was found matching the URL and request method.",
+            ),
         }
     }
 }
@@ -485,12 +534,21 @@ fn catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
         json!({"id": 19, "name": "Kitchen &amp; Dining", "slug": "kitchen", "description": "", "parent": 0, "count": 4, "image": null, "review_count": 0, "permalink": "http://127.0.0.1/product-category/kitchen/"}),
     ];
     let mug = products[1].clone();
-    products[1]["categories"] = json!([{"id": 19, "name": "Kitchen &amp; Dining", "slug": "kitchen", "link": ""}]);
+    products[1]["categories"] =
+        json!([{"id": 19, "name": "Kitchen &amp; Dining", "slug": "kitchen", "link": ""}]);
     products[1]["description"] = json!("<p>A sturdy mug &amp; a classic.</p>");
     products[1]["images"] = json!([{"id": 7, "src": "http://127.0.0.1/wp-content/uploads/mug.jpg", "thumbnail": "", "srcset": "", "sizes": "", "name": "mug.jpg", "alt": "Mug"}]);
     products[1]["average_rating"] = json!("4.50");
     products[1]["review_count"] = json!(2);
-    let mut stock = HashMap::from([(10, 7), (12, 5), (13, 5), (14, 5), (15, 0), (16, 5), (17, 5)]);
+    let mut stock = HashMap::from([
+        (10, 7),
+        (12, 5),
+        (13, 5),
+        (14, 5),
+        (15, 0),
+        (16, 5),
+        (17, 5),
+    ]);
     for (id, name, sku, price) in [
         (30, "Espresso Cup", "CUP-ESP", "650"),
         (31, "Tea Cup", "CUP-TEA", "700"),
@@ -502,11 +560,15 @@ fn catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
         cup["slug"] = json!(name.to_lowercase().replace(' ', "-"));
         cup["sku"] = json!(sku);
         cup["on_sale"] = json!(false);
-        cup["permalink"] = json!(format!("http://127.0.0.1/product/{}/", name.to_lowercase().replace(' ', "-")));
+        cup["permalink"] = json!(format!(
+            "http://127.0.0.1/product/{}/",
+            name.to_lowercase().replace(' ', "-")
+        ));
         for key in ["price", "regular_price", "sale_price"] {
             cup["prices"][key] = json!(price);
         }
-        cup["categories"] = json!([{"id": 19, "name": "Kitchen &amp; Dining", "slug": "kitchen", "link": ""}]);
+        cup["categories"] =
+            json!([{"id": 19, "name": "Kitchen &amp; Dining", "slug": "kitchen", "link": ""}]);
         products.push(cup);
         stock.insert(id, 50);
     }
@@ -524,7 +586,13 @@ fn catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
     hoodie["variations"] = json!([{"id": 21, "attributes": [{"name": "Colour", "value": "forest-green"}]}, {"id": 22, "attributes": [{"name": "Colour", "value": "navy"}]}]);
     products.push(hoodie);
     for (id, slug, sku, price, variation) in [
-        (21, "zip-hoodie-forest-green", "HOOD-GRN", "4500", "Colour: Forest Green"),
+        (
+            21,
+            "zip-hoodie-forest-green",
+            "HOOD-GRN",
+            "4500",
+            "Colour: Forest Green",
+        ),
         (22, "zip-hoodie-navy", "HOOD-NVY", "4800", "Colour: Navy"),
     ] {
         let mut v = variations[0].clone();
@@ -534,7 +602,10 @@ fn catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
         v["slug"] = json!(slug);
         v["sku"] = json!(sku);
         v["variation"] = json!(variation);
-        v["permalink"] = json!(format!("http://127.0.0.1/product/zip-hoodie/?attribute_pa_colour={}", &slug[11..]));
+        v["permalink"] = json!(format!(
+            "http://127.0.0.1/product/zip-hoodie/?attribute_pa_colour={}",
+            &slug[11..]
+        ));
         for key in ["price", "regular_price", "sale_price"] {
             v["prices"][key] = json!(price);
         }
@@ -590,19 +661,31 @@ async fn handle(
                 .status(StatusCode::OK)
                 .header("content-type", "application/json; charset=UTF-8")
                 .header("x-wp-total", "3")
-                .body(Body::from("<br />\n<b>Fatal error</b>: Allowed memory size exhausted{\"id\":"))
+                .body(Body::from(
+                    "<br />\n<b>Fatal error</b>: Allowed memory size exhausted{\"id\":",
+                ))
                 .unwrap();
         }
     }
     let Some(path) = uri.path().strip_prefix(PREFIX) else {
-        return error(StatusCode::NOT_FOUND, "rest_no_route", "No route was found matching the URL and request method.");
+        return error(
+            StatusCode::NOT_FOUND,
+            "rest_no_route",
+            "No route was found matching the URL and request method.",
+        );
     };
     let mut inner = inner.lock().unwrap();
     match (method.clone(), path) {
         (Method::GET, "/products") => inner.products_route(&uri),
-        (Method::GET, "/products/categories") => json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[]),
+        (Method::GET, "/products/categories") => {
+            json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[])
+        }
         (_, p) if p.starts_with("/cart") => inner.cart_route(&method, p, &headers, &body),
-        _ => error(StatusCode::NOT_FOUND, "rest_no_route", "No route was found matching the URL and request method."),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            "rest_no_route",
+            "No route was found matching the URL and request method.",
+        ),
     }
 }
 
