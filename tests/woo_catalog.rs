@@ -294,3 +294,26 @@ async fn get_product_sees_every_variation_and_relaxes() {
     assert_eq!(missing["ucp"]["status"], "error");
     assert_eq!(missing["messages"][0]["code"], "not_found");
 }
+
+#[tokio::test]
+async fn large_batches_are_chunked_to_the_store_page_size() {
+    let woo = WooStandin::start().await;
+    let config = format!("[limits]\nmax_lookup_batch = 250\n{}", woo.config(""));
+    let bridge = TestBridge::start(&config).await;
+    // CAT-027: within the bridge's limit, no id is lost to the Store API's 100-per-page cap.
+    let mut wanted: Vec<String> = (1000..1150).map(|n| n.to_string()).collect();
+    wanted.push("30".to_owned());
+    woo.clear_requests();
+    let result = bridge
+        .call(
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": wanted}}),
+        )
+        .await;
+    assert_eq!(ids(&result["products"]), ["30"]);
+    let by_include = product_calls(&woo)
+        .into_iter()
+        .filter(|c| c.contains("include="))
+        .count();
+    assert_eq!(by_include, 4, "two chunks, products and variations");
+}

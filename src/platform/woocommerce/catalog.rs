@@ -171,15 +171,26 @@ impl Catalog {
         Ok(out)
     }
 
-    async fn list_or_empty(
+    /// Products (or variations) whose `key` is one of `values`, in chunks the Store API's
+    /// page size can hold, so a large batch is never silently cut at 100.
+    async fn list_by(
         &self,
-        wanted: bool,
-        query: Vec<(&'static str, String)>,
+        variations: bool,
+        key: &'static str,
+        values: &[String],
     ) -> Result<Vec<StoreProduct>, PlatformError> {
-        if !wanted {
-            return Ok(Vec::new());
+        let mut out = Vec::new();
+        for chunk in values.chunks(MAX_PER_PAGE as usize) {
+            let mut query = vec![
+                (key, chunk.join(",")),
+                ("per_page", MAX_PER_PAGE.to_string()),
+            ];
+            if variations {
+                query.push(("type", "variation".to_owned()));
+            }
+            out.extend(self.api.products(&query).await?.items);
         }
-        Ok(self.api.products(&query).await?.items)
+        Ok(out)
     }
 
     /// Resolves inputs with complete variation data: round one looks every parseable input
@@ -199,33 +210,16 @@ impl Catalog {
         if ids.is_empty() && skus.is_empty() && slugs.is_empty() {
             return Ok(Vec::new());
         }
-        let id_list = join(ids.iter().map(|id| id.0));
-        let sku_list = skus.iter().copied().collect::<Vec<_>>().join(",");
-        let slug_list = slugs.iter().copied().collect::<Vec<_>>().join(",");
-        let per_page = ("per_page", MAX_PER_PAGE.to_string());
-        let variation = ("type", "variation".to_owned());
+        let ids: Vec<String> = ids.iter().map(WooId::to_string).collect();
+        let skus: Vec<String> = skus.into_iter().map(str::to_owned).collect();
+        let slugs: Vec<String> = slugs.into_iter().map(str::to_owned).collect();
         let (tree, by_id, variations_by_id, by_sku, variations_by_sku, by_slug) = tokio::join!(
             self.categories.tree(&self.api),
-            self.list_or_empty(
-                !ids.is_empty(),
-                vec![("include", id_list.clone()), per_page.clone()]
-            ),
-            self.list_or_empty(
-                !ids.is_empty(),
-                vec![variation.clone(), ("include", id_list), per_page.clone()]
-            ),
-            self.list_or_empty(
-                !skus.is_empty(),
-                vec![("sku", sku_list.clone()), per_page.clone()]
-            ),
-            self.list_or_empty(
-                !skus.is_empty(),
-                vec![variation.clone(), ("sku", sku_list), per_page.clone()]
-            ),
-            self.list_or_empty(
-                !slugs.is_empty(),
-                vec![("slug", slug_list), per_page.clone()]
-            ),
+            self.list_by(false, "include", &ids),
+            self.list_by(true, "include", &ids),
+            self.list_by(false, "sku", &skus),
+            self.list_by(true, "sku", &skus),
+            self.list_by(false, "slug", &slugs),
         );
         let tree = tree?;
         let mut found = Found::default();
@@ -280,14 +274,9 @@ impl Catalog {
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
+        let parent_ids: Vec<String> = missing_parents.iter().map(u64::to_string).collect();
         let (parents, variations) = tokio::join!(
-            self.list_or_empty(
-                !missing_parents.is_empty(),
-                vec![
-                    ("include", join(missing_parents.iter().copied())),
-                    per_page.clone()
-                ]
-            ),
+            self.list_by(false, "include", &parent_ids),
             self.all_variations(&variable),
         );
         found.add(parents?);
