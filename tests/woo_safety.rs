@@ -186,3 +186,51 @@ async fn discovery_and_readiness_reflect_the_store() {
     let not_ready = bridge.get("/readyz").await;
     assert!(!not_ready.status().is_success());
 }
+
+#[tokio::test]
+async fn cart_write_faults_surface_and_leave_the_cart_readable() {
+    let woo = WooStandin::start().await;
+    let bridge = TestBridge::start(&woo.config("")).await;
+    let created = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta_with_key("w1"), "cart": {"line_items": [{"item": {"id": "10"}, "quantity": 1}]}}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap();
+
+    // Store API rate limiting applies to POST requests only, as WooCommerce's does.
+    woo.set_write_fault(Fault::RateLimit { retry_after: 11 });
+    let (status, error) = bridge
+        .call_error(
+            "update_cart",
+            json!({"meta": meta_with_key("w2"), "id": id, "cart": {"line_items": [{"item": {"id": "10"}, "quantity": 2}]}}),
+        )
+        .await;
+    assert_eq!(status.as_u16(), 429);
+    assert_eq!(error["code"], -32000);
+    assert_eq!(error["data"]["retry_after"], 11);
+
+    woo.set_write_fault(Fault::ServerError);
+    let (_, error) = bridge
+        .call_error(
+            "cancel_cart",
+            json!({"meta": meta_with_key("w3"), "id": id}),
+        )
+        .await;
+    assert_eq!(error["code"], -32000);
+
+    // Reads still work and the cart is unchanged.
+    let fetched = bridge
+        .call("get_cart", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(fetched["line_items"][0]["quantity"], 1);
+    woo.set_fault(Fault::None);
+    let cancelled = bridge
+        .call(
+            "cancel_cart",
+            json!({"meta": meta_with_key("w4"), "id": id}),
+        )
+        .await;
+    assert_eq!(cancelled["line_items"][0]["quantity"], 1);
+}

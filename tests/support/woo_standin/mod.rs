@@ -57,6 +57,8 @@ struct Inner {
     write_headers: Vec<HeaderMap>,
     fault: Fault,
     next_session: u64,
+    /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
+    writes_only: bool,
     /// Ids whose catalog flags ignore the stock table (a sale happened after the listing).
     stale: Vec<u64>,
 }
@@ -630,7 +632,11 @@ async fn handle(
             "{method} {}",
             uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("")
         ));
-        inner.fault.clone()
+        if inner.writes_only && method == Method::GET {
+            Fault::None
+        } else {
+            inner.fault.clone()
+        }
     };
     match fault {
         Fault::None => {}
@@ -702,6 +708,7 @@ impl WooStandin {
             fault: Fault::None,
             next_session: 0,
             stale: Vec::new(),
+            writes_only: false,
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -742,7 +749,15 @@ impl WooStandin {
     }
 
     pub fn set_fault(&self, fault: Fault) {
-        self.inner.lock().unwrap().fault = fault;
+        let mut inner = self.inner.lock().unwrap();
+        inner.fault = fault;
+        inner.writes_only = false;
+    }
+
+    pub fn set_write_fault(&self, fault: Fault) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.fault = fault;
+        inner.writes_only = true;
     }
 
     pub fn set_stock(&self, id: u64, units: u32) {
