@@ -317,3 +317,91 @@ async fn large_batches_are_chunked_to_the_store_page_size() {
         .count();
     assert_eq!(by_include, 4, "two chunks, products and variations");
 }
+
+#[tokio::test]
+async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
+    let woo = WooStandin::start().await;
+    let keys = format!(
+        "consumer_key = \"{}\"\nconsumer_secret = \"{}\"",
+        woo_standin::V3_KEY,
+        woo_standin::V3_SECRET
+    );
+    let bridge = TestBridge::start(&woo.config(&keys)).await;
+    let mut seen = Vec::new();
+    // Without keys the first purchasable variation (12, S/Red) is featured; the merchant's
+    // default is L/Blue (17), and Navy (22) for the hoodie.
+    let product = bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "11"}}),
+        )
+        .await;
+    assert_eq!(product["product"]["variants"][0]["id"], "17");
+    seen.push(product);
+    let lookup = bridge
+        .call(
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": ["zip-hoodie"]}}),
+        )
+        .await;
+    assert_eq!(lookup["products"][0]["variants"][0]["id"], "22");
+    seen.push(lookup);
+    let search = bridge
+        .call(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "logo"}}),
+        )
+        .await;
+    assert_eq!(search["products"][0]["variants"][0]["id"], "17");
+    seen.push(search);
+    // Sent as Basic auth, never as query parameters.
+    assert!(
+        woo.requests()
+            .iter()
+            .all(|line| !line.contains("consumer_"))
+    );
+    assert!(
+        woo.requests()
+            .iter()
+            .any(|line| line.contains("/wc/v3/products?include="))
+    );
+
+    // Wrong keys: the store answers 401, the tools still work without the default.
+    let wrong = TestBridge::start(
+        &woo.config("consumer_key = \"ck_wrong\"\nconsumer_secret = \"cs_wrong_secret_value\""),
+    )
+    .await;
+    let fallback = wrong
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "11"}}),
+        )
+        .await;
+    assert_eq!(fallback["product"]["variants"][0]["id"], "12");
+    seen.push(fallback);
+    let (_, tools) = bridge
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    seen.push(tools);
+    let text = serde_json::to_string(&seen).unwrap();
+    for secret in [
+        woo_standin::V3_KEY,
+        woo_standin::V3_SECRET,
+        "cs_wrong_secret_value",
+    ] {
+        assert!(!text.contains(secret), "secret leaked into a response");
+    }
+}
+
+#[tokio::test]
+async fn without_keys_the_first_purchasable_variation_is_featured() {
+    let (woo, bridge) = setup().await;
+    let product = bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "11"}}),
+        )
+        .await;
+    assert_eq!(product["product"]["variants"][0]["id"], "12");
+    assert!(woo.requests().iter().all(|line| !line.contains("/wc/v3/")));
+}

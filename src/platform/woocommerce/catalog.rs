@@ -9,6 +9,7 @@ use super::api::{MAX_PER_PAGE, StoreApi};
 use super::categories::{CategoryCache, CategoryTree};
 use super::ids::{WooId, is_sku, is_slug};
 use super::mapping;
+use super::rest_v3::{DefaultAttribute, RestV3};
 use super::wire::StoreProduct;
 use crate::model::{Product, Resolution, Resolved, SearchPage, SearchRequest};
 use crate::platform::PlatformError;
@@ -44,6 +45,7 @@ pub struct Catalog {
     api: std::sync::Arc<StoreApi>,
     categories: CategoryCache,
     currency: Currency,
+    rest_v3: Option<RestV3>,
 }
 
 /// What one lookup round found, by id.
@@ -70,12 +72,35 @@ impl Catalog {
         api: std::sync::Arc<StoreApi>,
         categories: CategoryCache,
         currency: Currency,
+        rest_v3: Option<RestV3>,
     ) -> Self {
         Self {
             api,
             categories,
             currency,
+            rest_v3,
         }
+    }
+
+    async fn defaults(&self, variable: &[u64]) -> HashMap<u64, Vec<DefaultAttribute>> {
+        match &self.rest_v3 {
+            Some(rest) if !variable.is_empty() => rest.defaults(variable).await,
+            _ => HashMap::new(),
+        }
+    }
+
+    fn build(
+        &self,
+        parent: &StoreProduct,
+        found: &Found,
+        tree: &CategoryTree,
+        defaults: &HashMap<u64, Vec<DefaultAttribute>>,
+    ) -> Product {
+        let mut product = mapping::product(parent, &found.variations, tree, self.currency);
+        if let Some(wanted) = defaults.get(&parent.id) {
+            product.featured_variant = mapping::featured_variant(&product, wanted);
+        }
+        product
     }
 
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
@@ -127,11 +152,13 @@ impl Catalog {
             .filter(|item| mapping::is_variable(item))
             .map(|item| item.id)
             .collect();
-        found.add(self.all_variations(&variable).await?);
+        let (variations, defaults) =
+            tokio::join!(self.all_variations(&variable), self.defaults(&variable));
+        found.add(variations?);
         let products = listing
             .items
             .iter()
-            .map(|item| mapping::product(item, &found.variations, &tree, self.currency))
+            .map(|item| self.build(item, &found, &tree, &defaults))
             .collect();
         let next_cursor = listing
             .total_pages
@@ -275,14 +302,15 @@ impl Catalog {
             .into_iter()
             .collect();
         let parent_ids: Vec<String> = missing_parents.iter().map(u64::to_string).collect();
-        let (parents, variations) = tokio::join!(
+        let (parents, variations, defaults) = tokio::join!(
             self.list_by(false, "include", &parent_ids),
             self.all_variations(&variable),
+            self.defaults(&variable),
         );
         found.add(parents?);
         found.add(variations?);
 
-        Ok(self.correlate(inputs, &targets, &found, &tree))
+        Ok(self.correlate(inputs, &targets, &found, &tree, &defaults))
     }
 
     fn correlate(
@@ -291,6 +319,7 @@ impl Catalog {
         targets: &HashMap<String, (u64, Option<u64>)>,
         found: &Found,
         tree: &CategoryTree,
+        defaults: &HashMap<u64, Vec<DefaultAttribute>>,
     ) -> Vec<Resolved> {
         let mut built: HashMap<u64, Product> = HashMap::new();
         let mut out = Vec::new();
@@ -303,7 +332,7 @@ impl Catalog {
             };
             let product = built
                 .entry(*product_id)
-                .or_insert_with(|| mapping::product(parent, &found.variations, tree, self.currency))
+                .or_insert_with(|| self.build(parent, found, tree, defaults))
                 .clone();
             let resolution = match variant_id {
                 Some(id) => {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use iso_currency::Currency;
 
 use super::categories::CategoryTree;
+use super::rest_v3::DefaultAttribute;
 use super::text::{decode_entities, plain_text};
 use super::wire::{Prices, StoreCart, StoreProduct, VariationRef};
 use crate::brain::money::{Money, parse_currency};
@@ -271,4 +272,26 @@ pub fn cart(
         checkout_url,
         expires_at,
     })
+}
+
+/// The variant the merchant set as the default selection (REST v3 `default_attributes`).
+pub fn featured_variant(product: &Product, defaults: &[DefaultAttribute]) -> Option<String> {
+    if defaults.is_empty() {
+        return None;
+    }
+    product
+        .variants
+        .iter()
+        .find(|variant| {
+            defaults.iter().all(|wanted| {
+                let option = decode_entities(&wanted.option);
+                variant.options.iter().any(|choice| {
+                    choice
+                        .name
+                        .eq_ignore_ascii_case(&decode_entities(&wanted.name))
+                        && choice.label.eq_ignore_ascii_case(&option)
+                })
+            })
+        })
+        .map(|variant| variant.id.clone())
 }

@@ -8,6 +8,7 @@ mod catalog;
 mod categories;
 mod ids;
 mod mapping;
+mod rest_v3;
 mod settings;
 mod text;
 mod wire;
@@ -53,6 +54,9 @@ fn build(
         context.config.limits.max_body_bytes.max(4 * 1024 * 1024),
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?;
+    let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
+        rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
+    });
     let api = Arc::new(
         StoreApi::new(client, &settings.base_url)
             .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
@@ -77,6 +81,7 @@ fn build(
             api.clone(),
             CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
             settings.currency,
+            rest_v3,
         ),
         carts: Carts::new(
             api.clone(),

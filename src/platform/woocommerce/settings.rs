@@ -7,7 +7,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::brain::money::parse_currency;
-use crate::config::{ConfigProblem, store_settings};
+use crate::config::{ConfigProblem, Secret, store_settings};
 
 /// How the buyer's browser is handed the Store API cart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -35,6 +35,9 @@ struct Raw {
     checkout_path: String,
     #[serde(default = "default_category_ttl")]
     category_cache_secs: u64,
+    /// Optional read-only REST API v3 key pair (merchant default variations).
+    consumer_key: Option<Secret>,
+    consumer_secret: Option<Secret>,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -60,6 +63,8 @@ pub struct WooSettings {
     pub checkout: CheckoutMode,
     pub checkout_path: String,
     pub category_cache_secs: u64,
+    /// `(consumer_key, consumer_secret)` when REST v3 is enabled.
+    pub rest_v3: Option<(Secret, Secret)>,
 }
 
 fn loopback(url: &Url) -> bool {
@@ -144,6 +149,35 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
             "must be an absolute path such as /checkout/",
         ));
     }
+    let rest_v3 = match (raw.consumer_key, raw.consumer_secret) {
+        (Some(key), Some(secret)) => Some((key, secret)),
+        (None, None) => None,
+        (Some(_), None) => {
+            problems.push(ConfigProblem::new(
+                "store.consumer_secret",
+                "is required with store.consumer_key",
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(ConfigProblem::new(
+                "store.consumer_key",
+                "is required with store.consumer_secret",
+            ));
+            None
+        }
+    };
+    // Basic auth over plain http would hand the key pair to anyone on the path.
+    if rest_v3.is_some()
+        && base_url
+            .as_ref()
+            .is_some_and(|url| url.scheme() == "http" && !loopback(url))
+    {
+        problems.push(ConfigProblem::new(
+            "store.consumer_key",
+            "REST API keys are only sent over https (or to loopback)",
+        ));
+    }
     match (base_url, currency) {
         (Some(mut base_url), Some(currency)) if problems.is_empty() => {
             if !base_url.path().ends_with('/') {
@@ -161,6 +195,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
                 checkout: raw.checkout,
                 checkout_path: raw.checkout_path,
                 category_cache_secs: raw.category_cache_secs,
+                rest_v3,
             })
         }
         _ => Err(problems),
@@ -210,5 +245,15 @@ mod tests {
         assert_eq!(unknown.len(), 1);
         assert!(unknown[0].starts_with("store.consumer_keyy"), "{unknown:?}");
         assert_eq!(keys("currency='USD'"), ["store"]);
+        assert_eq!(
+            keys("currency='USD'\nbase_url='https://s.example'\nconsumer_key='ck_1'"),
+            ["store.consumer_secret"]
+        );
+        assert_eq!(
+            keys(
+                "currency='USD'\nbase_url='http://s.example'\nallow_insecure_http=true\nconsumer_key='ck_1'\nconsumer_secret='cs_1'"
+            ),
+            ["store.consumer_key"]
+        );
     }
 }

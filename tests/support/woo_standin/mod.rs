@@ -26,7 +26,13 @@ const CART_WITH_MUG: &str = include_str!("fixtures/store-cart-add-item.json");
 const MISSING_NONCE: &str = include_str!("fixtures/store-cart-add-missing-nonce-401-wc79.json");
 const INVALID_PRODUCT: &str = include_str!("fixtures/store-cart-add-invalid-id-error.json");
 
+const V3_PRODUCT_VARIABLE: &str = include_str!("fixtures/v3-product-variable.json");
+const V3_NOAUTH: &str = include_str!("fixtures/v3-products-noauth-401.json");
+
 const PREFIX: &str = "/wp-json/wc/store/v1";
+/// Read-only REST v3 key pair the stand-in accepts (same shape as WooCommerce's).
+pub const V3_KEY: &str = "ck_0123456789abcdef0123456789abcdef01234567";
+pub const V3_SECRET: &str = "cs_76543210fedcba9876543210fedcba9876543210";
 const JWT_HEADER: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
 const SECRET: &str = "stand-in-signing-secret";
 
@@ -673,6 +679,9 @@ async fn handle(
                 .unwrap();
         }
     }
+    if method == Method::GET && uri.path() == "/wp-json/wc/v3/products" {
+        return v3_products(&uri, &headers);
+    }
     let Some(path) = uri.path().strip_prefix(PREFIX) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -693,6 +702,54 @@ async fn handle(
             "No route was found matching the URL and request method.",
         ),
     }
+}
+
+/// `GET /wc/v3/products`: Basic auth with the stand-in's key pair, `include`, `_fields`.
+fn v3_products(uri: &Uri, headers: &HeaderMap) -> Response {
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{V3_KEY}:{V3_SECRET}"))
+    );
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+        return json_response(
+            StatusCode::UNAUTHORIZED,
+            &serde_json::from_str(V3_NOAUTH).unwrap(),
+            &[],
+        );
+    }
+    let tee: Value = serde_json::from_str(V3_PRODUCT_VARIABLE).unwrap();
+    let mut with_default = tee.clone();
+    with_default["default_attributes"] = json!([
+        {"id": 0, "name": "Size", "option": "L"},
+        {"id": 0, "name": "Color", "option": "Blue"}
+    ]);
+    let mut hoodie = tee;
+    hoodie["id"] = json!(20);
+    hoodie["default_attributes"] = json!([{"id": 3, "name": "Colour", "option": "Navy"}]);
+    let query = query_map(uri);
+    let include = list(query.get("include")).unwrap_or_default();
+    let fields = list(query.get("_fields"));
+    let body: Vec<Value> = [with_default, hoodie]
+        .into_iter()
+        .filter(|p| include.is_empty() || include.contains(&p["id"].to_string()))
+        .map(|p| match &fields {
+            Some(fields) => Value::Object(
+                p.as_object()
+                    .unwrap()
+                    .iter()
+                    .filter(|(k, _)| fields.contains(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            None => p,
+        })
+        .collect();
+    let total = body.len().to_string();
+    json_response(
+        StatusCode::OK,
+        &Value::Array(body),
+        &[("x-wp-total", total), ("x-wp-totalpages", "1".to_owned())],
+    )
 }
 
 impl WooStandin {
