@@ -46,6 +46,15 @@ pub enum Written {
     Refused { error: ErrorBody },
 }
 
+/// The Cart-Token is a bearer credential for the buyer's cart: marked sensitive so no
+/// debug output of the request shows it.
+fn token_header(token: &str) -> Result<reqwest::header::HeaderValue, PlatformError> {
+    let mut value = reqwest::header::HeaderValue::from_str(token)
+        .map_err(|_| PlatformError::BadResponse("the cart token is not a header value".into()))?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
 fn unexpected(what: &str, status: StatusCode) -> PlatformError {
     PlatformError::BadResponse(format!("{what}: HTTP {}", status.as_u16()))
 }
@@ -134,11 +143,16 @@ impl StoreApi {
     pub async fn cart(&self, token: Option<&str>) -> Result<(StoreCart, Session), PlatformError> {
         let mut request = self.client.http().get(self.url(&["cart"], &[]));
         if let Some(token) = token {
-            request = request.header("Cart-Token", token);
+            request = request.header("Cart-Token", token_header(token)?);
         }
         let response = self.client.send(request, CallKind::Read).await?;
         let cart = Self::decode(&response, "cart")?;
-        let session = Self::session_from(&response, None).ok_or_else(|| {
+        // A store that echoes no token for a token it was sent keeps using that one.
+        let sent = token.map(|token| Session {
+            token: token.to_owned(),
+            nonce: None,
+        });
+        let session = Self::session_from(&response, sent.as_ref()).ok_or_else(|| {
             PlatformError::BadResponse("cart: the store sent no Cart-Token".to_owned())
         })?;
         Ok((cart, session))
@@ -157,7 +171,7 @@ impl StoreApi {
             .client
             .http()
             .request(method, self.url(segments, &[]))
-            .header("Cart-Token", session.token.as_str());
+            .header("Cart-Token", token_header(&session.token)?);
         if let Some(nonce) = &session.nonce {
             request = request
                 .header("Nonce", nonce.as_str())
@@ -193,7 +207,7 @@ impl StoreApi {
             .client
             .http()
             .delete(self.url(&["cart", "items"], &[]))
-            .header("Cart-Token", session.token.as_str());
+            .header("Cart-Token", token_header(&session.token)?);
         if let Some(nonce) = &session.nonce {
             request = request
                 .header("Nonce", nonce.as_str())
