@@ -295,3 +295,77 @@ pub fn featured_variant(product: &Product, defaults: &[DefaultAttribute]) -> Opt
         })
         .map(|variant| variant.id.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    const PRODUCTS: &str =
+        include_str!("../../../tests/support/woo_standin/fixtures/store-products.json");
+    const VARIATIONS: &str = include_str!(
+        "../../../tests/support/woo_standin/fixtures/store-products-variations-of-11.json"
+    );
+    const CART: &str =
+        include_str!("../../../tests/support/woo_standin/fixtures/store-cart-add-item.json");
+
+    fn usd() -> Currency {
+        parse_currency("USD").unwrap()
+    }
+
+    #[test]
+    fn real_variable_product_maps_to_options_and_variants() {
+        let products: Vec<StoreProduct> = serde_json::from_str(PRODUCTS).unwrap();
+        let variations: Vec<StoreProduct> = serde_json::from_str(VARIATIONS).unwrap();
+        let by_id = variations.into_iter().map(|v| (v.id, v)).collect();
+        let tee = product(&products[0], &by_id, &CategoryTree::default(), usd());
+        assert_eq!(tee.options[0].values, ["S", "M", "L"]);
+        assert_eq!(tee.options[1].values, ["Red", "Blue"]);
+        assert_eq!(tee.variants.len(), 6);
+        let m_blue = tee.variant("15").unwrap();
+        assert!(!m_blue.available);
+        assert_eq!(m_blue.sku.as_deref(), Some("TEE-M-BLUE"));
+        assert_eq!(m_blue.price.amount, 2000);
+        assert_eq!(m_blue.label_of("Color"), Some("Blue"));
+        let (min, max) = tee.price_range.unwrap();
+        assert_eq!((min.amount, max.amount), (2000, 2200));
+        assert_eq!(tee.categories[0].value, "T-Shirts");
+
+        let mug = product(
+            &products[1],
+            &HashMap::new(),
+            &CategoryTree::default(),
+            usd(),
+        );
+        assert_eq!(mug.variants.len(), 1);
+        assert_eq!(mug.variants[0].id, "10");
+        assert_eq!(mug.variants[0].price.amount, 999);
+        assert_eq!(mug.variants[0].list_price.unwrap().amount, 1250);
+    }
+
+    #[test]
+    fn real_cart_maps_to_lines_and_totals() {
+        let cart: StoreCart = serde_json::from_str(CART).unwrap();
+        let state = super::cart("c".into(), &cart, usd(), None, None).unwrap();
+        assert_eq!(state.lines.len(), 1);
+        let line = &state.lines[0];
+        assert_eq!(line.id, "d3d9446802a44259755d38e6d163e820");
+        assert_eq!(
+            (line.unit_price, line.quantity, line.subtotal),
+            (999, 2, 1998)
+        );
+        assert_eq!(
+            (state.subtotal, state.discount, state.total),
+            (1998, 0, 1998)
+        );
+        assert_eq!(state.tax, Some(0));
+    }
+
+    #[test]
+    fn minor_units_rescale_to_the_iso_exponent() {
+        let jpy = parse_currency("JPY").unwrap();
+        assert_eq!(minor("150000", 2, jpy).unwrap(), 1500);
+        assert_eq!(minor("", 2, usd()).unwrap(), 0);
+        assert!(minor("12,50", 2, usd()).is_err());
+    }
+}
