@@ -6,6 +6,7 @@
 
 pub mod sample;
 pub mod upstream;
+pub mod woocommerce;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,7 +126,7 @@ pub struct PlatformFactory {
     pub build: fn(&toml::Table, &BuildContext<'_>) -> Result<SharedPlatform, Vec<ConfigProblem>>,
 }
 
-pub const PLATFORMS: &[PlatformFactory] = &[sample::FACTORY];
+pub const PLATFORMS: &[PlatformFactory] = &[sample::FACTORY, woocommerce::FACTORY];
 
 pub fn factory(name: &str) -> Option<&'static PlatformFactory> {
     PLATFORMS.iter().find(|factory| factory.name == name)

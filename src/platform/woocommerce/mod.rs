@@ -1,0 +1,160 @@
+//! WooCommerce through the public Store API (`/wp-json/wc/store/v1`): no credentials, the
+//! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
+//! live in the brain.
+
+mod api;
+mod cart;
+mod catalog;
+mod categories;
+mod ids;
+mod mapping;
+mod rest_v3;
+mod settings;
+mod text;
+mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use self::api::StoreApi;
+use self::cart::Carts;
+use self::catalog::Catalog;
+use self::categories::CategoryCache;
+use super::upstream::UpstreamClient;
+use super::{
+    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
+    StoreInfo,
+};
+use crate::config::ConfigProblem;
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolution, Resolved, SearchPage,
+    SearchRequest,
+};
+
+pub const FACTORY: PlatformFactory = PlatformFactory {
+    name: "woocommerce",
+    check,
+    build,
+};
+
+fn check(store: &toml::Table) -> Vec<ConfigProblem> {
+    settings::parse(store).err().unwrap_or_default()
+}
+
+fn build(
+    store: &toml::Table,
+    context: &BuildContext<'_>,
+) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+    let settings = settings::parse(store)?;
+    let client = UpstreamClient::new(
+        "woocommerce",
+        Duration::from_millis(settings.timeout_ms),
+        context.config.limits.max_body_bytes.max(4 * 1024 * 1024),
+    )
+    .map_err(|error| vec![ConfigProblem::new("store", error)])?;
+    let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
+        rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
+    });
+    let api = Arc::new(
+        StoreApi::new(client, &settings.base_url)
+            .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
+    );
+    Ok(Arc::new(WooStore {
+        info: StoreInfo {
+            platform: "woocommerce",
+            name: settings.name.clone(),
+            currency: settings.currency,
+            storefront_url: settings.base_url.to_string(),
+            capabilities: Capabilities {
+                search: true,
+                lookup: true,
+                cart: true,
+            },
+            pushdown: Pushdown {
+                categories: true,
+                price: true,
+            },
+        },
+        catalog: Catalog::new(
+            api.clone(),
+            CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
+            settings.currency,
+            rest_v3,
+        ),
+        carts: Carts::new(
+            api.clone(),
+            settings.currency,
+            settings.base_url.clone(),
+            settings.checkout,
+            settings.checkout_path.clone(),
+        ),
+        api,
+    }))
+}
+
+pub struct WooStore {
+    info: StoreInfo,
+    api: Arc<StoreApi>,
+    catalog: Catalog,
+    carts: Carts,
+}
+
+#[async_trait]
+impl Platform for WooStore {
+    fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        self.catalog.search(request).await
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        _context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.catalog.resolve(ids).await
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        _context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        let resolved = self.catalog.resolve(&[id.to_owned()]).await?;
+        Ok(resolved.into_iter().next().map(|hit| ProductHit {
+            variant_id: match hit.resolution {
+                Resolution::Variant(variant) => Some(variant),
+                Resolution::Product => None,
+            },
+            product: hit.product,
+        }))
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.carts.create(draft).await
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts.get(id).await
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.carts.replace(id, draft).await
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts.cancel(id).await
+    }
+
+    async fn ready(&self) -> Result<(), PlatformError> {
+        self.api.ready().await
+    }
+}

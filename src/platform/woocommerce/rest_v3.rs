@@ -1,0 +1,99 @@
+//! Optional, read-only REST API v3 access for the one thing the Store API does not expose:
+//! the merchant's default variation (`default_attributes`). Failures here never fail a tool:
+//! without it the brain simply features the first purchasable variant.
+
+use std::collections::HashMap;
+
+use reqwest::StatusCode;
+use secrecy::ExposeSecret;
+use serde::Deserialize;
+use url::Url;
+
+use crate::config::Secret;
+use crate::platform::upstream::{CallKind, UpstreamClient};
+
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(default)]
+pub struct DefaultAttribute {
+    pub name: String,
+    pub option: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct ProductDefaults {
+    id: u64,
+    default_attributes: Vec<DefaultAttribute>,
+}
+
+pub struct RestV3 {
+    client: UpstreamClient,
+    root: Url,
+    key: Secret,
+    secret: Secret,
+}
+
+impl RestV3 {
+    pub fn new(client: UpstreamClient, base: &Url, key: Secret, secret: Secret) -> Option<Self> {
+        let mut root = base.clone();
+        root.path_segments_mut()
+            .ok()?
+            .pop_if_empty()
+            .extend(["wp-json", "wc", "v3", "products"]);
+        Some(Self {
+            client,
+            root,
+            key,
+            secret,
+        })
+    }
+
+    /// Default attributes of the given products, by product id; empty on any failure.
+    pub async fn defaults(&self, ids: &[u64]) -> HashMap<u64, Vec<DefaultAttribute>> {
+        let mut out = HashMap::new();
+        for chunk in ids.chunks(100) {
+            let mut url = self.root.clone();
+            url.query_pairs_mut()
+                .append_pair(
+                    "include",
+                    &chunk
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
+                .append_pair("per_page", "100")
+                .append_pair("_fields", "id,default_attributes");
+            // Basic auth in a header, never key/secret query parameters that end up in logs.
+            let request = self.client.http().get(url).basic_auth(
+                self.key.0.expose_secret(),
+                Some(self.secret.0.expose_secret()),
+            );
+            let parsed = match self.client.send(request, CallKind::Read).await {
+                Ok(response) if response.status == StatusCode::OK => {
+                    response.json::<Vec<ProductDefaults>>("v3 products")
+                }
+                Ok(response) => {
+                    tracing::warn!(
+                        status = response.status.as_u16(),
+                        "REST v3 refused the request; check the consumer key's permissions"
+                    );
+                    return out;
+                }
+                Err(error) => Err(error),
+            };
+            match parsed {
+                Ok(products) => out.extend(
+                    products
+                        .into_iter()
+                        .map(|product| (product.id, product.default_attributes)),
+                ),
+                Err(error) => {
+                    tracing::warn!(%error, "REST v3 default variations unavailable");
+                    return out;
+                }
+            }
+        }
+        out
+    }
+}

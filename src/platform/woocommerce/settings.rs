@@ -1,0 +1,259 @@
+//! The `[store]` table for `platform = "woocommerce"`, checked without touching the network.
+
+use std::net::IpAddr;
+
+use iso_currency::Currency;
+use serde::Deserialize;
+use url::Url;
+
+use crate::brain::money::parse_currency;
+use crate::config::{ConfigProblem, Secret, store_settings};
+
+/// How the buyer's browser is handed the Store API cart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckoutMode {
+    /// `<checkout_path>?session=<Cart-Token>` (WooCommerce 10+ adopts the token's session).
+    Session,
+    /// `/checkout-link/?products=<id>:<qty>,…` (WooCommerce 10+ builds a fresh cart).
+    Link,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    base_url: String,
+    currency: String,
+    name: Option<String>,
+    #[serde(default)]
+    allow_insecure_http: bool,
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
+    #[serde(default = "default_checkout_mode")]
+    checkout: CheckoutMode,
+    #[serde(default = "default_checkout_path")]
+    checkout_path: String,
+    #[serde(default = "default_category_ttl")]
+    category_cache_secs: u64,
+    /// Optional read-only REST API v3 key pair (merchant default variations).
+    consumer_key: Option<Secret>,
+    consumer_secret: Option<Secret>,
+}
+
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+fn default_checkout_mode() -> CheckoutMode {
+    CheckoutMode::Session
+}
+fn default_checkout_path() -> String {
+    "/checkout/".to_owned()
+}
+fn default_category_ttl() -> u64 {
+    300
+}
+
+#[derive(Debug, Clone)]
+pub struct WooSettings {
+    /// The shop's home, with a trailing slash so relative joins stay under it.
+    pub base_url: Url,
+    pub currency: Currency,
+    pub name: String,
+    pub timeout_ms: u64,
+    pub checkout: CheckoutMode,
+    pub checkout_path: String,
+    pub category_cache_secs: u64,
+    /// `(consumer_key, consumer_secret)` when REST v3 is enabled.
+    pub rest_v3: Option<(Secret, Secret)>,
+}
+
+fn loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
+    let mut problems = Vec::new();
+    let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
+        return Err(problems);
+    };
+    let base_url = match Url::parse(&raw.base_url) {
+        Ok(url) if url.host_str().is_none() => {
+            problems.push(ConfigProblem::new("store.base_url", "must have a host"));
+            None
+        }
+        Ok(url) if url.query().is_some() || url.fragment().is_some() => {
+            problems.push(ConfigProblem::new(
+                "store.base_url",
+                "must not have a query or fragment",
+            ));
+            None
+        }
+        Ok(url) if !url.username().is_empty() || url.password().is_some() => {
+            problems.push(ConfigProblem::new(
+                "store.base_url",
+                "must not carry credentials",
+            ));
+            None
+        }
+        Ok(url) => match url.scheme() {
+            "https" => Some(url),
+            "http" if loopback(&url) || raw.allow_insecure_http => Some(url),
+            "http" => {
+                problems.push(ConfigProblem::new(
+                    "store.base_url",
+                    "must be https (plain http only for loopback, or with store.allow_insecure_http = true)",
+                ));
+                None
+            }
+            _ => {
+                problems.push(ConfigProblem::new(
+                    "store.base_url",
+                    "must be an http(s) URL",
+                ));
+                None
+            }
+        },
+        Err(error) => {
+            problems.push(ConfigProblem::new(
+                "store.base_url",
+                format!("not a URL: {error}"),
+            ));
+            None
+        }
+    };
+    let currency = match parse_currency(&raw.currency) {
+        Ok(currency) => Some(currency),
+        Err(_) => {
+            problems.push(ConfigProblem::new(
+                "store.currency",
+                "must be an ISO 4217 code such as USD (the store's WooCommerce currency)",
+            ));
+            None
+        }
+    };
+    if !(100..=120_000).contains(&raw.timeout_ms) {
+        problems.push(ConfigProblem::new(
+            "store.timeout_ms",
+            "must be between 100 and 120000",
+        ));
+    }
+    let path = &raw.checkout_path;
+    if !path.starts_with('/') || path.starts_with("//") || path.contains(['?', '#', '\\', ' ']) {
+        problems.push(ConfigProblem::new(
+            "store.checkout_path",
+            "must be an absolute path such as /checkout/",
+        ));
+    }
+    let rest_v3 = match (raw.consumer_key, raw.consumer_secret) {
+        (Some(key), Some(secret)) => Some((key, secret)),
+        (None, None) => None,
+        (Some(_), None) => {
+            problems.push(ConfigProblem::new(
+                "store.consumer_secret",
+                "is required with store.consumer_key",
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(ConfigProblem::new(
+                "store.consumer_key",
+                "is required with store.consumer_secret",
+            ));
+            None
+        }
+    };
+    // Basic auth over plain http would hand the key pair to anyone on the path.
+    if rest_v3.is_some()
+        && base_url
+            .as_ref()
+            .is_some_and(|url| url.scheme() == "http" && !loopback(url))
+    {
+        problems.push(ConfigProblem::new(
+            "store.consumer_key",
+            "REST API keys are only sent over https (or to loopback)",
+        ));
+    }
+    match (base_url, currency) {
+        (Some(mut base_url), Some(currency)) if problems.is_empty() => {
+            if !base_url.path().ends_with('/') {
+                let path = format!("{}/", base_url.path());
+                base_url.set_path(&path);
+            }
+            let name = raw
+                .name
+                .unwrap_or_else(|| base_url.host_str().unwrap_or("WooCommerce").to_owned());
+            Ok(WooSettings {
+                base_url,
+                currency,
+                name,
+                timeout_ms: raw.timeout_ms,
+                checkout: raw.checkout,
+                checkout_path: raw.checkout_path,
+                category_cache_secs: raw.category_cache_secs,
+                rest_v3,
+            })
+        }
+        _ => Err(problems),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    fn keys(text: &str) -> Vec<String> {
+        parse(&table(text))
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|problem| problem.key)
+            .collect()
+    }
+
+    #[test]
+    fn plain_http_only_for_loopback_or_when_allowed() {
+        let ok = "platform='woocommerce'\ncurrency='USD'\nbase_url='http://127.0.0.1:9/shop'";
+        let settings = parse(&table(ok)).unwrap();
+        assert_eq!(settings.base_url.as_str(), "http://127.0.0.1:9/shop/");
+        assert_eq!(
+            keys("currency='USD'\nbase_url='http://shop.example'"),
+            ["store.base_url"]
+        );
+        assert!(
+            keys("currency='USD'\nbase_url='http://shop.example'\nallow_insecure_http=true")
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn every_bad_key_is_named() {
+        assert_eq!(
+            keys("currency='XXZ'\nbase_url='https://s.example'\ntimeout_ms=1\ncheckout_path='x'"),
+            ["store.currency", "store.timeout_ms", "store.checkout_path"]
+        );
+        let unknown = keys("currency='USD'\nbase_url='https://s.example'\nconsumer_keyy='x'");
+        assert_eq!(unknown.len(), 1);
+        assert!(unknown[0].starts_with("store.consumer_keyy"), "{unknown:?}");
+        assert_eq!(keys("currency='USD'"), ["store"]);
+        assert_eq!(
+            keys("currency='USD'\nbase_url='https://s.example'\nconsumer_key='ck_1'"),
+            ["store.consumer_secret"]
+        );
+        assert_eq!(
+            keys(
+                "currency='USD'\nbase_url='http://s.example'\nallow_insecure_http=true\nconsumer_key='ck_1'\nconsumer_secret='cs_1'"
+            ),
+            ["store.consumer_key"]
+        );
+    }
+}

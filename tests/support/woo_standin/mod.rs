@@ -1,0 +1,284 @@
+//! A WooCommerce 7.9 stand-in: a real HTTP server on loopback answering the Store API the way
+//! the captured fixtures (`fixtures/`, from a real WooCommerce 7.9.0) do: same bodies, same
+//! `Cart-Token`/`Nonce`/`X-WP-Total` headers, same error codes. It records every request
+//! line it receives and can be switched into faults (429, 5xx, slow, garbage).
+#![allow(
+    dead_code,
+    unused_imports,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic
+)]
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+mod cart;
+mod catalog;
+
+pub use cart::token_for;
+pub use catalog::{V3_KEY, V3_SECRET};
+
+const PREFIX: &str = "/wp-json/wc/store/v1";
+
+#[derive(Debug, Clone)]
+pub enum Fault {
+    None,
+    RateLimit { retry_after: u32 },
+    ServerError,
+    Slow(Duration),
+    Garbage,
+}
+
+struct Item {
+    key: String,
+    id: u64,
+    quantity: u32,
+}
+
+struct Inner {
+    /// Every product and variation, as Store API JSON.
+    products: Vec<Value>,
+    categories: Vec<Value>,
+    /// Units in stock per purchasable id (simple product or variation).
+    stock: HashMap<u64, u32>,
+    sessions: HashMap<String, Vec<Item>>,
+    requests: Vec<String>,
+    /// Headers of every write, to check Nonce/Cart-Token handling.
+    write_headers: Vec<HeaderMap>,
+    fault: Fault,
+    next_session: u64,
+    /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
+    writes_only: bool,
+    /// Ids whose catalog flags ignore the stock table (a sale happened after the listing).
+    stale: Vec<u64>,
+}
+
+pub struct WooStandin {
+    pub base_url: String,
+    inner: Arc<Mutex<Inner>>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for WooStandin {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+fn query_map(uri: &Uri) -> HashMap<String, String> {
+    url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+        .map(|(key, value)| (key.into_owned(), value.into_owned()))
+        .collect()
+}
+
+fn list(value: Option<&String>) -> Option<Vec<String>> {
+    value.map(|text| {
+        text.split(',')
+            .map(|part| part.trim().to_owned())
+            .filter(|part| !part.is_empty())
+            .collect()
+    })
+}
+
+fn json_response(status: StatusCode, body: &Value, headers: &[(&str, String)]) -> Response {
+    let mut builder = Response::builder()
+        .status(status)
+        .header("content-type", "application/json; charset=UTF-8")
+        .header("x-robots-tag", "noindex")
+        .header(
+            "access-control-expose-headers",
+            "X-WP-Total, X-WP-TotalPages, Link",
+        );
+    for (name, value) in headers {
+        builder = builder.header(*name, value);
+    }
+    builder.body(Body::from(body.to_string())).unwrap()
+}
+
+fn error(status: StatusCode, code: &str, message: &str) -> Response {
+    json_response(
+        status,
+        &json!({"code": code, "message": message, "data": {"status": status.as_u16()}}),
+        &[],
+    )
+}
+
+async fn handle(
+    State(inner): State<Arc<Mutex<Inner>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let fault = {
+        let mut inner = inner.lock().unwrap();
+        inner.requests.push(format!(
+            "{method} {}",
+            uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("")
+        ));
+        if inner.writes_only && method == Method::GET {
+            Fault::None
+        } else {
+            inner.fault.clone()
+        }
+    };
+    match fault {
+        Fault::None => {}
+        Fault::RateLimit { retry_after } => {
+            return Response::builder()
+                .status(StatusCode::TOO_MANY_REQUESTS)
+                .header("retry-after", retry_after.to_string())
+                .header("ratelimit-limit", "25")
+                .header("ratelimit-remaining", "0")
+                .header("ratelimit-reset", retry_after.to_string())
+                .header("ratelimit-retry-after", retry_after.to_string())
+                .header("content-type", "application/json; charset=UTF-8")
+                .body(Body::from(
+                    r#"{"code":"rate_limit_exceeded","message":"Too many requests. Please wait and try again.","data":{"status":429}}"#,
+                ))
+                .unwrap();
+        }
+        Fault::ServerError => {
+            return Response::builder()
+                .status(StatusCode::BAD_GATEWAY)
+                .header("content-type", "text/html")
+                .body(Body::from("<html><body>502 Bad Gateway</body></html>"))
+                .unwrap();
+        }
+        Fault::Slow(delay) => tokio::time::sleep(delay).await,
+        Fault::Garbage => {
+            return Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", "application/json; charset=UTF-8")
+                .header("x-wp-total", "3")
+                .body(Body::from(
+                    "<br />\n<b>Fatal error</b>: Allowed memory size exhausted{\"id\":",
+                ))
+                .unwrap();
+        }
+    }
+    if method == Method::GET && uri.path() == "/wp-json/wc/v3/products" {
+        return catalog::v3_products(&uri, &headers);
+    }
+    let Some(path) = uri.path().strip_prefix(PREFIX) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "rest_no_route",
+            "No route was found matching the URL and request method.",
+        );
+    };
+    let mut inner = inner.lock().unwrap();
+    match (method.clone(), path) {
+        (Method::GET, "/products") => inner.products_route(&uri),
+        (Method::GET, "/products/categories") => {
+            json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[])
+        }
+        (_, p) if p.starts_with("/cart") => inner.cart_route(&method, p, &headers, &body),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            "rest_no_route",
+            "No route was found matching the URL and request method.",
+        ),
+    }
+}
+
+impl WooStandin {
+    pub async fn start() -> Self {
+        let (products, categories, stock) = catalog::seed_catalog();
+        let inner = Arc::new(Mutex::new(Inner {
+            products,
+            categories,
+            stock,
+            sessions: HashMap::new(),
+            requests: Vec::new(),
+            write_headers: Vec::new(),
+            fault: Fault::None,
+            next_session: 0,
+            stale: Vec::new(),
+            writes_only: false,
+        }));
+        let app = Router::new().fallback(handle).with_state(inner.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let token = shutdown.clone();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move { token.cancelled().await })
+                .await
+                .unwrap();
+        });
+        Self {
+            base_url: format!("http://{addr}"),
+            inner,
+            shutdown,
+        }
+    }
+
+    /// A bridge config pointing at this stand-in; extra `[store]` lines may be appended.
+    pub fn config(&self, extra_store_lines: &str) -> String {
+        format!(
+            "[store]\nplatform = \"woocommerce\"\nbase_url = \"{}\"\ncurrency = \"USD\"\nname = \"Stand-in Woo\"\ntimeout_ms = 400\n{extra_store_lines}\n",
+            self.base_url
+        )
+    }
+
+    pub fn requests(&self) -> Vec<String> {
+        self.inner.lock().unwrap().requests.clone()
+    }
+
+    pub fn clear_requests(&self) {
+        self.inner.lock().unwrap().requests.clear();
+    }
+
+    pub fn write_headers(&self) -> Vec<HeaderMap> {
+        self.inner.lock().unwrap().write_headers.clone()
+    }
+
+    pub fn set_fault(&self, fault: Fault) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.fault = fault;
+        inner.writes_only = false;
+    }
+
+    pub fn set_write_fault(&self, fault: Fault) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.fault = fault;
+        inner.writes_only = true;
+    }
+
+    pub fn set_stock(&self, id: u64, units: u32) {
+        self.inner.lock().unwrap().stock.insert(id, units);
+    }
+
+    /// Changes stock for carts only; the catalog keeps showing the item as before.
+    pub fn set_stock_behind_catalog(&self, id: u64, units: u32) {
+        let mut inner = self.inner.lock().unwrap();
+        inner.stock.insert(id, units);
+        inner.stale.push(id);
+    }
+
+    /// Number of items in every live session (to check a cancelled cart was emptied).
+    pub fn session_items(&self) -> Vec<usize> {
+        self.inner
+            .lock()
+            .unwrap()
+            .sessions
+            .values()
+            .map(Vec::len)
+            .collect()
+    }
+}
