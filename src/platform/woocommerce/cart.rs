@@ -19,7 +19,9 @@ use super::mapping;
 use super::settings::CheckoutMode;
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
-use crate::model::{CartDraft, CartOutcome, CartState, LineProblem, LineProblemKind};
+use crate::model::{
+    CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
+};
 use crate::platform::PlatformError;
 
 pub struct Carts {
@@ -182,6 +184,35 @@ impl Carts {
             .await
     }
 
+    /// Adds each line in turn, keeping the latest cart the store returned and collecting what
+    /// it refused.
+    async fn add_lines<'l>(
+        &self,
+        session: &mut Session,
+        cart: &mut StoreCart,
+        lines: impl Iterator<Item = &'l CartLineInput>,
+        problems: &mut Vec<LineProblem>,
+    ) -> Result<(), PlatformError> {
+        for line in lines {
+            let Some(id) = WooId::parse(&line.variant_id) else {
+                problems.push(LineProblem {
+                    variant_id: line.variant_id.clone(),
+                    kind: LineProblemKind::NotFound,
+                    message: format!("Item not found: {}", line.variant_id),
+                });
+                continue;
+            };
+            let (written, problem) = self
+                .write_line(session, LineWrite::Add(id), &line.variant_id, line.quantity)
+                .await?;
+            if let Some(written) = written {
+                *cart = written;
+            }
+            problems.extend(problem);
+        }
+        Ok(())
+    }
+
     /// One line write; a quantity refusal is retried once with what the store can take.
     async fn write_line(
         &self,
@@ -222,28 +253,8 @@ impl Carts {
         // A cart read without a token opens a new session and hands out its token and nonce.
         let (mut cart, mut session) = self.api.cart(None).await?;
         let mut problems = Vec::new();
-        for line in &draft.lines {
-            let Some(id) = WooId::parse(&line.variant_id) else {
-                problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
-                    kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
-                });
-                continue;
-            };
-            let (written, problem) = self
-                .write_line(
-                    &mut session,
-                    LineWrite::Add(id),
-                    &line.variant_id,
-                    line.quantity,
-                )
-                .await?;
-            if let Some(written) = written {
-                cart = written;
-            }
-            problems.extend(problem);
-        }
+        self.add_lines(&mut session, &mut cart, draft.lines.iter(), &mut problems)
+            .await?;
         Ok(CartOutcome {
             cart: self.state(&session.token, &cart)?,
             problems,
@@ -312,32 +323,12 @@ impl Carts {
             }
             problems.extend(problem);
         }
-        for line in draft
+        let added = draft
             .lines
             .iter()
-            .filter(|line| !kept.contains(&line.variant_id))
-        {
-            let Some(woo_id) = WooId::parse(&line.variant_id) else {
-                problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
-                    kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
-                });
-                continue;
-            };
-            let (written, problem) = self
-                .write_line(
-                    &mut session,
-                    LineWrite::Add(woo_id),
-                    &line.variant_id,
-                    line.quantity,
-                )
-                .await?;
-            if let Some(written) = written {
-                cart = written;
-            }
-            problems.extend(problem);
-        }
+            .filter(|line| !kept.contains(&line.variant_id));
+        self.add_lines(&mut session, &mut cart, added, &mut problems)
+            .await?;
         Ok(Some(CartOutcome {
             cart: self.state(&token, &cart)?,
             problems,
