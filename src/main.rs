@@ -69,7 +69,7 @@ fn out(text: &str) {
     let _ = stdout.flush();
 }
 
-async fn shutdown_signal(token: CancellationToken) {
+async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -89,7 +89,6 @@ async fn shutdown_signal(token: CancellationToken) {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing in-flight requests");
-    token.cancel();
 }
 
 async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> anyhow::Result<()> {
@@ -121,10 +120,13 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    axum::serve(listener, bridge.router)
-        .with_graceful_shutdown(shutdown_signal(shutdown))
-        .await
-        .context("server error")?;
+    let served = axum::serve(listener, bridge.router)
+        .with_graceful_shutdown(shutdown_signal())
+        .await;
+    // Only now: cancelling rmcp's token earlier would abort the calls axum is waiting for.
+    shutdown.cancel();
+    served.context("server error")?;
+    tracing::info!("stopped");
     Ok(())
 }
 
