@@ -121,10 +121,15 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    axum::serve(listener, bridge.router)
-        .with_graceful_shutdown(shutdown_signal(shutdown))
-        .await
-        .context("server error")?;
+    axum::serve(
+        listener,
+        bridge
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal(shutdown))
+    .await
+    .context("server error")?;
     Ok(())
 }
 
