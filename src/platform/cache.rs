@@ -278,3 +278,19 @@ pub fn wrap(
     let cached = Arc::new(CachedPlatform::new(platform, config));
     (cached.clone(), Some(cached))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_ids_match_gids_and_their_numeric_tail() {
+        let by_number = product_matcher(&["632910392".to_owned()]);
+        assert!(by_number("gid://shopify/Product/632910392"));
+        assert!(by_number("632910392"));
+        assert!(!by_number("gid://shopify/Product/6329103921"));
+        let by_gid = product_matcher(&["gid://shopify/Product/1".to_owned()]);
+        assert!(by_gid("gid://shopify/Product/1"));
+        assert!(!by_gid("1"));
+    }
+}
