@@ -14,7 +14,9 @@ use bcp_bridge::model::{
     SearchPage, SearchRequest,
 };
 use bcp_bridge::platform::cache::CachedPlatform;
-use bcp_bridge::platform::{self, BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo};
+use bcp_bridge::platform::{
+    self, BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo,
+};
 use hmac::{KeyInit, Mac};
 
 const PRODUCT: &str = "prod_abc123";
@@ -162,8 +164,20 @@ async fn expired_entries_are_fetched_again() {
 #[tokio::test]
 async fn unknown_products_are_cached_as_absent() {
     let (cache, counts) = cached(Duration::from_secs(60), false);
-    assert!(cache.product("prod_nope", &brazil()).await.unwrap().is_none());
-    assert!(cache.product("prod_nope", &brazil()).await.unwrap().is_none());
+    assert!(
+        cache
+            .product("prod_nope", &brazil())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        cache
+            .product("prod_nope", &brazil())
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert_eq!(counts.product.load(Ordering::SeqCst), 1);
 }
 
@@ -283,11 +297,11 @@ async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
     assert_eq!(counts.product.load(Ordering::SeqCst), 1);
 
     let body = format!(r#"{{"id":"{PRODUCT}","title":"Blue Runner Pro"}}"#);
-    let mut before = counts.product.load(Ordering::SeqCst);
     for (path, header) in [
         ("/webhooks/shopify", "X-Shopify-Hmac-Sha256"),
         ("/webhooks/woocommerce", "X-WC-Webhook-Signature"),
     ] {
+        let before = counts.product.load(Ordering::SeqCst);
         // Missing and wrong signatures: 401, cache untouched.
         let missing = client
             .post(format!("{base}{path}"))
@@ -325,6 +339,5 @@ async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
             before + 1,
             "{path} invalidated the product"
         );
-        before += 1;
     }
 }

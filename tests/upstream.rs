@@ -91,6 +91,8 @@ fn client(policy: UpstreamPolicy) -> UpstreamClient {
 
 #[tokio::test]
 async fn reads_are_retried_through_server_errors_until_they_succeed() {
+    // The bridge installs the recorder at start-up; this test has no bridge.
+    let recorder = bcp_bridge::observability::install().unwrap();
     let (url, hits) = stand_in(2, Failure::Status(503)).await;
     let upstream = client(policy(|_| {}));
     let response = upstream
@@ -99,6 +101,16 @@ async fn reads_are_retried_through_server_errors_until_they_succeed() {
         .unwrap();
     assert_eq!(response.status, 200);
     assert_eq!(hits.load(Ordering::SeqCst), 3);
+    // Observability: upstream calls and errors are counted by store.
+    let metrics = recorder.render();
+    assert!(
+        metrics
+            .lines()
+            .any(|line| line.starts_with("bcp_upstream_errors_total")
+                && line.contains("store=\"standin\"")
+                && line.contains("kind=\"unavailable\"")),
+        "{metrics}"
+    );
 }
 
 #[tokio::test]
@@ -134,7 +146,10 @@ async fn retries_stop_at_max_retries() {
         .send(upstream.http().get(&url), CallKind::Read)
         .await
         .unwrap_err();
-    assert!(matches!(error, PlatformError::Unavailable { .. }), "{error:?}");
+    assert!(
+        matches!(error, PlatformError::Unavailable { .. }),
+        "{error:?}"
+    );
     assert_eq!(hits.load(Ordering::SeqCst), 3);
 }
 
@@ -150,9 +165,15 @@ async fn retries_stop_at_the_read_deadline() {
         .send(upstream.http().get(&url), CallKind::Read)
         .await
         .unwrap_err();
-    assert!(matches!(error, PlatformError::Unavailable { .. }), "{error:?}");
+    assert!(
+        matches!(error, PlatformError::Unavailable { .. }),
+        "{error:?}"
+    );
     let hits = hits.load(Ordering::SeqCst);
-    assert!((1..=4).contains(&hits), "{hits} attempts within a 500 ms deadline");
+    assert!(
+        (1..=4).contains(&hits),
+        "{hits} attempts within a 500 ms deadline"
+    );
 }
 
 #[tokio::test]
@@ -163,7 +184,10 @@ async fn writes_are_sent_exactly_once() {
         .send(upstream.http().post(&url).body("{}"), CallKind::Write)
         .await
         .unwrap_err();
-    assert!(matches!(error, PlatformError::Unavailable { .. }), "{error:?}");
+    assert!(
+        matches!(error, PlatformError::Unavailable { .. }),
+        "{error:?}"
+    );
     // Give a stray retry time to show up.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(hits.load(Ordering::SeqCst), 1);
@@ -221,7 +245,10 @@ async fn the_local_budget_refuses_calls_it_cannot_fit_in_max_wait() {
             .await
             .unwrap();
     }
-    match upstream.send(upstream.http().get(&url), CallKind::Read).await {
+    match upstream
+        .send(upstream.http().get(&url), CallKind::Read)
+        .await
+    {
         Err(PlatformError::RateLimited {
             retry_after: Some(_),
         }) => {}

@@ -90,7 +90,11 @@ impl UpstreamClient {
             http,
             name,
             max_body_bytes,
-            guard: Arc::new(UpstreamGuard::new(UpstreamPolicy::default())),
+            // Default budget and retries, but the per-attempt timeout stays the one given here.
+            guard: Arc::new(UpstreamGuard::new(UpstreamPolicy {
+                attempt_timeout: None,
+                ..UpstreamPolicy::default()
+            })),
         })
     }
 
