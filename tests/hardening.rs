@@ -14,7 +14,7 @@ fn get_product_args(profile: &str) -> Value {
 }
 
 fn assert_rate_limited(status: StatusCode, error: &Value) {
-    // ERR: throttling is -32000 with HTTP 429 and data.retry_after (seconds).
+    // CHK-050 (429 for rate limits) and SPEC.md errors: -32000 with data.retry_after.
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{error}");
     assert_eq!(error["code"], -32000, "{error}");
     let retry_after = error["data"]["retry_after"].as_u64().expect("retry_after");
