@@ -449,6 +449,12 @@ impl BridgeConfig {
                 "must be between 1 and 100000 when upstream.requests_per_second is set",
             ));
         }
+        if self.cache.webhook_secret.is_some() && !self.cache.enabled {
+            problems.push(ConfigProblem::new(
+                "cache.webhook_secret",
+                "has no effect while cache.enabled = false",
+            ));
+        }
         if up.read_deadline_ms < up.timeout_ms {
             problems.push(ConfigProblem::new(
                 "upstream.read_deadline_ms",

@@ -126,3 +126,52 @@ async fn metrics_count_tools_latency_cache_and_rejections() {
         "latency histogram: {text}"
     );
 }
+
+#[tokio::test]
+async fn webhook_routes_exist_only_with_a_secret_and_refuse_bad_signatures() {
+    let without = TestBridge::sample().await;
+    let response = without
+        .client
+        .post(format!("{}/webhooks/shopify", without.base_url))
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::NOT_FOUND);
+
+    let with = TestBridge::start("[cache]\nwebhook_secret = \"whsec_bridge_test\"\n").await;
+    for (path, header) in [
+        ("/webhooks/shopify", "X-Shopify-Hmac-Sha256"),
+        ("/webhooks/woocommerce", "X-WC-Webhook-Signature"),
+    ] {
+        let response = with
+            .client
+            .post(format!("{}{path}", with.base_url))
+            .header(header, "bm90IGEgc2lnbmF0dXJl")
+            .body(r#"{"id":"prod_abc123"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+        let body = response.text().await.unwrap();
+        assert!(!body.contains("whsec_bridge_test"), "{body}");
+    }
+}
+
+#[test]
+fn hardening_keys_are_checked_by_name() {
+    let error = bcp_bridge::config::BridgeConfig::from_toml(
+        "[server]\nrequest_timeout_ms = 1\n[cache]\nenabled = false\nttl_secs = 0\nwebhook_secret = \"x\"\n[inbound]\nper_agent = 3\n",
+    )
+    .unwrap_err()
+    .to_string();
+    for key in [
+        "server.request_timeout_ms",
+        "cache.ttl_secs",
+        "cache.webhook_secret",
+        "inbound.per_agent",
+    ] {
+        assert!(error.contains(key), "{key} in {error}");
+    }
+    assert!(!error.contains("\"x\""), "secret value leaked: {error}");
+}
