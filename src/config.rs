@@ -60,6 +60,9 @@ pub struct BridgeConfig {
     pub server: ServerConfig,
     pub limits: LimitsConfig,
     pub cart: CartConfig,
+    pub cache: CacheConfig,
+    pub upstream: UpstreamConfig,
+    pub inbound: InboundConfig,
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
     pub store: toml::Table,
@@ -78,6 +81,8 @@ pub struct ServerConfig {
     /// Browser origins allowed to call the MCP endpoint; empty means only non-browser clients
     /// and the public base URL's own origin.
     pub allowed_origins: Vec<String>,
+    /// Budget of one whole MCP request; past it the agent gets -32000 / HTTP 503.
+    pub request_timeout_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -88,6 +93,7 @@ impl Default for ServerConfig {
             mcp_path: "/bcp/mcp".to_owned(),
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            request_timeout_ms: 30_000,
         }
     }
 }
@@ -138,6 +144,69 @@ pub struct CartConfig {
     pub checkout_params: BTreeMap<String, String>,
 }
 
+/// `[cache]`: product cache in front of the store (see `platform::cache`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    pub ttl_secs: u64,
+    pub max_entries: u64,
+    /// Also cache search pages (same TTL); a product webhook drops pages that show it.
+    pub search: bool,
+    /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
+    pub webhook_secret: Option<Secret>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            ttl_secs: 60,
+            max_entries: 10_000,
+            search: false,
+            webhook_secret: None,
+        }
+    }
+}
+
+/// `[upstream]`: per-store budget, timeouts and retries of calls to the store.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpstreamConfig {
+    /// 0 = no local budget (upstream throttling is still honoured).
+    pub requests_per_second: u32,
+    pub burst: u32,
+    /// How long a call may wait for budget (or for an upstream Retry-After) before failing.
+    pub max_wait_ms: u64,
+    /// One attempt.
+    pub timeout_ms: u64,
+    /// All attempts of a read, backoff included.
+    pub read_deadline_ms: u64,
+    /// Extra attempts of a read; writes are never retried.
+    pub max_retries: u32,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> Self {
+        Self {
+            requests_per_second: 20,
+            burst: 40,
+            max_wait_ms: 2_000,
+            timeout_ms: 10_000,
+            read_deadline_ms: 15_000,
+            max_retries: 2,
+        }
+    }
+}
+
+/// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InboundConfig {
+    pub per_agent_per_minute: u32,
+    pub per_ip_per_minute: u32,
+}
+
 /// A secret from the file (`key = "value"`) or from the environment (`key = { env = "NAME" }`).
 /// Debug output and error messages never contain the value.
 #[derive(Clone)]
@@ -175,7 +244,9 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-const SECTIONS: &[&str] = &["server", "limits", "cart", "store"];
+const SECTIONS: &[&str] = &[
+    "server", "limits", "cart", "cache", "upstream", "inbound", "store",
+];
 
 impl Default for BridgeConfig {
     fn default() -> Self {
@@ -185,6 +256,9 @@ impl Default for BridgeConfig {
             server: ServerConfig::default(),
             limits: LimitsConfig::default(),
             cart: CartConfig::default(),
+            cache: CacheConfig::default(),
+            upstream: UpstreamConfig::default(),
+            inbound: InboundConfig::default(),
             store,
         }
     }
@@ -220,6 +294,9 @@ impl BridgeConfig {
         let server = section::<ServerConfig>(&root, "server", &mut problems);
         let limits = section::<LimitsConfig>(&root, "limits", &mut problems);
         let cart = section::<CartConfig>(&root, "cart", &mut problems);
+        let cache = section::<CacheConfig>(&root, "cache", &mut problems);
+        let upstream = section::<UpstreamConfig>(&root, "upstream", &mut problems);
+        let inbound = section::<InboundConfig>(&root, "inbound", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -232,6 +309,9 @@ impl BridgeConfig {
             server: server.unwrap_or_default(),
             limits: limits.unwrap_or_default(),
             cart: cart.unwrap_or_default(),
+            cache: cache.unwrap_or_default(),
+            upstream: upstream.unwrap_or_default(),
+            inbound: inbound.unwrap_or_default(),
             store,
         };
         problems.extend(config.semantic_problems());
@@ -304,6 +384,7 @@ impl BridgeConfig {
                 "must be an http(s) URL with a host",
             ));
         }
+        problems.extend(self.hardening_problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match platform::factory(name) {
                 Some(factory) => problems.extend((factory.check)(&self.store)),
@@ -323,6 +404,62 @@ impl BridgeConfig {
                     platform::platform_names().join(", ")
                 ),
             )),
+        }
+        problems
+    }
+
+    fn hardening_problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        let up = &self.upstream;
+        for (key, value, min, max) in [
+            (
+                "server.request_timeout_ms",
+                self.server.request_timeout_ms,
+                100,
+                600_000,
+            ),
+            ("cache.ttl_secs", self.cache.ttl_secs, 1, 86_400),
+            ("cache.max_entries", self.cache.max_entries, 1, 10_000_000),
+            (
+                "upstream.requests_per_second",
+                u64::from(up.requests_per_second),
+                0,
+                100_000,
+            ),
+            ("upstream.max_wait_ms", up.max_wait_ms, 0, 60_000),
+            ("upstream.timeout_ms", up.timeout_ms, 100, 120_000),
+            (
+                "upstream.read_deadline_ms",
+                up.read_deadline_ms,
+                100,
+                300_000,
+            ),
+            ("upstream.max_retries", u64::from(up.max_retries), 0, 10),
+        ] {
+            if value < min || value > max {
+                problems.push(ConfigProblem::new(
+                    key,
+                    format!("must be between {min} and {max}"),
+                ));
+            }
+        }
+        if up.requests_per_second > 0 && (up.burst == 0 || up.burst > 100_000) {
+            problems.push(ConfigProblem::new(
+                "upstream.burst",
+                "must be between 1 and 100000 when upstream.requests_per_second is set",
+            ));
+        }
+        if self.cache.webhook_secret.is_some() && !self.cache.enabled {
+            problems.push(ConfigProblem::new(
+                "cache.webhook_secret",
+                "has no effect while cache.enabled = false",
+            ));
+        }
+        if up.read_deadline_ms < up.timeout_ms {
+            problems.push(ConfigProblem::new(
+                "upstream.read_deadline_ms",
+                "must not be shorter than upstream.timeout_ms",
+            ));
         }
         problems
     }

@@ -3,8 +3,10 @@
 pub mod brain;
 pub mod config;
 pub mod discovery;
+pub mod hardening;
 pub mod mcp;
 pub mod model;
+pub mod observability;
 pub mod platform;
 pub mod protocol;
 pub mod server;

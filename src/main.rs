@@ -120,9 +120,14 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    let served = axum::serve(listener, bridge.router)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    let served = axum::serve(
+        listener,
+        bridge
+            .router
+            .into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await;
     // Only now: cancelling rmcp's token earlier would abort the calls axum is waiting for.
     shutdown.cancel();
     served.context("server error")?;

@@ -97,6 +97,7 @@ pub fn build(
         },
     )
     .map_err(crate::config::ConfigError::Invalid)?;
+    let (platform, cache) = platform::cache::wrap(platform, &config.cache);
     let namespace = Namespace::BCP;
     let tools = ToolTable::new(&config.limits, platform.info().capabilities)
         .map_err(StartError::Schemas)?;
@@ -125,7 +126,12 @@ pub fn build(
         config.limits.clone(),
         &config.cart,
     );
-    let state = Arc::new(McpState { brain, tools });
+    let guard = crate::hardening::guard::CallGuard::new(config);
+    let state = Arc::new(McpState {
+        brain,
+        tools,
+        guard,
+    });
     let (hosts, origins) = host_policy(config, &base_url);
     let mcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -157,7 +163,12 @@ pub fn build(
     let router = router
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(ready))
+        .route("/metrics", get(crate::observability::render))
         .with_state(web)
+        .merge(crate::hardening::webhooks::routes(
+            cache,
+            config.cache.webhook_secret.as_ref(),
+        ))
         .merge(mcp)
         .fallback(not_found);
 

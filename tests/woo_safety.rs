@@ -103,6 +103,11 @@ async fn upstream_faults_map_to_retryable_errors() {
     assert_eq!(error["code"], -32000, "{error}");
     assert_eq!(status.as_u16(), 429);
     assert_eq!(error["data"]["retry_after"], 7);
+    // That bridge now honours Retry-After and holds every call to this store for 7 s; the
+    // other faults are observed through a fresh one.
+    let (status, held) = bridge.call_error("search_catalog", search.clone()).await;
+    assert_eq!((status.as_u16(), &held["code"]), (429, &json!(-32000)));
+    let bridge = TestBridge::start(&woo.config("")).await;
 
     woo.set_fault(Fault::ServerError);
     let (status, error) = bridge
@@ -210,6 +215,9 @@ async fn cart_write_faults_surface_and_leave_the_cart_readable() {
     assert_eq!(status.as_u16(), 429);
     assert_eq!(error["code"], -32000);
     assert_eq!(error["data"]["retry_after"], 11);
+    // This bridge now holds calls to the store for 11 s (Retry-After); the cart lives in the
+    // store, so a second replica carries on with it.
+    let bridge = TestBridge::start(&woo.config("")).await;
 
     woo.set_write_fault(Fault::ServerError);
     let (_, error) = bridge

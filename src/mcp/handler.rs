@@ -25,6 +25,7 @@ use crate::protocol::request::{
 pub struct McpState {
     pub brain: Brain,
     pub tools: ToolTable,
+    pub guard: crate::hardening::guard::CallGuard,
 }
 
 #[derive(Clone)]
@@ -172,7 +173,12 @@ impl ServerHandler for BcpMcp {
             .map(|profile| profile.chars().take(200).collect::<String>());
         let span = tracing::info_span!("tools/call", tool = %tool, agent = profile.as_deref().unwrap_or("-"));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = self.call(&tool, arguments).instrument(span.clone()).await;
+        let call = self.call(&tool, arguments);
+        let guarded = self
+            .state
+            .guard
+            .run(&tool, profile.as_deref(), &context, call);
+        let outcome = guarded.instrument(span.clone()).await;
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();
         match outcome {

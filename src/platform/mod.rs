@@ -4,6 +4,7 @@
 //!
 //! Adding a platform = a new folder here plus one entry in `PLATFORMS`.
 
+pub mod cache;
 pub mod sample;
 pub mod upstream;
 pub mod woocommerce;

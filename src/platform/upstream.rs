@@ -2,7 +2,8 @@
 //! mapping of transport failures and throttling to `PlatformError`. Errors never carry the
 //! request URL (it may hold credentials in its query) nor the upstream body.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
@@ -10,6 +11,8 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 
 use super::PlatformError;
+pub use crate::hardening::upstream::UpstreamPolicy;
+use crate::hardening::upstream::{UpstreamGuard, retryable};
 
 /// Reads may be retried by the caller's policy; writes are never repeated blindly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +69,8 @@ pub struct UpstreamClient {
     /// For logs: "shopify", "woocommerce".
     name: &'static str,
     max_body_bytes: usize,
+    /// Budget, throttling hold and retries; shared by clones (one store, one budget).
+    guard: Arc<UpstreamGuard>,
 }
 
 impl UpstreamClient {
@@ -85,21 +90,107 @@ impl UpstreamClient {
             http,
             name,
             max_body_bytes,
+            // Default budget and retries, but the per-attempt timeout stays the one given here.
+            guard: Arc::new(UpstreamGuard::new(UpstreamPolicy {
+                attempt_timeout: None,
+                ..UpstreamPolicy::default()
+            })),
         })
+    }
+
+    /// Replaces the default budget/retry policy, typically with
+    /// `UpstreamPolicy::from(&config.upstream)`.
+    pub fn with_limits(mut self, policy: UpstreamPolicy) -> Self {
+        self.guard = Arc::new(UpstreamGuard::new(policy));
+        self
     }
 
     pub fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
-    /// Sends one request. Throttling (429, Shopify's 430) and server errors (5xx) become
-    /// errors here; every other status is handed back for the adapter to interpret.
+    /// Sends one request within the store's budget. Throttling (429, Shopify's 430) and
+    /// server errors (5xx) become errors here; every other status is handed back for the
+    /// adapter to interpret. Reads are retried with jittered backoff on throttling, 5xx and
+    /// transport failures while the read deadline allows; writes go out exactly once.
     pub async fn send(
         &self,
         request: RequestBuilder,
         kind: CallKind,
     ) -> Result<UpstreamResponse, PlatformError> {
-        let started = std::time::Instant::now();
+        let policy = &self.guard.policy;
+        let started = Instant::now();
+        let deadline = started + policy.read_deadline;
+        let mut pending = Some(request);
+        let mut retry = 0u32;
+        loop {
+            let Some(current) = pending.take() else {
+                return Err(PlatformError::Unavailable {
+                    reason: "the request could not be repeated".to_owned(),
+                    retry_after: Some(Duration::from_secs(5)),
+                });
+            };
+            // Bodies that stream cannot be cloned: such a read is simply not retried.
+            if kind == CallKind::Read && retry < policy.max_retries {
+                pending = current.try_clone();
+            }
+            self.guard.admit(self.name).await?;
+            let mut current = current;
+            if let Some(timeout) = policy.attempt_timeout {
+                let budget = match kind {
+                    CallKind::Read => deadline
+                        .checked_duration_since(Instant::now())
+                        .unwrap_or(Duration::from_millis(1))
+                        .min(timeout),
+                    CallKind::Write => timeout,
+                };
+                current = current.timeout(budget);
+            }
+            let error = match self.attempt(current, kind).await {
+                Ok(response) => {
+                    crate::observability::upstream_call(self.name, "ok");
+                    return Ok(response);
+                }
+                Err(error) => error,
+            };
+            crate::observability::upstream_call(self.name, error_label(&error));
+            if let PlatformError::RateLimited { retry_after } = &error {
+                self.guard
+                    .hold_for(retry_after.unwrap_or(Duration::from_secs(1)));
+            }
+            if pending.is_none() || !retryable(&error) {
+                return Err(error);
+            }
+            retry += 1;
+            let mut wait = self.guard.backoff(retry);
+            if let PlatformError::RateLimited {
+                retry_after: Some(after),
+            } = &error
+            {
+                if *after > policy.max_wait {
+                    return Err(error);
+                }
+                wait = wait.max(*after);
+            }
+            if Instant::now() + wait >= deadline {
+                return Err(error);
+            }
+            tracing::debug!(
+                upstream = self.name,
+                retry,
+                wait_ms = wait.as_millis() as u64,
+                "retrying read"
+            );
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: RequestBuilder,
+        kind: CallKind,
+    ) -> Result<UpstreamResponse, PlatformError> {
+        let started = Instant::now();
         let result = request.send().await;
         let mut response = match result {
             Ok(response) => response,
@@ -164,6 +255,15 @@ impl UpstreamClient {
             headers,
             body: Bytes::from(body),
         })
+    }
+}
+
+fn error_label(error: &PlatformError) -> &'static str {
+    match error {
+        PlatformError::RateLimited { .. } => "throttled",
+        PlatformError::Unavailable { .. } => "unavailable",
+        PlatformError::BadResponse(_) => "bad_response",
+        PlatformError::InvalidInput(_) | PlatformError::Unsupported(_) => "refused",
     }
 }
 

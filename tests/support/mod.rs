@@ -54,10 +54,15 @@ impl TestBridge {
         let bridge = server::build(&config, addr, shutdown.clone()).expect("bridge builds");
         let token = shutdown.clone();
         tokio::spawn(async move {
-            axum::serve(listener, bridge.router)
-                .with_graceful_shutdown(async move { token.cancelled().await })
-                .await
-                .unwrap();
+            axum::serve(
+                listener,
+                bridge
+                    .router
+                    .into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .with_graceful_shutdown(async move { token.cancelled().await })
+            .await
+            .unwrap();
         });
         Self {
             base_url: bridge.base_url,

@@ -28,6 +28,7 @@ use super::{
     StoreInfo,
 };
 use crate::config::ConfigProblem;
+use crate::hardening::upstream::UpstreamPolicy;
 use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolution, Resolved, SearchPage,
     SearchRequest,
@@ -53,7 +54,13 @@ fn build(
         Duration::from_millis(settings.timeout_ms),
         context.config.limits.max_body_bytes.max(4 * 1024 * 1024),
     )
-    .map_err(|error| vec![ConfigProblem::new("store", error)])?;
+    .map_err(|error| vec![ConfigProblem::new("store", error)])?
+    // The store's own `timeout_ms` bounds each attempt; the shared policy adds the budget,
+    // the Retry-After hold and read retries.
+    .with_limits(UpstreamPolicy {
+        attempt_timeout: None,
+        ..UpstreamPolicy::from(&context.config.upstream)
+    });
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });

@@ -1,0 +1,107 @@
+//! Product webhooks that drop a product from the cache at once: `POST /webhooks/shopify`
+//! (`X-Shopify-Hmac-Sha256`) and `POST /webhooks/woocommerce` (`X-WC-Webhook-Signature`),
+//! both base64 HMAC-SHA256 of the raw body with the configured secret.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use base64::Engine;
+use hmac::{KeyInit, Mac};
+use secrecy::ExposeSecret;
+use serde_json::Value;
+
+use crate::config::Secret;
+use crate::platform::cache::CachedPlatform;
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+#[derive(Clone)]
+struct Hooks {
+    cache: Arc<CachedPlatform>,
+    secret: Secret,
+}
+
+/// The routes, or an empty router when there is no cache or no secret.
+pub fn routes(cache: Option<Arc<CachedPlatform>>, secret: Option<&Secret>) -> Router {
+    let (Some(cache), Some(secret)) = (cache, secret) else {
+        return Router::new();
+    };
+    Router::new()
+        .route("/webhooks/shopify", post(shopify))
+        .route("/webhooks/woocommerce", post(woocommerce))
+        .with_state(Hooks {
+            cache,
+            secret: secret.clone(),
+        })
+}
+
+/// Constant-time check of a base64 HMAC-SHA256 signature of `body`.
+pub fn signature_valid(secret: &Secret, body: &[u8], signature: Option<&str>) -> bool {
+    let Some(signature) = signature else {
+        return false;
+    };
+    let Ok(expected) = base64::engine::general_purpose::STANDARD.decode(signature.trim()) else {
+        return false;
+    };
+    let Ok(mut mac) = HmacSha256::new_from_slice(secret.0.expose_secret().as_bytes()) else {
+        return false;
+    };
+    mac.update(body);
+    mac.verify_slice(&expected).is_ok()
+}
+
+fn verified(hooks: &Hooks, headers: &HeaderMap, header: &str, body: &[u8]) -> bool {
+    let signature = headers.get(header).and_then(|value| value.to_str().ok());
+    let valid = signature_valid(&hooks.secret, body, signature);
+    if !valid {
+        tracing::warn!(header, "webhook refused: bad or missing signature");
+    }
+    valid
+}
+
+fn id_of(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) if !text.is_empty() => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        _ => None,
+    }
+}
+
+async fn shopify(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    if !verified(&hooks, &headers, "x-shopify-hmac-sha256", &body) {
+        return StatusCode::UNAUTHORIZED;
+    }
+    let Ok(payload) = serde_json::from_slice::<Value>(&body) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let ids: Vec<String> = ["admin_graphql_api_id", "id"]
+        .iter()
+        .filter_map(|key| payload.get(*key).and_then(id_of))
+        .collect();
+    if ids.is_empty() {
+        return StatusCode::BAD_REQUEST;
+    }
+    hooks.cache.invalidate_product(&ids);
+    StatusCode::OK
+}
+
+async fn woocommerce(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    if !verified(&hooks, &headers, "x-wc-webhook-signature", &body) {
+        return StatusCode::UNAUTHORIZED;
+    }
+    // WooCommerce's delivery test when a webhook is created is a form body, not JSON.
+    let Ok(payload) = serde_json::from_slice::<Value>(&body) else {
+        return StatusCode::OK;
+    };
+    match payload.get("id").and_then(id_of) {
+        Some(id) => {
+            hooks.cache.invalidate_product(&[id]);
+            StatusCode::OK
+        }
+        None => StatusCode::BAD_REQUEST,
+    }
+}

@@ -1,0 +1,296 @@
+//! A product cache in front of any platform. `product()` and `resolve()` answers are kept
+//! per (id, buyer context) for a TTL, optionally search pages too; concurrent misses of one
+//! key share one upstream call. Carts always go straight to the store: they are the
+//! buyer's live state.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moka::future::Cache;
+
+use super::{Platform, PlatformError, SharedPlatform, StoreInfo};
+use crate::config::CacheConfig;
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, Filters, ProductHit, Resolved, SearchPage,
+    SearchRequest,
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct IdKey {
+    id: String,
+    context: BuyerContext,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct SearchKey {
+    query: Option<String>,
+    categories: Vec<String>,
+    price: Option<(Option<i64>, Option<i64>)>,
+    context: BuyerContext,
+    cursor: Option<String>,
+    limit: u32,
+}
+
+impl SearchKey {
+    fn new(request: &SearchRequest) -> Self {
+        let Filters { categories, price } = &request.filters;
+        Self {
+            query: request.query.clone(),
+            categories: categories.clone(),
+            price: price.as_ref().map(|bounds| (bounds.min, bounds.max)),
+            context: request.context.clone(),
+            cursor: request.upstream_cursor.clone(),
+            limit: request.limit,
+        }
+    }
+}
+
+pub struct CachedPlatform {
+    inner: SharedPlatform,
+    products: Cache<IdKey, Option<ProductHit>>,
+    resolved: Cache<IdKey, Option<Resolved>>,
+    searches: Option<Cache<SearchKey, SearchPage>>,
+}
+
+/// `try_get_with` hands every waiter the same `Arc`ed error; `PlatformError` is not `Clone`.
+fn shared_error(error: &PlatformError) -> PlatformError {
+    match error {
+        PlatformError::RateLimited { retry_after } => PlatformError::RateLimited {
+            retry_after: *retry_after,
+        },
+        PlatformError::Unavailable {
+            reason,
+            retry_after,
+        } => PlatformError::Unavailable {
+            reason: reason.clone(),
+            retry_after: *retry_after,
+        },
+        PlatformError::BadResponse(detail) => PlatformError::BadResponse(detail.clone()),
+        PlatformError::InvalidInput(message) => PlatformError::InvalidInput(message.clone()),
+        PlatformError::Unsupported(what) => PlatformError::Unsupported(what),
+    }
+}
+
+fn cache<K, V>(max_entries: u64, ttl: Duration) -> Cache<K, V>
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static,
+    V: Clone + Send + Sync + 'static,
+{
+    Cache::builder()
+        .max_capacity(max_entries)
+        .time_to_live(ttl)
+        .support_invalidation_closures()
+        .build()
+}
+
+/// Whether a product id as the adapter spells it is one of `ids` as a webhook spells them.
+fn product_matcher(ids: &[String]) -> impl Fn(&str) -> bool + Clone + Send + Sync + 'static {
+    let ids = ids.to_vec();
+    move |id: &str| {
+        ids.iter().any(|wanted| {
+            id == wanted
+                // Shopify ids are GIDs (gid://shopify/Product/123); a webhook may say 123.
+                || id.rsplit_once('/').is_some_and(|(_, tail)| tail == wanted)
+        })
+    }
+}
+
+impl CachedPlatform {
+    pub fn new(inner: SharedPlatform, config: &CacheConfig) -> Self {
+        Self::with_ttl(inner, config, Duration::from_secs(config.ttl_secs))
+    }
+
+    /// Like `new` with a TTL finer than whole seconds (tests).
+    pub fn with_ttl(inner: SharedPlatform, config: &CacheConfig, ttl: Duration) -> Self {
+        Self {
+            inner,
+            products: cache(config.max_entries, ttl),
+            resolved: cache(config.max_entries, ttl),
+            searches: config.search.then(|| cache(config.max_entries, ttl)),
+        }
+    }
+
+    /// Drops every cached answer that shows one of `ids` (product ids as the adapter or the
+    /// webhook spells them): all buyer contexts, every input that resolved to the product
+    /// (variant ids, SKUs, handles), and the search pages listing it.
+    pub fn invalidate_product(&self, ids: &[String]) {
+        let matches = product_matcher(ids);
+        let by_product = matches.clone();
+        let products =
+            self.products
+                .invalidate_entries_if(move |key, value: &Option<ProductHit>| {
+                    by_product(&key.id)
+                        || value
+                            .as_ref()
+                            .is_some_and(|hit| by_product(&hit.product.id))
+                });
+        let by_resolved = matches.clone();
+        let resolved = self
+            .resolved
+            .invalidate_entries_if(move |key, value: &Option<Resolved>| {
+                by_resolved(&key.id)
+                    || value
+                        .as_ref()
+                        .is_some_and(|hit| by_resolved(&hit.product.id))
+            });
+        let searches = self.searches.as_ref().map(|searches| {
+            searches.invalidate_entries_if(move |_, page: &SearchPage| {
+                page.products.iter().any(|product| matches(&product.id))
+            })
+        });
+        if products.is_err() || resolved.is_err() || searches.is_some_and(|done| done.is_err()) {
+            tracing::warn!("targeted invalidation failed; clearing the product cache");
+            self.products.invalidate_all();
+            self.resolved.invalidate_all();
+            if let Some(searches) = &self.searches {
+                searches.invalidate_all();
+            }
+        }
+        tracing::info!(ids = ?ids, "product dropped from the cache");
+    }
+}
+
+#[async_trait]
+impl Platform for CachedPlatform {
+    fn info(&self) -> &StoreInfo {
+        self.inner.info()
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let Some(searches) = &self.searches else {
+            return self.inner.search(request).await;
+        };
+        let mut missed = false;
+        let page = searches
+            .try_get_with(SearchKey::new(request), async {
+                missed = true;
+                self.inner.search(request).await
+            })
+            .await
+            .map_err(|error| shared_error(&error))?;
+        crate::observability::cache("search", !missed);
+        Ok(page)
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        let mut found = Vec::with_capacity(ids.len());
+        let mut missing = Vec::new();
+        for id in ids {
+            let key = IdKey {
+                id: id.clone(),
+                context: context.clone(),
+            };
+            match self.resolved.get(&key).await {
+                Some(hit) => {
+                    crate::observability::cache("resolve", true);
+                    found.extend(hit);
+                }
+                None => {
+                    crate::observability::cache("resolve", false);
+                    if !missing.contains(id) {
+                        missing.push(id.clone());
+                    }
+                }
+            }
+        }
+        if missing.is_empty() {
+            return Ok(found);
+        }
+        // One batched upstream call for every miss (the adapter batches), rather than one
+        // coalesced call per id.
+        let fresh = self.inner.resolve(&missing, context).await?;
+        for id in &missing {
+            let answer = fresh.iter().find(|resolved| resolved.input == *id).cloned();
+            self.resolved
+                .insert(
+                    IdKey {
+                        id: id.clone(),
+                        context: context.clone(),
+                    },
+                    answer,
+                )
+                .await;
+        }
+        found.extend(fresh);
+        Ok(found)
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        let key = IdKey {
+            id: id.to_owned(),
+            context: context.clone(),
+        };
+        let mut missed = false;
+        let hit = self
+            .products
+            .try_get_with(key, async {
+                missed = true;
+                self.inner.product(id, context).await
+            })
+            .await
+            .map_err(|error| shared_error(&error))?;
+        crate::observability::cache("product", !missed);
+        Ok(hit)
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.inner.create_cart(draft).await
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.inner.get_cart(id).await
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.inner.replace_cart_lines(id, draft).await
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.inner.cancel_cart(id).await
+    }
+
+    async fn ready(&self) -> Result<(), PlatformError> {
+        self.inner.ready().await
+    }
+}
+
+/// Wraps `platform` in the cache when `[cache] enabled`.
+pub fn wrap(
+    platform: SharedPlatform,
+    config: &CacheConfig,
+) -> (SharedPlatform, Option<Arc<CachedPlatform>>) {
+    if !config.enabled {
+        return (platform, None);
+    }
+    let cached = Arc::new(CachedPlatform::new(platform, config));
+    (cached.clone(), Some(cached))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_ids_match_gids_and_their_numeric_tail() {
+        let by_number = product_matcher(&["632910392".to_owned()]);
+        assert!(by_number("gid://shopify/Product/632910392"));
+        assert!(by_number("632910392"));
+        assert!(!by_number("gid://shopify/Product/6329103921"));
+        let by_gid = product_matcher(&["gid://shopify/Product/1".to_owned()]);
+        assert!(by_gid("gid://shopify/Product/1"));
+        assert!(!by_gid("1"));
+    }
+}
