@@ -63,6 +63,9 @@ pub struct BridgeConfig {
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
     pub store: toml::Table,
+    pub idempotency: crate::idempotency::IdempotencyConfig,
+    pub negotiation: crate::negotiation::NegotiationConfig,
+    pub access: crate::access::AccessConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -175,7 +178,15 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-const SECTIONS: &[&str] = &["server", "limits", "cart", "store"];
+const SECTIONS: &[&str] = &[
+    "server",
+    "limits",
+    "cart",
+    "store",
+    "idempotency",
+    "negotiation",
+    "access",
+];
 
 impl Default for BridgeConfig {
     fn default() -> Self {
@@ -186,11 +197,22 @@ impl Default for BridgeConfig {
             limits: LimitsConfig::default(),
             cart: CartConfig::default(),
             store,
+            idempotency: Default::default(),
+            negotiation: Default::default(),
+            access: Default::default(),
         }
     }
 }
 
 impl BridgeConfig {
+    /// `demo`: the sample store, with no agent-profile fetching (demo agents such as the
+    /// printed curl call name profiles that do not exist).
+    pub fn demo() -> Self {
+        let mut config = Self::default();
+        config.negotiation.enabled = false;
+        config
+    }
+
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
@@ -220,6 +242,9 @@ impl BridgeConfig {
         let server = section::<ServerConfig>(&root, "server", &mut problems);
         let limits = section::<LimitsConfig>(&root, "limits", &mut problems);
         let cart = section::<CartConfig>(&root, "cart", &mut problems);
+        let idempotency = section(&root, "idempotency", &mut problems);
+        let negotiation = section(&root, "negotiation", &mut problems);
+        let access = section(&root, "access", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -233,6 +258,9 @@ impl BridgeConfig {
             limits: limits.unwrap_or_default(),
             cart: cart.unwrap_or_default(),
             store,
+            idempotency: idempotency.unwrap_or_default(),
+            negotiation: negotiation.unwrap_or_default(),
+            access: access.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
         if problems.is_empty() {
@@ -304,6 +332,9 @@ impl BridgeConfig {
                 "must be an http(s) URL with a host",
             ));
         }
+        problems.extend(self.idempotency.problems());
+        problems.extend(self.negotiation.problems());
+        problems.extend(self.access.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match platform::factory(name) {
                 Some(factory) => problems.extend((factory.check)(&self.store)),

@@ -125,7 +125,9 @@ pub fn build(
         config.limits.clone(),
         &config.cart,
     );
-    let state = Arc::new(McpState { brain, tools });
+    let gate = crate::gate::Gate::new(config, &namespace)
+        .map_err(|problem| crate::config::ConfigError::Invalid(vec![problem]))?;
+    let state = Arc::new(McpState { brain, tools, gate });
     let (hosts, origins) = host_policy(config, &base_url);
     let mcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
@@ -140,9 +142,17 @@ pub fn build(
         LocalSessionManager::default().into(),
         mcp_config,
     );
-    let mcp = Router::new().route_service(&mcp_path, service).layer(
-        axum::middleware::from_fn_with_state(BodyLimit(config.limits.max_body_bytes), mcp_front),
-    );
+    let mcp = Router::new()
+        .route_service(&mcp_path, service)
+        .layer(axum::middleware::from_fn_with_state(
+            BodyLimit(config.limits.max_body_bytes),
+            mcp_front,
+        ))
+        // Outermost: refused requests never reach body parsing.
+        .layer(axum::middleware::from_fn_with_state(
+            crate::access::Access::new(&config.access),
+            crate::access::require_bearer,
+        ));
 
     let web = WebState {
         profiles: Arc::new(profiles),

@@ -25,6 +25,7 @@ use crate::protocol::request::{
 pub struct McpState {
     pub brain: Brain,
     pub tools: ToolTable,
+    pub gate: crate::gate::Gate,
 }
 
 #[derive(Clone)]
@@ -122,8 +123,16 @@ impl BcpMcp {
             .tools
             .get(name)
             .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+        let gate = &self.state.gate;
+        gate.admit(&arguments).await?;
         spec.validate(&arguments)?;
-        self.run(spec.name, arguments).await
+        match gate.idempotency_key(name, &arguments) {
+            Some((key, fingerprint)) => {
+                let operation = self.run(spec.name, arguments);
+                gate.idempotency.run(&key, &fingerprint, operation).await
+            }
+            None => self.run(spec.name, arguments).await,
+        }
     }
 }
 
