@@ -291,10 +291,16 @@ fn restricted_ranges() {
         "fc00::1",
         "ff02::1",
         "::ffff:10.0.0.1",
+        "64:ff9b::a00:1",
     ] {
         assert!(is_restricted(ip.parse().unwrap()), "{ip}");
     }
-    for ip in ["8.8.8.8", "2001:4860:4860::8888", "100.128.0.1"] {
+    for ip in [
+        "8.8.8.8",
+        "2001:4860:4860::8888",
+        "100.128.0.1",
+        "64:ff9b::808:808",
+    ] {
         assert!(!is_restricted(ip.parse().unwrap()), "{ip}");
     }
 }

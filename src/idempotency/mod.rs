@@ -272,7 +272,13 @@ impl Idempotency {
                 }
             }
         }
-        match operation.await {
+        let mut claim = Claim {
+            store: Some(self.store.clone()),
+            key: key.to_owned(),
+        };
+        let outcome = operation.await;
+        claim.store = None;
+        match outcome {
             Ok(result) => {
                 let record = Record::Done {
                     fingerprint: fingerprint.to_owned(),
@@ -295,6 +301,26 @@ impl Idempotency {
     }
 }
 
+/// Releases a claim whose request was dropped mid-way (client gone, shutdown), so duplicates
+/// need not wait for the lock to expire.
+struct Claim {
+    store: Option<SharedStore>,
+    key: String,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let (Some(store), Ok(runtime)) =
+            (self.store.take(), tokio::runtime::Handle::try_current())
+        {
+            let key = std::mem::take(&mut self.key);
+            runtime.spawn(async move {
+                let _ = store.release(&key).await;
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -310,6 +336,21 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&b));
         let c = json!({"cart": {"y": [1, {"a": 1, "b": 3}], "x": 1}});
         assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_request_releases_its_claim() {
+        let store: SharedStore = Arc::new(MemoryStore::default());
+        let idempotency = Idempotency::new(&IdempotencyConfig::default(), store.clone());
+        let pending = idempotency.run("k", "fp", std::future::pending());
+        // Polls the request until it has claimed the key, then drops it.
+        let _ = tokio::time::timeout(Duration::from_millis(50), pending).await;
+        tokio::task::yield_now().await;
+        let claim = store
+            .claim("k", "fp", Duration::from_secs(1))
+            .await
+            .unwrap();
+        assert_eq!(claim, None, "the key is free again");
     }
 
     #[test]
