@@ -142,17 +142,14 @@ pub fn build(
         LocalSessionManager::default().into(),
         mcp_config,
     );
-    let mcp = Router::new()
-        .route_service(&mcp_path, service)
-        .layer(axum::middleware::from_fn_with_state(
-            BodyLimit(config.limits.max_body_bytes),
-            mcp_front,
-        ))
-        // Outermost: refused requests never reach body parsing.
-        .layer(axum::middleware::from_fn_with_state(
-            crate::access::Access::new(&config.access),
-            crate::access::require_bearer,
-        ));
+    let mcp = Router::new().route_service(&mcp_path, service).layer(
+        axum::middleware::from_fn_with_state(BodyLimit(config.limits.max_body_bytes), mcp_front),
+    );
+    // Outermost: requests without an accepted token never reach body parsing.
+    let mcp = mcp.layer(axum::middleware::from_fn_with_state(
+        crate::access::Access::new(&config.access),
+        crate::access::require_bearer,
+    ));
 
     let web = WebState {
         profiles: Arc::new(profiles),
