@@ -55,10 +55,11 @@ impl Default for IdempotencyConfig {
 impl IdempotencyConfig {
     pub fn problems(&self) -> Vec<ConfigProblem> {
         let mut problems = Vec::new();
-        if self.ttl_secs < 60 {
+        // CART-026: results must be kept for at least 24 hours.
+        if self.ttl_secs < 86_400 {
             problems.push(ConfigProblem::new(
                 "idempotency.ttl_secs",
-                "must be at least 60",
+                "must be at least 86400 (UCP keeps idempotent results for 24 h or more)",
             ));
         }
         if self.lock_secs == 0 || self.lock_secs > 600 {
