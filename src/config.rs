@@ -66,6 +66,9 @@ pub struct BridgeConfig {
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
     pub store: toml::Table,
+    pub idempotency: crate::idempotency::IdempotencyConfig,
+    pub negotiation: crate::negotiation::NegotiationConfig,
+    pub access: crate::access::AccessConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -245,7 +248,16 @@ impl<'de> Deserialize<'de> for Secret {
 }
 
 const SECTIONS: &[&str] = &[
-    "server", "limits", "cart", "cache", "upstream", "inbound", "store",
+    "server",
+    "limits",
+    "cart",
+    "cache",
+    "upstream",
+    "inbound",
+    "store",
+    "idempotency",
+    "negotiation",
+    "access",
 ];
 
 impl Default for BridgeConfig {
@@ -260,11 +272,22 @@ impl Default for BridgeConfig {
             upstream: UpstreamConfig::default(),
             inbound: InboundConfig::default(),
             store,
+            idempotency: Default::default(),
+            negotiation: Default::default(),
+            access: Default::default(),
         }
     }
 }
 
 impl BridgeConfig {
+    /// `demo`: the sample store, with no agent-profile fetching (demo agents such as the
+    /// printed curl call name profiles that do not exist).
+    pub fn demo() -> Self {
+        let mut config = Self::default();
+        config.negotiation.enabled = false;
+        config
+    }
+
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
@@ -297,6 +320,9 @@ impl BridgeConfig {
         let cache = section::<CacheConfig>(&root, "cache", &mut problems);
         let upstream = section::<UpstreamConfig>(&root, "upstream", &mut problems);
         let inbound = section::<InboundConfig>(&root, "inbound", &mut problems);
+        let idempotency = section(&root, "idempotency", &mut problems);
+        let negotiation = section(&root, "negotiation", &mut problems);
+        let access = section(&root, "access", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -313,6 +339,9 @@ impl BridgeConfig {
             upstream: upstream.unwrap_or_default(),
             inbound: inbound.unwrap_or_default(),
             store,
+            idempotency: idempotency.unwrap_or_default(),
+            negotiation: negotiation.unwrap_or_default(),
+            access: access.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
         if problems.is_empty() {
@@ -385,6 +414,9 @@ impl BridgeConfig {
             ));
         }
         problems.extend(self.hardening_problems());
+        problems.extend(self.idempotency.problems());
+        problems.extend(self.negotiation.problems());
+        problems.extend(self.access.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match platform::factory(name) {
                 Some(factory) => problems.extend((factory.check)(&self.store)),

@@ -160,7 +160,7 @@ fn main() -> ExitCode {
             Err(error) => Err(anyhow::Error::from(error)),
         },
         Command::Demo { listen } => {
-            runtime().and_then(|rt| rt.block_on(run(BridgeConfig::default(), listen, true)))
+            runtime().and_then(|rt| rt.block_on(run(BridgeConfig::demo(), listen, true)))
         }
     };
     match result {

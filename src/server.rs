@@ -127,10 +127,13 @@ pub fn build(
         &config.cart,
     );
     let guard = crate::hardening::guard::CallGuard::new(config);
+    let gate = crate::gate::Gate::new(config, &namespace)
+        .map_err(|problem| crate::config::ConfigError::Invalid(vec![problem]))?;
     let state = Arc::new(McpState {
         brain,
         tools,
         guard,
+        gate,
     });
     let (hosts, origins) = host_policy(config, &base_url);
     let mcp_config = StreamableHttpServerConfig::default()
@@ -149,6 +152,11 @@ pub fn build(
     let mcp = Router::new().route_service(&mcp_path, service).layer(
         axum::middleware::from_fn_with_state(BodyLimit(config.limits.max_body_bytes), mcp_front),
     );
+    // Outermost: requests without an accepted token never reach body parsing.
+    let mcp = mcp.layer(axum::middleware::from_fn_with_state(
+        crate::access::Access::new(&config.access),
+        crate::access::require_bearer,
+    ));
 
     let web = WebState {
         profiles: Arc::new(profiles),

@@ -33,6 +33,12 @@ pub enum ProtocolError {
     Unavailable { retry_after_secs: u64 },
     #[error("Internal error")]
     Internal,
+    #[error("Unauthorized: a valid bearer token is required")]
+    Unauthorized,
+    #[error("Forbidden: this agent profile is not allowed")]
+    Forbidden,
+    #[error("Conflict: idempotency key reused with a different payload")]
+    Conflict,
 }
 
 impl ProtocolError {
@@ -49,6 +55,7 @@ impl ProtocolError {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => -32602,
             Self::Negotiation { .. } => -32001,
             Self::RateLimited { .. } | Self::Unavailable { .. } => -32000,
+            Self::Unauthorized | Self::Forbidden | Self::Conflict => -32000,
             Self::Internal => -32603,
         }
     }
@@ -62,6 +69,9 @@ impl ProtocolError {
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            Self::Unauthorized => StatusCode::UNAUTHORIZED,
+            Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::Conflict => StatusCode::CONFLICT,
         }
     }
 
@@ -75,7 +85,7 @@ impl ProtocolError {
             Self::RateLimited { retry_after_secs } | Self::Unavailable { retry_after_secs } => {
                 Some(json!({ "retry_after": retry_after_secs }))
             }
-            Self::Internal => None,
+            Self::Internal | Self::Unauthorized | Self::Forbidden | Self::Conflict => None,
         };
         ErrorData::new(ErrorCode(self.code()), self.to_string(), data)
     }

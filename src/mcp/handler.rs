@@ -26,6 +26,7 @@ pub struct McpState {
     pub brain: Brain,
     pub tools: ToolTable,
     pub guard: crate::hardening::guard::CallGuard,
+    pub gate: crate::gate::Gate,
 }
 
 #[derive(Clone)]
@@ -123,8 +124,16 @@ impl BcpMcp {
             .tools
             .get(name)
             .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+        let gate = &self.state.gate;
+        gate.admit(&arguments).await?;
         spec.validate(&arguments)?;
-        self.run(spec.name, arguments).await
+        match gate.idempotency_key(name, &arguments) {
+            Some((key, fingerprint)) => {
+                let operation = self.run(spec.name, arguments);
+                gate.idempotency.run(&key, &fingerprint, operation).await
+            }
+            None => self.run(spec.name, arguments).await,
+        }
     }
 }
 

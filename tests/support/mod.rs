@@ -43,7 +43,11 @@ impl TestBridge {
 
     /// A bridge configured by `config_toml`, listening on a free loopback port.
     pub async fn start(config_toml: &str) -> Self {
-        let config = BridgeConfig::from_toml(config_toml).expect("test config is valid");
+        let mut config = BridgeConfig::from_toml(config_toml).expect("test config is valid");
+        // AGENT_PROFILE cannot be fetched; only tests about negotiation turn it on.
+        if !config_toml.contains("[negotiation]") {
+            config.negotiation.enabled = false;
+        }
         Self::start_with(config).await
     }
 

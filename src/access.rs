@@ -1,0 +1,146 @@
+//! Who may use the MCP endpoint: bearer tokens (kept in configuration only as SHA-256 hashes,
+//! compared in constant time) and/or an allow-list of agent profile URLs. Discovery and
+//! health probes are not behind this.
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::HeaderValue;
+use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::config::ConfigProblem;
+use crate::mcp::errors::ProtocolError;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AccessConfig {
+    /// SHA-256 (hex) of each accepted bearer token: `printf %s "$TOKEN" | sha256sum`.
+    pub bearer_token_sha256: Vec<String>,
+    /// Agent profile URLs allowed to call tools (exact match); empty allows any.
+    pub allowed_profiles: Vec<String>,
+}
+
+impl AccessConfig {
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        for (index, digest) in self.bearer_token_sha256.iter().enumerate() {
+            if digest.len() != 64 || hex::decode(digest).is_err() {
+                problems.push(ConfigProblem::new(
+                    format!("access.bearer_token_sha256[{index}]"),
+                    "must be 64 hex digits (printf %s \"$TOKEN\" | sha256sum)",
+                ));
+            }
+        }
+        for (index, profile) in self.allowed_profiles.iter().enumerate() {
+            if url::Url::parse(profile).is_err() {
+                problems.push(ConfigProblem::new(
+                    format!("access.allowed_profiles[{index}]"),
+                    "must be an absolute URL",
+                ));
+            }
+        }
+        problems
+    }
+}
+
+#[derive(Clone, Default)]
+pub struct Access {
+    digests: std::sync::Arc<Vec<[u8; 32]>>,
+    profiles: std::sync::Arc<Vec<String>>,
+}
+
+impl Access {
+    pub fn new(config: &AccessConfig) -> Self {
+        let digests = config
+            .bearer_token_sha256
+            .iter()
+            .filter_map(|digest| hex::decode(digest).ok()?.try_into().ok())
+            .collect();
+        Self {
+            digests: std::sync::Arc::new(digests),
+            profiles: std::sync::Arc::new(config.allowed_profiles.clone()),
+        }
+    }
+
+    /// `Ok` when no tokens are configured or `authorization` carries one of them.
+    pub fn check_bearer(&self, authorization: Option<&str>) -> Result<(), ProtocolError> {
+        if self.digests.is_empty() {
+            return Ok(());
+        }
+        let token = authorization
+            .and_then(|value| {
+                let (scheme, rest) = value.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
+            })
+            .filter(|token| !token.is_empty())
+            .ok_or(ProtocolError::Unauthorized)?;
+        let presented: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        // Every configured digest is compared, so timing does not tell which one matched.
+        let mut matched = subtle::Choice::from(0);
+        for digest in self.digests.iter() {
+            matched |= digest.ct_eq(&presented);
+        }
+        if bool::from(matched) {
+            Ok(())
+        } else {
+            Err(ProtocolError::Unauthorized)
+        }
+    }
+
+    pub fn check_profile(&self, arguments: &Value) -> Result<(), ProtocolError> {
+        if self.profiles.is_empty() {
+            return Ok(());
+        }
+        let profile = arguments
+            .get("meta")
+            .and_then(|meta| meta.get("ucp-agent"))
+            .and_then(|agent| agent.get("profile"))
+            .and_then(Value::as_str);
+        match profile {
+            Some(profile) if self.profiles.iter().any(|allowed| allowed == profile) => Ok(()),
+            // A missing profile is an argument error, reported by validation.
+            None => Ok(()),
+            Some(_) => Err(ProtocolError::Forbidden),
+        }
+    }
+}
+
+/// Axum middleware for the MCP route: refuses requests without an accepted bearer token.
+pub async fn require_bearer(
+    State(access): State<Access>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authorization = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    match access.check_bearer(authorization) {
+        Ok(()) => next.run(request).await,
+        Err(error) => {
+            tracing::info!(
+                outcome = "unauthorized",
+                "MCP request without an accepted token"
+            );
+            let challenge = if authorization.is_some() {
+                "Bearer error=\"invalid_token\""
+            } else {
+                "Bearer"
+            };
+            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": error.to_error_data()});
+            (
+                error.http_status(),
+                [
+                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                    (WWW_AUTHENTICATE, HeaderValue::from_static(challenge)),
+                ],
+                body.to_string(),
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! Idempotent cart mutations: a request carrying `meta["idempotency-key"]` is run against the
+//! store at most once per (agent profile, tool, key); a retry with the same payload gets the
+//! stored result, a different payload gets 409. Records live in a shared store (memory or
+//! Redis) so several replicas agree; when that store is down the bridge refuses (503) rather
+//! than risk running a mutation twice.
+
+mod memory;
+mod redis_store;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::config::{ConfigProblem, Secret};
+use crate::mcp::errors::ProtocolError;
+
+pub use memory::MemoryStore;
+pub use redis_store::RedisStore;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Memory,
+    Redis,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IdempotencyConfig {
+    pub backend: Backend,
+    /// How long a finished request's result is replayed; UCP asks for at least 24 h.
+    pub ttl_secs: u64,
+    /// `redis://[:password@]host:port[/db]`; a secret because it may carry a password.
+    pub redis_url: Option<Secret>,
+    /// How long a request may hold its key while it runs; a duplicate waits at most this long.
+    pub lock_secs: u64,
+}
+
+impl Default for IdempotencyConfig {
+    fn default() -> Self {
+        Self {
+            backend: Backend::Memory,
+            ttl_secs: 86_400,
+            redis_url: None,
+            lock_secs: 30,
+        }
+    }
+}
+
+impl IdempotencyConfig {
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        // CART-026: results must be kept for at least 24 hours.
+        if self.ttl_secs < 86_400 {
+            problems.push(ConfigProblem::new(
+                "idempotency.ttl_secs",
+                "must be at least 86400 (UCP keeps idempotent results for 24 h or more)",
+            ));
+        }
+        if self.lock_secs == 0 || self.lock_secs > 600 {
+            problems.push(ConfigProblem::new(
+                "idempotency.lock_secs",
+                "must be between 1 and 600",
+            ));
+        }
+        match (&self.backend, &self.redis_url) {
+            (Backend::Redis, None) => problems.push(ConfigProblem::new(
+                "idempotency.redis_url",
+                "required when backend = \"redis\"",
+            )),
+            (Backend::Redis, Some(url)) => {
+                if let Err(message) = redis_store::check_url(url) {
+                    problems.push(ConfigProblem::new("idempotency.redis_url", message));
+                }
+            }
+            (Backend::Memory, Some(_)) => problems.push(ConfigProblem::new(
+                "idempotency.redis_url",
+                "only used with backend = \"redis\"",
+            )),
+            (Backend::Memory, None) => {}
+        }
+        problems
+    }
+}
+
+/// What the store holds under one scoped key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "lowercase")]
+pub enum Record {
+    /// Claimed by a request still running.
+    Pending {
+        fingerprint: String,
+    },
+    Done {
+        fingerprint: String,
+        result: Value,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("idempotency store unavailable")]
+pub struct StoreUnavailable;
+
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Atomically stores `Pending` under `key` for `lock` if nothing is there; otherwise
+    /// returns what is there. `Ok(None)` means the caller now owns the key.
+    async fn claim(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        lock: Duration,
+    ) -> Result<Option<Record>, StoreUnavailable>;
+    async fn complete(
+        &self,
+        key: &str,
+        record: &Record,
+        ttl: Duration,
+    ) -> Result<(), StoreUnavailable>;
+    /// Drops a claim whose request failed before reaching a result, so a retry can run.
+    async fn release(&self, key: &str) -> Result<(), StoreUnavailable>;
+}
+
+pub type SharedStore = Arc<dyn IdempotencyStore>;
+
+pub fn build_store(config: &IdempotencyConfig) -> Result<SharedStore, ConfigProblem> {
+    match (&config.backend, &config.redis_url) {
+        (Backend::Redis, Some(url)) => {
+            Ok(Arc::new(RedisStore::new(url).map_err(|message| {
+                ConfigProblem::new("idempotency.redis_url", message)
+            })?))
+        }
+        (Backend::Redis, None) => Err(ConfigProblem::new(
+            "idempotency.redis_url",
+            "required when backend = \"redis\"",
+        )),
+        (Backend::Memory, _) => Ok(Arc::new(MemoryStore::default())),
+    }
+}
+
+const RETRY_AFTER_SECS: u64 = 2;
+const POLL: Duration = Duration::from_millis(25);
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// JSON with object keys sorted at every level, so key order does not change the hash.
+fn canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                if let Some(inner) = map.get(key) {
+                    canonical(inner, out);
+                }
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The hash of the arguments without `meta`: what makes two requests "the same payload".
+pub fn fingerprint(arguments: &Value) -> String {
+    let mut payload = arguments.clone();
+    if let Some(map) = payload.as_object_mut() {
+        map.remove("meta");
+    }
+    let mut text = String::new();
+    canonical(&payload, &mut text);
+    sha256_hex(text.as_bytes())
+}
+
+/// The store key: hashed parts, so agent-chosen strings never shape the key space.
+pub fn scoped_key(profile: &str, tool: &str, key: &str) -> String {
+    format!(
+        "bcp:idem:{}:{tool}:{}",
+        sha256_hex(profile.as_bytes()),
+        sha256_hex(key.as_bytes())
+    )
+}
+
+pub struct Idempotency {
+    store: SharedStore,
+    ttl: Duration,
+    lock: Duration,
+}
+
+fn unavailable() -> ProtocolError {
+    ProtocolError::Unavailable {
+        retry_after_secs: RETRY_AFTER_SECS,
+    }
+}
+
+impl Idempotency {
+    pub fn new(config: &IdempotencyConfig, store: SharedStore) -> Self {
+        Self {
+            store,
+            ttl: Duration::from_secs(config.ttl_secs),
+            lock: Duration::from_secs(config.lock_secs),
+        }
+    }
+
+    /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
+    /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
+    /// should really run again.
+    pub async fn run<F>(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        operation: F,
+    ) -> Result<Value, ProtocolError>
+    where
+        F: Future<Output = Result<Value, ProtocolError>>,
+    {
+        let started = Instant::now();
+        loop {
+            let existing = self
+                .store
+                .claim(key, fingerprint, self.lock)
+                .await
+                .map_err(|_| {
+                    tracing::warn!("idempotency store unavailable: refusing the mutation");
+                    unavailable()
+                })?;
+            match existing {
+                None => break,
+                Some(Record::Done {
+                    fingerprint: stored,
+                    result,
+                }) => {
+                    if stored == fingerprint {
+                        tracing::info!("idempotent replay");
+                        return Ok(result);
+                    }
+                    return Err(ProtocolError::Conflict);
+                }
+                Some(Record::Pending {
+                    fingerprint: stored,
+                }) => {
+                    if stored != fingerprint {
+                        return Err(ProtocolError::Conflict);
+                    }
+                    // The first request is still running (here or on another replica):
+                    // wait for its result instead of running the mutation a second time.
+                    if started.elapsed() > self.lock {
+                        return Err(unavailable());
+                    }
+                    tokio::time::sleep(POLL).await;
+                }
+            }
+        }
+        let mut claim = Claim {
+            store: Some(self.store.clone()),
+            key: key.to_owned(),
+        };
+        let outcome = operation.await;
+        claim.store = None;
+        match outcome {
+            Ok(result) => {
+                let record = Record::Done {
+                    fingerprint: fingerprint.to_owned(),
+                    result: result.clone(),
+                };
+                if self.store.complete(key, &record, self.ttl).await.is_err() {
+                    // The store already changed: the agent gets its answer; a retry after the
+                    // lock expires could run again, which is all we can do without the store.
+                    tracing::warn!("idempotency store unavailable: result not recorded");
+                }
+                Ok(result)
+            }
+            Err(error) => {
+                if self.store.release(key).await.is_err() {
+                    tracing::warn!("idempotency store unavailable: claim left to expire");
+                }
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Releases a claim whose request was dropped mid-way (client gone, shutdown), so duplicates
+/// need not wait for the lock to expire.
+struct Claim {
+    store: Option<SharedStore>,
+    key: String,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let (Some(store), Ok(runtime)) =
+            (self.store.take(), tokio::runtime::Handle::try_current())
+        {
+            let key = std::mem::take(&mut self.key);
+            runtime.spawn(async move {
+                let _ = store.release(&key).await;
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fingerprint_ignores_meta_and_key_order() {
+        let a =
+            json!({"meta": {"idempotency-key": "a"}, "cart": {"x": 1, "y": [1, {"b": 2, "a": 1}]}});
+        let b =
+            json!({"cart": {"y": [1, {"a": 1, "b": 2}], "x": 1}, "meta": {"idempotency-key": "b"}});
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+        let c = json!({"cart": {"y": [1, {"a": 1, "b": 3}], "x": 1}});
+        assert_ne!(fingerprint(&a), fingerprint(&c));
+    }
+
+    #[tokio::test]
+    async fn a_dropped_request_releases_its_claim() {
+        let store: SharedStore = Arc::new(MemoryStore::default());
+        let idempotency = Idempotency::new(&IdempotencyConfig::default(), store.clone());
+        let pending = idempotency.run("k", "fp", std::future::pending());
+        // Polls the request until it has claimed the key, then drops it.
+        let _ = tokio::time::timeout(Duration::from_millis(50), pending).await;
+        tokio::task::yield_now().await;
+        let claim = store
+            .claim("k", "fp", Duration::from_secs(1))
+            .await
+            .unwrap();
+        assert_eq!(claim, None, "the key is free again");
+    }
+
+    #[test]
+    fn scoped_keys_differ_by_profile_tool_and_key() {
+        let base = scoped_key("p", "update_cart", "k");
+        assert_ne!(base, scoped_key("q", "update_cart", "k"));
+        assert_ne!(base, scoped_key("p", "cancel_cart", "k"));
+        assert_ne!(base, scoped_key("p", "update_cart", "l"));
+    }
+}

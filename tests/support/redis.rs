@@ -1,0 +1,104 @@
+//! A throwaway `redis-server` on a loopback port for one test. Without redis-server installed
+//! the Redis tests are skipped locally, but never in CI (`CI` set), where they must run.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    child: Child,
+    pub port: u16,
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A loopback port nothing listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn installed() -> bool {
+    Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+fn answers(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(500)));
+    if stream.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buffer = [0u8; 64];
+    // +PONG, or -NOAUTH when a password is set: either way the server is up.
+    matches!(stream.read(&mut buffer), Ok(n) if n > 0)
+}
+
+impl RedisServer {
+    /// `None` (skip) only when redis-server is missing outside CI.
+    pub fn start(password: Option<&str>) -> Option<Self> {
+        if !installed() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "redis-server must be installed in CI (.ci/run installs it)"
+            );
+            eprintln!("redis-server not installed: skipping this Redis test");
+            return None;
+        }
+        for _ in 0..5 {
+            let port = free_port();
+            let mut command = Command::new("redis-server");
+            command
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--save", "", "--appendonly", "no"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            if let Some(password) = password {
+                command.args(["--requirepass", password]);
+            }
+            let mut child = command.spawn().expect("redis-server starts");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if answers(port) {
+                    return Some(Self { child, port });
+                }
+                if child.try_wait().ok().flatten().is_some() {
+                    break; // the port was taken meanwhile: try another
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        panic!("redis-server did not start");
+    }
+
+    pub fn url(&self, password: Option<&str>) -> String {
+        match password {
+            Some(password) => format!("redis://:{password}@127.0.0.1:{}/", self.port),
+            None => format!("redis://127.0.0.1:{}/", self.port),
+        }
+    }
+
+    /// Stops the server now (the test then sees an unreachable store).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
