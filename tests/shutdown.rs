@@ -19,9 +19,11 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("woo.toml");
     // The stand-in config times out at 400 ms; this call must outlive the signal instead.
+    // Negotiation is off: the agent profile URL below is not fetchable from a test.
     let text = woo
         .config("")
-        .replace("timeout_ms = 400", "timeout_ms = 5000");
+        .replace("timeout_ms = 400", "timeout_ms = 5000")
+        + "\n[negotiation]\nenabled = false\n";
     std::fs::write(&config, text).unwrap();
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_bcp-bridge"))
