@@ -5,6 +5,7 @@
 //! Adding a platform = a new folder here plus one entry in `PLATFORMS`.
 
 pub mod sample;
+pub mod shopify;
 pub mod upstream;
 
 use std::sync::Arc;
@@ -125,7 +126,7 @@ pub struct PlatformFactory {
     pub build: fn(&toml::Table, &BuildContext<'_>) -> Result<SharedPlatform, Vec<ConfigProblem>>,
 }
 
-pub const PLATFORMS: &[PlatformFactory] = &[sample::FACTORY];
+pub const PLATFORMS: &[PlatformFactory] = &[sample::FACTORY, shopify::FACTORY];
 
 pub fn factory(name: &str) -> Option<&'static PlatformFactory> {
     PLATFORMS.iter().find(|factory| factory.name == name)
