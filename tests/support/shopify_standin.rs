@@ -237,7 +237,12 @@ fn v(id: u64, title: &str, price: &str, options: &[(&str, &str)]) -> V {
 }
 
 fn simple(id: u64, handle: &str, title: &str, price: &str, sku: &str, variant_id: u64) -> P {
-    let mut variant = v(variant_id, "Default Title", price, &[("Title", "Default Title")]);
+    let mut variant = v(
+        variant_id,
+        "Default Title",
+        price,
+        &[("Title", "Default Title")],
+    );
     variant.sku = Some(sku.to_owned());
     P {
         id,
@@ -337,7 +342,14 @@ fn fixture_products() -> Vec<P> {
         ],
     };
 
-    let mut mug = simple(MUG, "ceramic-mug", "Ceramic Mug", "18.0", "MUG-001", MUG_VARIANT);
+    let mut mug = simple(
+        MUG,
+        "ceramic-mug",
+        "Ceramic Mug",
+        "18.0",
+        "MUG-001",
+        MUG_VARIANT,
+    );
     mug.product_type = "Kitchen".to_owned();
     mug.collections = vec!["Kitchen".to_owned(), "Gifts".to_owned()];
     mug.category = Some(("gid://shopify/TaxonomyCategory/hg-11-1", "Drinkware"));
@@ -378,13 +390,34 @@ fn fixture_products() -> Vec<P> {
         images: Vec::new(),
     };
 
-    let mut lamp = simple(LAMP, "desk-lamp", "Desk Lamp", "45.0", "LAMP-1", LAMP_VARIANT);
+    let mut lamp = simple(
+        LAMP,
+        "desk-lamp",
+        "Desk Lamp",
+        "45.0",
+        "LAMP-1",
+        LAMP_VARIANT,
+    );
     lamp.variants[0].available = false;
     lamp.variants[0].stock = Some(0);
-    let mut candle = simple(CANDLE, "soy-candle", "Soy Candle", "9.5", "CANDLE-1", CANDLE_VARIANT);
+    let mut candle = simple(
+        CANDLE,
+        "soy-candle",
+        "Soy Candle",
+        "9.5",
+        "CANDLE-1",
+        CANDLE_VARIANT,
+    );
     candle.variants[0].stock = Some(2);
     // Shown as available in the catalog, gone by the time it reaches a cart.
-    let mut ghost = simple(GHOST, "ghost-vase", "Ghost Vase", "30.0", "GHOST-1", GHOST_VARIANT);
+    let mut ghost = simple(
+        GHOST,
+        "ghost-vase",
+        "Ghost Vase",
+        "30.0",
+        "GHOST-1",
+        GHOST_VARIANT,
+    );
     ghost.variants[0].stock = Some(0);
 
     let mut products = vec![cat, mug, tee, lamp, candle, ghost];
@@ -473,7 +506,11 @@ fn variant_page(product: &P, first: usize, after: Option<&str>) -> Value {
 }
 
 fn product_json(product: &P, variants_first: usize) -> Value {
-    let prices: Vec<i64> = product.variants.iter().map(|variant| cents(&variant.price)).collect();
+    let prices: Vec<i64> = product
+        .variants
+        .iter()
+        .map(|variant| cents(&variant.price))
+        .collect();
     let min = prices.iter().min().copied().unwrap_or(0);
     let max = prices.iter().max().copied().unwrap_or(0);
     let featured = product
@@ -537,10 +574,12 @@ impl Inner {
         product.title.to_lowercase().contains(&term)
             || product.handle.contains(&term)
             || product.product_type.to_lowercase().contains(&term)
-            || product
-                .variants
-                .iter()
-                .any(|variant| variant.sku.as_deref().is_some_and(|sku| sku.to_lowercase() == term))
+            || product.variants.iter().any(|variant| {
+                variant
+                    .sku
+                    .as_deref()
+                    .is_some_and(|sku| sku.to_lowercase() == term)
+            })
     }
 
     fn price_ok(product: &P, min: Option<f64>, max: Option<f64>) -> bool {
@@ -550,7 +589,12 @@ impl Inner {
         })
     }
 
-    fn page(hits: Vec<&P>, first: usize, after: Option<&str>, variants_first: usize) -> (Vec<Value>, Value) {
+    fn page(
+        hits: Vec<&P>,
+        first: usize,
+        after: Option<&str>,
+        variants_first: usize,
+    ) -> (Vec<Value>, Value) {
         let start = after
             .and_then(|cursor| cursor.strip_prefix("p:"))
             .and_then(|offset| offset.parse::<usize>().ok())
@@ -651,10 +695,7 @@ impl Inner {
     // ------------------------------------------------------------ carts
 
     fn cart_json(&self, cart: &CartRec) -> Value {
-        let token = cart
-            .id
-            .trim_start_matches("gid://shopify/Cart/")
-            .to_owned();
+        let token = cart.id.trim_start_matches("gid://shopify/Cart/").to_owned();
         let mut total = 0;
         let lines: Vec<Value> = cart
             .lines
@@ -720,7 +761,9 @@ impl Inner {
         let mut warnings = Vec::new();
         for line in lines {
             let id = line["merchandiseId"].as_str().unwrap();
-            let (_, variant) = self.variant(gid_number(id, "ProductVariant").unwrap()).unwrap();
+            let (_, variant) = self
+                .variant(gid_number(id, "ProductVariant").unwrap())
+                .unwrap();
             let wanted = line["quantity"].as_u64().unwrap_or(1) as u32;
             let existing = cart
                 .lines
@@ -760,7 +803,13 @@ impl Inner {
         Ok(warnings)
     }
 
-    fn payload(&self, name: &str, cart: Option<&CartRec>, errors: Vec<Value>, warnings: Vec<Value>) -> Value {
+    fn payload(
+        &self,
+        name: &str,
+        cart: Option<&CartRec>,
+        errors: Vec<Value>,
+        warnings: Vec<Value>,
+    ) -> Value {
         json!({"data": {name: {
             "cart": cart.map(|cart| self.cart_json(cart)),
             "userErrors": errors,
@@ -787,12 +836,20 @@ impl Inner {
                         .map(|attributes| {
                             attributes
                                 .iter()
-                                .map(|a| (a["key"].as_str().unwrap().to_owned(), a["value"].as_str().unwrap().to_owned()))
+                                .map(|a| {
+                                    (
+                                        a["key"].as_str().unwrap().to_owned(),
+                                        a["value"].as_str().unwrap().to_owned(),
+                                    )
+                                })
                                 .collect()
                         })
                         .unwrap_or_default(),
                 };
-                let lines = vars["input"]["lines"].as_array().cloned().unwrap_or_default();
+                let lines = vars["input"]["lines"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
                 match self.add_lines(&mut cart, &lines, &["input", "lines"], next) {
                     Ok(warnings) => {
                         let out = self.payload("cartCreate", Some(&cart), vec![], warnings);
@@ -835,13 +892,16 @@ impl Inner {
                             for line in lines {
                                 let id = line["id"].as_str().unwrap();
                                 let quantity = line["quantity"].as_u64().unwrap_or(0) as u32;
-                                let position = cart.lines.iter().position(|known| known.id == id).unwrap();
+                                let position =
+                                    cart.lines.iter().position(|known| known.id == id).unwrap();
                                 if quantity == 0 {
                                     cart.lines.remove(position);
                                     continue;
                                 }
-                                let (_, variant) = self.variant(cart.lines[position].variant).unwrap();
-                                let allowed = variant.stock.map_or(quantity, |stock| quantity.min(stock));
+                                let (_, variant) =
+                                    self.variant(cart.lines[position].variant).unwrap();
+                                let allowed =
+                                    variant.stock.map_or(quantity, |stock| quantity.min(stock));
                                 if allowed < quantity {
                                     warnings.push(json!({"code": "MERCHANDISE_NOT_ENOUGH_STOCK", "message": format!("Only {allowed} items were added to your cart due to availability."), "target": id}));
                                 }
@@ -853,7 +913,12 @@ impl Inner {
                         }
                     }
                     "CartLinesRemove" => {
-                        let ids: Vec<&str> = vars["lineIds"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+                        let ids: Vec<&str> = vars["lineIds"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .collect();
                         cart.lines.retain(|line| !ids.contains(&line.id.as_str()));
                         Ok(vec![])
                     }
@@ -862,7 +927,12 @@ impl Inner {
                             .as_array()
                             .unwrap()
                             .iter()
-                            .map(|a| (a["key"].as_str().unwrap().to_owned(), a["value"].as_str().unwrap().to_owned()))
+                            .map(|a| {
+                                (
+                                    a["key"].as_str().unwrap().to_owned(),
+                                    a["value"].as_str().unwrap().to_owned(),
+                                )
+                            })
                             .collect();
                         Ok(vec![])
                     }
@@ -891,23 +961,42 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
     let fault = inner.fault.lock().unwrap().clone();
     match fault {
         Some(Fault::TooManyRequests(seconds)) => {
-            return (StatusCode::TOO_MANY_REQUESTS, [("retry-after", seconds.to_string())], "Too Many Requests").into_response();
+            return (
+                StatusCode::TOO_MANY_REQUESTS,
+                [("retry-after", seconds.to_string())],
+                "Too Many Requests",
+            )
+                .into_response();
         }
         Some(Fault::SecurityRejection) => {
-            return (StatusCode::from_u16(430).unwrap(), "Shopify Security Rejection").into_response();
+            return (
+                StatusCode::from_u16(430).unwrap(),
+                "Shopify Security Rejection",
+            )
+                .into_response();
         }
         Some(Fault::Throttled) => {
             return Json(json!({"errors": [{"message": "Throttled", "extensions": {"code": "THROTTLED", "documentation": "https://shopify.dev/api/usage/rate-limits"}}]})).into_response();
         }
         Some(Fault::GraphqlCode(code)) => {
-            return Json(json!({"errors": [{"message": "Error", "extensions": {"code": code}}]})).into_response();
+            return Json(json!({"errors": [{"message": "Error", "extensions": {"code": code}}]}))
+                .into_response();
         }
         Some(Fault::Status(status)) => {
-            return (StatusCode::from_u16(status).unwrap(), "<html><body>Something went wrong</body></html>").into_response();
+            return (
+                StatusCode::from_u16(status).unwrap(),
+                "<html><body>Something went wrong</body></html>",
+            )
+                .into_response();
         }
         Some(Fault::Slow(delay)) => tokio::time::sleep(delay).await,
         Some(Fault::Garbage) => {
-            return (StatusCode::OK, [("content-type", "application/json")], "{\"data\": {\"nodes\": [tru").into_response();
+            return (
+                StatusCode::OK,
+                [("content-type", "application/json")],
+                "{\"data\": {\"nodes\": [tru",
+            )
+                .into_response();
         }
         None => {}
     }
@@ -919,13 +1008,16 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
     let operation = request["operationName"].as_str().unwrap_or("").to_owned();
     inner.operations.lock().unwrap().push(operation.clone());
     if let Some(schema) = full_schema()
-        && let Err(invalid) = ExecutableDocument::parse_and_validate(schema, query, "operation.graphql")
+        && let Err(invalid) =
+            ExecutableDocument::parse_and_validate(schema, query, "operation.graphql")
     {
         return Json(json!({"errors": [{"message": invalid.errors.to_string()}]})).into_response();
     }
     let vars = &request["variables"];
     let answer = match operation.as_str() {
-        "ShopInfo" => json!({"data": {"shop": {"name": "Standin Shop", "primaryDomain": {"url": "https://standin-shop.myshopify.com"}, "paymentSettings": {"currencyCode": CURRENCY}}}}),
+        "ShopInfo" => {
+            json!({"data": {"shop": {"name": "Standin Shop", "primaryDomain": {"url": "https://standin-shop.myshopify.com"}, "paymentSettings": {"currencyCode": CURRENCY}}}})
+        }
         "SearchProducts" => inner.search(vars),
         "BrowseProducts" => inner.browse(vars),
         "Nodes" => inner.nodes(vars),

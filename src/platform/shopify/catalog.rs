@@ -5,7 +5,8 @@
 //! - resolve (lookup and cart lines): ONE `nodes(ids:)` call for every product gid, variant
 //!   gid and numeric id of the batch (a numeric id is asked as both gids), plus ONE `search`
 //!   call for all handles and SKUs together (`"a" OR "b"`), whose hits are then matched
-//!   exactly on `handle` / `variant.sku`. At most two requests for a batch of 50.
+//!   exactly on `handle` / `variant.sku`. At most two requests for a batch of 50 (a SKU not
+//!   in the first 50 variants of a hit costs extra `product.variants` pages for that hit).
 //! - product: one `nodes` call (a handle or SKU first costs the `search` call), then
 //!   `product.variants` pages of 250 until every variant is loaded.
 
@@ -27,6 +28,8 @@ use crate::platform::upstream::CallKind;
 
 /// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
 const MAX_VARIANT_PAGES: usize = 16;
+/// Search hits whose remaining variants are loaded to find a SKU missing from their first page.
+const MAX_SKU_EXPANSIONS: usize = 3;
 
 /// Country and language for `@inContext`, from the agent's context or the configured defaults.
 pub struct Market {
@@ -259,7 +262,7 @@ impl Catalog<'_> {
                 CallKind::Read,
             )
             .await?;
-        Ok(data
+        let mut products: Vec<RawProduct> = data
             .search
             .nodes
             .into_iter()
@@ -268,7 +271,31 @@ impl Catalog<'_> {
                     RawProduct::search_products(product.product_fields, product.variants)
                 }
             })
-            .collect())
+            .collect();
+        // A SKU may name a variant beyond the first page of a large product. Only then, and
+        // only for the few hits with more variants, are the rest loaded: a batch of ordinary
+        // products stays at one request.
+        let known = |token: &String, products: &[RawProduct]| {
+            products.iter().any(|product| {
+                &product.handle == token
+                    || product
+                        .variants
+                        .variants
+                        .iter()
+                        .any(|variant| variant.sku.as_deref() == Some(token.as_str()))
+            })
+        };
+        if tokens.iter().any(|token| !known(token, &products)) {
+            for product in products
+                .iter_mut()
+                .filter(|product| product.variants.next.is_some())
+                .take(MAX_SKU_EXPANSIONS)
+            {
+                let first = std::mem::take(&mut product.variants);
+                product.variants.variants = self.all_variants(&product.id, first, market).await?;
+            }
+        }
+        Ok(products)
     }
 
     /// Every input this store knows, with the raw product it names.
