@@ -1,9 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Cart tools end to end: agent → bridge → Shopify adapter → Storefront stand-in carts.
 
-mod support;
 #[path = "support/shopify_standin.rs"]
 mod shopify_standin;
+mod support;
 
 use serde_json::{Value, json};
 use shopify_standin::*;
@@ -75,7 +75,10 @@ async fn create_get_update_cancel() {
     assert_eq!(total(&created, "total"), 4100);
     assert_eq!(created["line_items"][0]["item"]["price"], 1800);
     assert_eq!(created["line_items"][0]["item"]["title"], "Ceramic Mug");
-    assert_eq!(created["line_items"][1]["item"]["title"], "Cat — Extra Fluffy / Medium");
+    assert_eq!(
+        created["line_items"][1]["item"]["title"],
+        "Cat — Extra Fluffy / Medium"
+    );
     assert!(
         created["continue_url"]
             .as_str()
@@ -86,7 +89,9 @@ async fn create_get_update_cancel() {
     // The brain resolved the lines (one Nodes call), then one cartCreate.
     assert_eq!(standin.operations(), ["Nodes", "CartCreate"]);
 
-    let got = bridge.call("get_cart", json!({"meta": key(), "id": id})).await;
+    let got = bridge
+        .call("get_cart", json!({"meta": key(), "id": id}))
+        .await;
     assert_eq!(quantities(&got), quantities(&created));
 
     // Full replacement with the fewest writes: one update (quantity change + removal) and one add.
@@ -99,7 +104,10 @@ async fn create_get_update_cancel() {
         .await;
     assert_eq!(
         quantities(&updated),
-        [(variant(MUG_VARIANT), 1), (variant(SOCK_FIRST + 100_000), 3)]
+        [
+            (variant(MUG_VARIANT), 1),
+            (variant(SOCK_FIRST + 100_000), 3)
+        ]
     );
     assert_eq!(total(&updated, "subtotal"), 1800 + 900);
     assert_eq!(
@@ -118,7 +126,9 @@ async fn create_get_update_cancel() {
     assert_eq!(standin.operations(), ["Nodes", "CartGet"]);
 
     // Cancel returns the cart as it was, then the cart is gone. // CART-040
-    let cancelled = bridge.call("cancel_cart", json!({"meta": key(), "id": id})).await;
+    let cancelled = bridge
+        .call("cancel_cart", json!({"meta": key(), "id": id}))
+        .await;
     assert_eq!(quantities(&cancelled), quantities(&updated));
     assert!(
         standin
@@ -126,7 +136,11 @@ async fn create_get_update_cancel() {
             .iter()
             .any(|(key, _)| key == "_bcp_cancelled")
     );
-    assert_eq!(standin.cart_line_count(&id), 0, "the Shopify cart was emptied");
+    assert_eq!(
+        standin.cart_line_count(&id),
+        0,
+        "the Shopify cart was emptied"
+    );
     for (tool, arguments) in [
         ("get_cart", json!({"meta": key(), "id": id})),
         ("cancel_cart", json!({"meta": key(), "id": id})),
@@ -143,7 +157,9 @@ async fn create_get_update_cancel() {
 
     // The mark lives in Shopify: a restarted bridge (or another replica) agrees.
     let other = TestBridge::start(&standin.config("currency = \"USD\"")).await;
-    let result = other.call("get_cart", json!({"meta": key(), "id": id})).await;
+    let result = other
+        .call("get_cart", json!({"meta": key(), "id": id}))
+        .await;
     assert_eq!(result["messages"][0]["code"], "not_found");
 }
 
@@ -217,7 +233,9 @@ async fn unknown_items_and_carts() {
         "https://evil.example/",
         "cart_1",
     ] {
-        let result = bridge.call("get_cart", json!({"meta": key(), "id": id})).await;
+        let result = bridge
+            .call("get_cart", json!({"meta": key(), "id": id}))
+            .await;
         assert_eq!(result["messages"][0]["code"], "not_found", "{id}");
     }
     // Only the well-formed id was sent to Shopify.
@@ -238,6 +256,9 @@ async fn products_with_one_variant_can_be_added_by_product_id_and_sku() {
         .await;
     assert_eq!(
         quantities(&created),
-        [(variant(MUG_VARIANT), 1), (variant(SOCK_FIRST + 7 + 100_000), 2)]
+        [
+            (variant(MUG_VARIANT), 1),
+            (variant(SOCK_FIRST + 7 + 100_000), 2)
+        ]
     );
 }
