@@ -123,10 +123,17 @@ mod tests {
             "x:y",
             "https://evil.example/",
             "a)",
-            "99999999999999999999999",
         ] {
             assert_eq!(parse_catalog_id(input), None, "{input}");
         }
+    }
+
+    #[test]
+    fn numbers_too_long_for_an_id_may_still_be_skus() {
+        assert_eq!(
+            parse_catalog_id("99999999999999999999999"),
+            Some(CatalogId::Token("99999999999999999999999".into()))
+        );
     }
 
     #[test]
