@@ -262,3 +262,33 @@ async fn products_with_one_variant_can_be_added_by_product_id_and_sku() {
         ]
     );
 }
+
+#[tokio::test]
+async fn a_line_shopify_refuses_does_not_sink_the_cart() {
+    let (standin, bridge) = setup().await;
+    // The catalog still lists the mug, but Shopify's cart refuses it: cartCreate fails as a
+    // whole, so the adapter retries once without the refused line.
+    standin.reject_in_carts(MUG_VARIANT);
+    let created = bridge
+        .call(
+            "create_cart",
+            json!({"meta": key(), "cart": {"line_items": [line(CANDLE_VARIANT, 1), line(MUG_VARIANT, 1)]}}),
+        )
+        .await;
+    assert_eq!(quantities(&created), [(variant(CANDLE_VARIANT), 1)]);
+    assert_eq!(created["messages"][0]["code"], "not_found");
+    assert_eq!(created["messages"][0]["path"], "$.line_items[1]");
+    assert_eq!(standin.operations(), ["Nodes", "CartCreate", "CartCreate"]);
+
+    // The same refusal on update: cartLinesAdd names the line.
+    let id = created["id"].as_str().unwrap();
+    let updated = bridge
+        .call(
+            "update_cart",
+            json!({"meta": key(), "id": id, "cart": {"line_items": [line(CANDLE_VARIANT, 2), line(MUG_VARIANT, 1)]}}),
+        )
+        .await;
+    assert_eq!(quantities(&updated), [(variant(CANDLE_VARIANT), 2)]);
+    assert_eq!(updated["messages"][0]["code"], "not_found");
+    assert_eq!(updated["messages"][0]["path"], "$.line_items[1]");
+}

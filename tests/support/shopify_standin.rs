@@ -97,6 +97,8 @@ pub struct Inner {
     operations: Mutex<Vec<String>>,
     fault: Mutex<Option<Fault>>,
     bodies: Mutex<Vec<String>>,
+    /// Variants the catalog shows but the cart API says do not exist (deleted meanwhile).
+    cart_rejects: Mutex<Vec<u64>>,
 }
 
 pub struct Standin {
@@ -136,6 +138,7 @@ impl Standin {
             operations: Mutex::new(Vec::new()),
             fault: Mutex::new(None),
             bodies: Mutex::new(Vec::new()),
+            cart_rejects: Mutex::new(Vec::new()),
         });
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -195,6 +198,11 @@ impl Standin {
 
     pub fn set_fault(&self, fault: Option<Fault>) {
         *self.inner.fault.lock().unwrap() = fault;
+    }
+
+    /// Makes cart mutations answer that `variant` does not exist, as after a deletion.
+    pub fn reject_in_carts(&self, variant: u64) {
+        self.inner.cart_rejects.lock().unwrap().push(variant);
     }
 
     /// Every request body received (to check what the adapter sent).
@@ -746,10 +754,9 @@ impl Inner {
         let mut errors = Vec::new();
         for (index, line) in lines.iter().enumerate() {
             let id = line["merchandiseId"].as_str().unwrap_or("");
-            if gid_number(id, "ProductVariant")
-                .and_then(|n| self.variant(n))
-                .is_none()
-            {
+            let number = gid_number(id, "ProductVariant");
+            let rejected = number.is_some_and(|n| self.cart_rejects.lock().unwrap().contains(&n));
+            if rejected || number.and_then(|n| self.variant(n)).is_none() {
                 let mut field: Vec<String> = path.iter().map(|part| (*part).to_owned()).collect();
                 field.extend([index.to_string(), "merchandiseId".to_owned()]);
                 errors.push(json!({"field": field, "message": format!("The merchandise with id {id} does not exist."), "code": "INVALID"}));

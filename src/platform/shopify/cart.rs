@@ -3,7 +3,7 @@
 //!   line, without the lines it named);
 //! - get: one `cart`;
 //! - replace: one `cart` read, then at most one `cartLinesUpdate` (quantity changes and, with
-//!   quantity 0, removals) and at most one `cartLinesAdd`;
+//!   quantity 0, removals) and one `cartLinesAdd` (two when Shopify refuses a line, as above);
 //! - cancel: one `cart` read, one `cartAttributesUpdate` that marks the cart cancelled, and one
 //!   `cartLinesRemove` that empties it.
 //!
@@ -202,12 +202,24 @@ struct Sent {
     quantity: u32,
 }
 
-/// The variant a userError is about, from its `field` path (`["lines", "0", "merchandiseId"]`).
+/// The line a userError is about, from its `field` path: `["lines", "0", "merchandiseId"]`
+/// for the line mutations, `["input", "lines", "0", "merchandiseId"]` for `cartCreate`.
 fn error_line(error: &RawUserError) -> Option<usize> {
-    match error.field.as_slice() {
-        [first, index, ..] if first == "lines" => index.parse().ok(),
-        _ => None,
-    }
+    let position = error.field.iter().position(|part| part == "lines")?;
+    error.field.get(position + 1)?.parse().ok()
+}
+
+/// The lines Shopify accepted when it refused a whole call because of some of them; `None`
+/// when the refusal names no line (then retrying cannot help).
+fn without_refused(sent: &[Sent], errors: &[RawUserError]) -> Option<Vec<Sent>> {
+    let refused: HashSet<usize> = errors.iter().filter_map(error_line).collect();
+    (!refused.is_empty()).then(|| {
+        sent.iter()
+            .enumerate()
+            .filter(|(index, _)| !refused.contains(index))
+            .map(|(_, line)| line.clone())
+            .collect()
+    })
 }
 
 impl Carts<'_> {
@@ -427,18 +439,16 @@ impl Carts<'_> {
             }
             // Shopify refuses the whole cart when one line is bad: drop the lines it named and
             // try once more, so the good lines still make a cart.
-            let refused: HashSet<usize> = payload.errors.iter().filter_map(error_line).collect();
-            if refused.is_empty() || attempt == 1 {
-                tracing::warn!(errors = payload.errors.len(), "cartCreate refused the cart");
-                return Err(bad("cartCreate refused the cart"));
+            match without_refused(&sent, &payload.errors) {
+                Some(rest) if attempt == 0 => {
+                    problems.extend(found);
+                    sent = rest;
+                }
+                _ => {
+                    tracing::warn!(errors = payload.errors.len(), "cartCreate refused the cart");
+                    return Err(bad("cartCreate refused the cart"));
+                }
             }
-            problems.extend(found);
-            sent = sent
-                .into_iter()
-                .enumerate()
-                .filter(|(index, _)| !refused.contains(index))
-                .map(|(_, line)| line)
-                .collect();
         }
         Err(bad("cartCreate refused the cart"))
     }
@@ -514,7 +524,11 @@ impl Carts<'_> {
                 None => return Err(bad("cartLinesUpdate refused the change")),
             }
         }
-        if !adds.is_empty() {
+        let mut adds = adds;
+        for attempt in 0..2 {
+            if adds.is_empty() {
+                break;
+            }
             let data = self
                 .client
                 .run::<CartLinesAdd>(
@@ -537,6 +551,12 @@ impl Carts<'_> {
             self.problems(&payload, &adds, payload.cart.as_ref(), &mut problems);
             if let Some(updated) = payload.cart {
                 cart = updated;
+                break;
+            }
+            // As in `create`: one more try without the lines Shopify named.
+            match without_refused(&adds, &payload.errors) {
+                Some(rest) if attempt == 0 => adds = rest,
+                _ => return Err(bad("cartLinesAdd refused the lines")),
             }
         }
         Ok(Some(CartOutcome {

@@ -138,3 +138,79 @@ fn decode<T: serde::de::DeserializeOwned>(
         .data
         .ok_or_else(|| PlatformError::BadResponse(format!("{operation}: no data")))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use bytes::Bytes;
+    use reqwest::StatusCode;
+    use reqwest::header::HeaderMap;
+
+    fn reply(status: u16, body: &str) -> UpstreamResponse {
+        UpstreamResponse {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: HeaderMap::new(),
+            body: Bytes::from(body.to_owned()),
+        }
+    }
+
+    fn decoded(status: u16, body: &str) -> Result<serde_json::Value, PlatformError> {
+        decode::<serde_json::Value>(&reply(status, body), "Test")
+    }
+
+    #[test]
+    fn graphql_error_codes_map_to_platform_errors() {
+        let throttled = r#"{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}]}"#;
+        assert!(matches!(
+            decoded(200, throttled),
+            Err(PlatformError::RateLimited {
+                retry_after: Some(_)
+            })
+        ));
+        for code in ["ACCESS_DENIED", "SHOP_INACTIVE"] {
+            let body =
+                format!(r#"{{"errors":[{{"message":"x","extensions":{{"code":"{code}"}}}}]}}"#);
+            assert!(matches!(
+                decoded(200, &body),
+                Err(PlatformError::Unavailable {
+                    retry_after: None,
+                    ..
+                })
+            ));
+        }
+        let internal =
+            r#"{"errors":[{"message":"x","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}"#;
+        assert!(matches!(
+            decoded(200, internal),
+            Err(PlatformError::Unavailable {
+                retry_after: Some(_),
+                ..
+            })
+        ));
+        let invalid = r#"{"errors":[{"message":"Variable input of type CartInput! was provided invalid value"}]}"#;
+        assert!(matches!(
+            decoded(200, invalid),
+            Err(PlatformError::BadResponse(_))
+        ));
+    }
+
+    #[test]
+    fn statuses_and_bodies_map_without_echoing_content() {
+        assert!(matches!(
+            decoded(401, ""),
+            Err(PlatformError::Unavailable { .. })
+        ));
+        assert!(matches!(
+            decoded(404, ""),
+            Err(PlatformError::Unavailable { .. })
+        ));
+        match decoded(200, "<html>secret-ish page</html>") {
+            Err(PlatformError::BadResponse(message)) => assert!(!message.contains("secret")),
+            other => panic!("{other:?}"),
+        }
+        // Partial data next to errors is still used.
+        let partial = r#"{"data":{"ok":1},"errors":[{"message":"x"}]}"#;
+        assert_eq!(decoded(200, partial).unwrap()["ok"], 1);
+    }
+}
