@@ -399,3 +399,31 @@ async fn unknown_products_are_not_found() {
     // Ids that cannot be Shopify ids cost no request at all.
     assert_eq!(standin.requests(), 2);
 }
+
+#[tokio::test]
+async fn one_shopify_category_is_pushed_to_shopify() {
+    let (standin, bridge) = setup().await;
+    let result = bridge
+        .call(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "mug OR tee OR cat", "filters": {"categories": ["hg-11"]}}}),
+        )
+        .await;
+    // Shopify narrows to the subcategory hg-11-1; the brain keeps only exact category values
+    // or merchant paths, so a parent key finds nothing and no wrong product slips through.
+    assert!(
+        standin
+            .bodies()
+            .pop()
+            .unwrap()
+            .contains("gid://shopify/TaxonomyCategory/hg-11")
+    );
+    assert!(result["products"].as_array().unwrap().is_empty());
+    let result = bridge
+        .call(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "mug OR tee OR cat", "filters": {"categories": ["hg-11-1"]}}}),
+        )
+        .await;
+    assert_eq!(ids(&result["products"]), ["gid://shopify/Product/1001"]);
+}

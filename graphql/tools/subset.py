@@ -20,7 +20,7 @@ INPUT_KEEP = {
     "CartBuyerIdentityInput": {"countryCode"},
     "CartLineInput": {"merchandiseId", "quantity"},
     "CartLineUpdateInput": {"id", "quantity", "merchandiseId"},
-    "ProductFilter": {"price", "available"},
+    "ProductFilter": {"price", "available", "category"},
 }
 
 full = build_schema(Path(sys.argv[1]).read_text())

@@ -623,11 +623,12 @@ impl Inner {
             .map(|term| term.trim().trim_matches('"'))
             .filter(|term| !term.is_empty())
             .collect();
-        let (mut min, mut max) = (None, None);
+        let (mut min, mut max, mut category) = (None, None, None);
         if let Some(filters) = vars["filters"].as_array() {
             for filter in filters {
                 min = filter["price"]["min"].as_f64().or(min);
                 max = filter["price"]["max"].as_f64().or(max);
+                category = filter["category"]["id"].as_str().or(category);
             }
         }
         let hits: Vec<&P> = self
@@ -635,6 +636,13 @@ impl Inner {
             .iter()
             .filter(|product| terms.iter().any(|term| Self::matches(product, term)))
             .filter(|product| Self::price_ok(product, min, max))
+            .filter(|product| {
+                category.is_none_or(|wanted| {
+                    product.category.is_some_and(|(id, _)| {
+                        id == wanted || id.starts_with(&format!("{wanted}-"))
+                    })
+                })
+            })
             .collect();
         let total = hits.len();
         let first = vars["first"].as_u64().unwrap_or(10) as usize;

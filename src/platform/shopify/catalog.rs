@@ -31,6 +31,17 @@ const MAX_VARIANT_PAGES: usize = 16;
 /// Search hits whose remaining variants are loaded to find a SKU missing from their first page.
 const MAX_SKU_EXPANSIONS: usize = 3;
 
+/// `aa-1-13`: a Shopify Standard Product Taxonomy key.
+fn is_taxonomy_key(value: &str) -> bool {
+    let mut parts = value.split('-');
+    parts
+        .next()
+        .is_some_and(|head| head.len() == 2 && head.bytes().all(|byte| byte.is_ascii_lowercase()))
+        && parts.all(|part| {
+            !part.is_empty() && part.len() <= 6 && part.bytes().all(|byte| byte.is_ascii_digit())
+        })
+}
+
 /// Country and language for `@inContext`, from the agent's context or the configured defaults.
 pub struct Market {
     pub country: Option<String>,
@@ -85,15 +96,33 @@ impl Catalog<'_> {
         let price = request.filters.price.as_ref();
         let (raws, next, total) = match &request.query {
             Some(query) => {
-                let filters = price.map(|bounds| {
-                    vec![ops::search_products::ProductFilter {
+                let mut filters = Vec::new();
+                if let Some(bounds) = price {
+                    filters.push(ops::search_products::ProductFilter {
                         available: None,
+                        category: None,
                         price: Some(ops::search_products::PriceRangeFilter {
                             min: bounds.min.and_then(|min| self.major(min)),
                             max: bounds.max.and_then(|max| self.major(max)),
                         }),
-                    }]
-                });
+                    });
+                }
+                // One Shopify taxonomy category can be narrowed by Shopify itself (its filter
+                // also admits subcategories; the brain's post-filter still decides). Several
+                // values stay with the brain: how Shopify combines same-type filters is not
+                // documented, and a wrong AND would hide products.
+                if let [value] = request.filters.categories.as_slice()
+                    && is_taxonomy_key(value)
+                {
+                    filters.push(ops::search_products::ProductFilter {
+                        available: None,
+                        price: None,
+                        category: Some(ops::search_products::CategoryFilter {
+                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
+                        }),
+                    });
+                }
+                let filters = (!filters.is_empty()).then_some(filters);
                 let data = self
                     .client
                     .run::<SearchProducts>(
