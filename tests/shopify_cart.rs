@@ -70,7 +70,7 @@ async fn create_get_update_cancel() {
         quantities(&created),
         [(variant(MUG_VARIANT), 2), (variant(cat_extra_fluffy), 1)]
     );
-    // 2 × "18.0" + 1 × "5.0"
+    // 2 × "18.0" + 1 × "5.0". // CART-029 CART-031 CART-033 TOT-005 TOT-006
     assert_eq!(total(&created, "subtotal"), 4100);
     assert_eq!(total(&created, "total"), 4100);
     assert_eq!(created["line_items"][0]["item"]["price"], 1800);
@@ -85,6 +85,7 @@ async fn create_get_update_cancel() {
             .unwrap()
             .starts_with("https://standin-shop.myshopify.com/cart/c/")
     );
+    // CART-014: Shopify's ten days from the last update.
     assert_eq!(created["expires_at"], "2026-12-09T12:00:00Z");
     // The brain resolved the lines (one Nodes call), then one cartCreate.
     assert_eq!(standin.operations(), ["Nodes", "CartCreate"]);
@@ -125,7 +126,7 @@ async fn create_get_update_cancel() {
         .await;
     assert_eq!(standin.operations(), ["Nodes", "CartGet"]);
 
-    // Cancel returns the cart as it was, then the cart is gone. // CART-040
+    // Cancel returns the cart as it was, then the cart is gone. // CART-018 CART-019
     let cancelled = bridge
         .call("cancel_cart", json!({"meta": key(), "id": id}))
         .await;
@@ -188,6 +189,7 @@ async fn stock_limits_become_line_messages() {
 }
 
 #[tokio::test]
+// CART-016
 async fn all_lines_refused_means_no_cart() {
     let (_standin, bridge) = setup().await;
     // Sold out in the catalog: refused before Shopify is asked.

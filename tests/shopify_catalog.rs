@@ -43,7 +43,7 @@ async fn search_normalises_shopify_products() {
         product["url"],
         "https://sendmecats.myshopify.com/products/cat"
     );
-    // Money strings ("0.0", "10.3") become exact minor units. // CAT-013
+    // Money strings ("0.0", "10.3") become exact minor units. // TOT-021
     assert_eq!(
         product["price_range"]["min"],
         json!({"amount": 0, "currency": "USD"})
@@ -119,6 +119,7 @@ async fn search_pages_with_opaque_cursors() {
     assert_eq!(first["products"].as_array().unwrap().len(), 25);
     assert_eq!(first["pagination"]["has_next_page"], true);
     assert_eq!(first["pagination"]["total_count"], 60);
+    // CAT-002 CAT-003 CAT-004
     let cursor = first["pagination"]["cursor"].as_str().unwrap();
     assert!(
         !cursor.contains("p:"),
@@ -245,7 +246,7 @@ async fn lookup_resolves_every_kind_of_id_in_two_requests() {
             format!("gid://shopify/Product/{}", SOCK_FIRST + 3).as_str(),
         ]
     );
-    // Correlation: product ids are featured, variant ids and SKUs exact. // CAT-021
+    // Correlation: product ids are featured, variant ids and SKUs exact. // CAT-013 CAT-018 CAT-025
     assert_eq!(products[0]["variants"][0]["inputs"][0]["match"], "featured");
     assert_eq!(
         products[1]["variants"][0]["inputs"][0],
@@ -322,7 +323,7 @@ async fn get_product_loads_all_variants_past_250() {
         "100 with the product, then one page of 250"
     );
 
-    // Availability of the last size is computed over variants 285..300. // CAT-030
+    // Availability of the last size is computed over variants 285..300. // CAT-014
     let result = bridge
         .call(
             "get_product",
@@ -369,6 +370,7 @@ async fn get_product_by_variant_sku_and_numeric_id() {
                 json!({"meta": meta(), "catalog": {"id": id}}),
             )
             .await;
+        // CAT-032: the requested variant comes first.
         assert_eq!(result["product"]["variants"][0]["id"], variant, "{id}");
         assert_eq!(
             result["product"]["selected"],
@@ -392,6 +394,7 @@ async fn unknown_products_are_not_found() {
                 json!({"meta": meta(), "catalog": {"id": id}}),
             )
             .await;
+        // CAT-019
         assert_eq!(result["ucp"]["status"], "error", "{id}");
         assert_eq!(result["messages"][0]["code"], "not_found");
         assert_eq!(result["messages"][0]["severity"], "unrecoverable");

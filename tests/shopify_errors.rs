@@ -215,3 +215,29 @@ fn config_problems_name_keys_and_hide_the_token() {
     let text = "[store]\nplatform = \"shopify\"\nshop_domain = \"shop.myshopify.com\"\npublic_token = { env = \"BCP_TEST_UNSET_TOKEN_VARIABLE\" }\n";
     assert!(BridgeConfig::from_toml(text).is_err());
 }
+
+#[tokio::test]
+async fn without_a_configured_currency_an_unreachable_shop_stops_the_start() {
+    // Nothing listens on a port we bound and released.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let text = format!(
+        "[store]\nplatform = \"shopify\"\nshop_domain = \"gone.myshopify.com\"\nprivate_token = \"{TOKEN}\"\nendpoint = \"http://127.0.0.1:{port}/api/2026-04/graphql.json\"\ntimeout_ms = 500\n"
+    );
+    let config = BridgeConfig::from_toml(&text).unwrap();
+    let bound = "127.0.0.1:0".parse().unwrap();
+    let result =
+        bcp_bridge::server::build(&config, bound, tokio_util::sync::CancellationToken::new());
+    let message = match result {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("started without knowing the shop's currency"),
+    };
+    assert!(message.contains("store.currency"), "{message}");
+    assert!(!message.contains(TOKEN));
+    assert!(
+        !message.contains(&port.to_string()),
+        "no upstream URL: {message}"
+    );
+}
