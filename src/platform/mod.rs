@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod sample;
+pub mod shopify;
 pub mod upstream;
 pub mod woocommerce;
 
@@ -127,7 +128,8 @@ pub struct PlatformFactory {
     pub build: fn(&toml::Table, &BuildContext<'_>) -> Result<SharedPlatform, Vec<ConfigProblem>>,
 }
 
-pub const PLATFORMS: &[PlatformFactory] = &[sample::FACTORY, woocommerce::FACTORY];
+pub const PLATFORMS: &[PlatformFactory] =
+    &[sample::FACTORY, shopify::FACTORY, woocommerce::FACTORY];
 
 pub fn factory(name: &str) -> Option<&'static PlatformFactory> {
     PLATFORMS.iter().find(|factory| factory.name == name)

@@ -1,0 +1,545 @@
+//! search, resolve and product over the Storefront API.
+//!
+//! Round trips:
+//! - search: one `search` (with words) or `products` (browse) call per page.
+//! - resolve (lookup and cart lines): ONE `nodes(ids:)` call for every product gid, variant
+//!   gid and numeric id of the batch (a numeric id is asked as both gids), plus ONE `search`
+//!   call for all handles and SKUs together (`"a" OR "b"`), whose hits are then matched
+//!   exactly on `handle` / `variant.sku`. At most two requests for a batch of 50 (a SKU not
+//!   in the first 50 variants of a hit costs extra `product.variants` pages for that hit).
+//! - product: one `nodes` call (a handle or SKU first costs the `search` call), then
+//!   `product.variants` pages of 250 until every variant is loaded.
+
+use std::collections::HashSet;
+
+use iso_currency::Currency;
+
+use super::client::Storefront;
+use super::gid::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::normalize::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
+use super::ops::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
+use super::settings::{language_code, valid_country};
+use crate::brain::money::Money;
+use crate::model::{
+    BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
+};
+use crate::platform::PlatformError;
+use crate::platform::upstream::CallKind;
+
+/// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
+const MAX_VARIANT_PAGES: usize = 16;
+/// Search hits whose remaining variants are loaded to find a SKU missing from their first page.
+const MAX_SKU_EXPANSIONS: usize = 3;
+
+/// `aa-1-13`: a Shopify Standard Product Taxonomy key.
+fn is_taxonomy_key(value: &str) -> bool {
+    let mut parts = value.split('-');
+    parts
+        .next()
+        .is_some_and(|head| head.len() == 2 && head.bytes().all(|byte| byte.is_ascii_lowercase()))
+        && parts.all(|part| {
+            !part.is_empty() && part.len() <= 6 && part.bytes().all(|byte| byte.is_ascii_digit())
+        })
+}
+
+/// Country and language for `@inContext`, from the agent's context or the configured defaults.
+pub struct Market {
+    pub country: Option<String>,
+    pub language: Option<String>,
+}
+
+pub struct Catalog<'a> {
+    pub client: &'a Storefront,
+    pub currency: Currency,
+    pub default_country: Option<&'a str>,
+    pub default_language: Option<&'a str>,
+}
+
+/// What a raw node answered for: the product and, when a variant was named, its gid.
+struct Found {
+    product: RawProduct,
+    variant: Option<String>,
+}
+
+impl Catalog<'_> {
+    pub fn market(&self, context: &BuyerContext) -> Market {
+        Market {
+            country: context
+                .country
+                .clone()
+                .filter(|country| valid_country(country))
+                .or_else(|| self.default_country.map(str::to_owned)),
+            language: context
+                .language
+                .as_deref()
+                .and_then(language_code)
+                .or_else(|| self.default_language.map(str::to_owned)),
+        }
+    }
+
+    fn map(&self, raw: &RawProduct) -> Result<Product, PlatformError> {
+        normalize::product(raw, self.currency)
+    }
+
+    /// Store-currency minor units as the decimal `Float` Shopify's price filter takes. The
+    /// decimal text is exact and the shortest float that prints as that text is what is sent.
+    fn major(&self, minor: i64) -> Option<f64> {
+        Money::new(minor, self.currency)
+            .to_major_string()
+            .parse()
+            .ok()
+    }
+
+    pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let market = self.market(&request.context);
+        let first = i64::from(request.limit.clamp(1, 250));
+        let price = request.filters.price.as_ref();
+        let (raws, next, total) = match &request.query {
+            Some(query) => {
+                let mut filters = Vec::new();
+                if let Some(bounds) = price {
+                    filters.push(ops::search_products::ProductFilter {
+                        available: None,
+                        category: None,
+                        price: Some(ops::search_products::PriceRangeFilter {
+                            min: bounds.min.and_then(|min| self.major(min)),
+                            max: bounds.max.and_then(|max| self.major(max)),
+                        }),
+                    });
+                }
+                // One Shopify taxonomy category can be narrowed by Shopify itself (its filter
+                // also admits subcategories; the brain's post-filter still decides). Several
+                // values stay with the brain: how Shopify combines same-type filters is not
+                // documented, and a wrong AND would hide products.
+                if let [value] = request.filters.categories.as_slice()
+                    && is_taxonomy_key(value)
+                {
+                    filters.push(ops::search_products::ProductFilter {
+                        available: None,
+                        price: None,
+                        category: Some(ops::search_products::CategoryFilter {
+                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
+                        }),
+                    });
+                }
+                let filters = (!filters.is_empty()).then_some(filters);
+                let data = self
+                    .client
+                    .run::<SearchProducts>(
+                        ops::search_products::Variables {
+                            query: query.clone(),
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            filters,
+                            country: market.country.map(ops::search_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(ops::search_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.search;
+                let raws: Vec<RawProduct> = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| match node {
+                        ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                            RawProduct::search_products(product.product_fields, product.variants)
+                        }
+                    })
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, u64::try_from(page.total_count).ok())
+            }
+            None => {
+                let data = self
+                    .client
+                    .run::<BrowseProducts>(
+                        ops::browse_products::Variables {
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            query: price.and_then(|bounds| self.price_query(bounds)),
+                            country: market.country.map(ops::browse_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(ops::browse_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.products;
+                let raws = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| RawProduct::browse_products(node.product_fields, node.variants))
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, None)
+            }
+        };
+        let products = raws
+            .iter()
+            .map(|raw| self.map(raw))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchPage {
+            products,
+            next_cursor: next,
+            total_count: total,
+        })
+    }
+
+    /// `products(query:)` has no productFilters; its search syntax filters on variant prices.
+    /// The bounds are integers formatted here, never agent text.
+    fn price_query(&self, bounds: &PriceBounds) -> Option<String> {
+        let format = |minor: i64| Money::new(minor, self.currency).to_major_string();
+        let mut terms = Vec::new();
+        if let Some(min) = bounds.min {
+            terms.push(format!("variants.price:>={}", format(min)));
+        }
+        if let Some(max) = bounds.max {
+            terms.push(format!("variants.price:<={}", format(max)));
+        }
+        (!terms.is_empty()).then(|| terms.join(" AND "))
+    }
+
+    async fn nodes(&self, gids: Vec<String>, market: &Market) -> Result<Vec<Found>, PlatformError> {
+        if gids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let data = self
+            .client
+            .run::<Nodes>(
+                ops::nodes::Variables {
+                    ids: gids,
+                    country: market.country.clone().map(ops::nodes::CountryCode::Other),
+                    language: market.language.clone().map(ops::nodes::LanguageCode::Other),
+                },
+                CallKind::Read,
+            )
+            .await?;
+        Ok(data
+            .nodes
+            .into_iter()
+            .flatten()
+            .map(|node| match node {
+                ops::nodes::NodesNodes::Product(product) => Found {
+                    product: RawProduct::nodes(product.product_fields, product.variants),
+                    variant: None,
+                },
+                ops::nodes::NodesNodes::ProductVariant(node) => {
+                    let variant: RawVariant = node.variant_fields.into();
+                    let mut product =
+                        RawProduct::nodes(node.product.product_fields, node.product.variants);
+                    // The named variant may lie beyond the first page of the product's variants.
+                    if !product
+                        .variants
+                        .variants
+                        .iter()
+                        .any(|known| known.id == variant.id)
+                    {
+                        product.variants.variants.push(variant.clone());
+                    }
+                    Found {
+                        product,
+                        variant: Some(variant.id),
+                    }
+                }
+            })
+            .collect())
+    }
+
+    /// Handles and SKUs: one `search` whose hits are matched exactly (search is fuzzy).
+    async fn tokens(
+        &self,
+        tokens: &[String],
+        market: &Market,
+    ) -> Result<Vec<RawProduct>, PlatformError> {
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Tokens hold only [A-Za-z0-9._-] (see gid.rs), so quoting keeps each a plain term.
+        let query = tokens
+            .iter()
+            .map(|token| format!("\"{token}\""))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let first = i64::try_from(tokens.len().saturating_mul(5).clamp(10, 250)).unwrap_or(250);
+        let data = self
+            .client
+            .run::<SearchProducts>(
+                ops::search_products::Variables {
+                    query,
+                    first,
+                    after: None,
+                    filters: None,
+                    country: market
+                        .country
+                        .clone()
+                        .map(ops::search_products::CountryCode::Other),
+                    language: market
+                        .language
+                        .clone()
+                        .map(ops::search_products::LanguageCode::Other),
+                },
+                CallKind::Read,
+            )
+            .await?;
+        let mut products: Vec<RawProduct> = data
+            .search
+            .nodes
+            .into_iter()
+            .map(|node| match node {
+                ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                    RawProduct::search_products(product.product_fields, product.variants)
+                }
+            })
+            .collect();
+        // A SKU may name a variant beyond the first page of a large product. Only then, and
+        // only for the few hits with more variants, are the rest loaded: a batch of ordinary
+        // products stays at one request.
+        let known = |token: &String, products: &[RawProduct]| {
+            products.iter().any(|product| {
+                &product.handle == token
+                    || product
+                        .variants
+                        .variants
+                        .iter()
+                        .any(|variant| variant.sku.as_deref() == Some(token.as_str()))
+            })
+        };
+        if tokens.iter().any(|token| !known(token, &products)) {
+            for product in products
+                .iter_mut()
+                .filter(|product| product.variants.next.is_some())
+                .take(MAX_SKU_EXPANSIONS)
+            {
+                let first = std::mem::take(&mut product.variants);
+                product.variants.variants = self.all_variants(&product.id, first, market).await?;
+            }
+        }
+        Ok(products)
+    }
+
+    /// Every input this store knows, with the raw product it names.
+    async fn find(
+        &self,
+        ids: &[String],
+        market: &Market,
+    ) -> Result<Vec<(String, Found)>, PlatformError> {
+        let mut gids: Vec<String> = Vec::new();
+        let mut tokens: Vec<String> = Vec::new();
+        let mut parsed: Vec<(String, CatalogId)> = Vec::new();
+        let mut push = |gid: String| {
+            if !gids.contains(&gid) {
+                gids.push(gid);
+            }
+        };
+        for input in ids {
+            let Some(id) = parse_catalog_id(input) else {
+                continue;
+            };
+            match &id {
+                CatalogId::Product(number) => push(product_gid(*number)),
+                CatalogId::Variant(number) => push(variant_gid(*number)),
+                CatalogId::Numeric(number) => {
+                    push(product_gid(*number));
+                    push(variant_gid(*number));
+                }
+                CatalogId::Token(token) => {
+                    if !tokens.contains(token) {
+                        tokens.push(token.clone());
+                    }
+                }
+            }
+            parsed.push((input.clone(), id));
+        }
+        // Shopify takes at most 250 ids per `nodes` call; the brain's batch limit keeps us far below.
+        gids.truncate(250);
+        let (nodes, searched) =
+            tokio::try_join!(self.nodes(gids, market), self.tokens(&tokens, market))?;
+
+        let mut out = Vec::new();
+        for (input, id) in parsed {
+            let hit = match &id {
+                CatalogId::Product(number) => nodes
+                    .iter()
+                    .find(|found| {
+                        found.variant.is_none() && gid_number(&found.product.id) == Some(*number)
+                    })
+                    .map(|found| Found {
+                        product: found.product.clone(),
+                        variant: None,
+                    }),
+                CatalogId::Variant(number) => nodes
+                    .iter()
+                    .find(|found| {
+                        found
+                            .variant
+                            .as_deref()
+                            .is_some_and(|variant| gid_number(variant) == Some(*number))
+                    })
+                    .map(|found| Found {
+                        product: found.product.clone(),
+                        variant: found.variant.clone(),
+                    }),
+                // A product wins over a variant with the same number.
+                CatalogId::Numeric(number) => nodes
+                    .iter()
+                    .find(|found| {
+                        found.variant.is_none() && gid_number(&found.product.id) == Some(*number)
+                    })
+                    .or_else(|| {
+                        nodes.iter().find(|found| {
+                            found
+                                .variant
+                                .as_deref()
+                                .is_some_and(|variant| gid_number(variant) == Some(*number))
+                        })
+                    })
+                    .map(|found| Found {
+                        product: found.product.clone(),
+                        variant: found.variant.clone(),
+                    }),
+                CatalogId::Token(token) => searched
+                    .iter()
+                    .find(|product| &product.handle == token)
+                    .map(|product| Found {
+                        product: product.clone(),
+                        variant: None,
+                    })
+                    .or_else(|| {
+                        searched.iter().find_map(|product| {
+                            product
+                                .variants
+                                .variants
+                                .iter()
+                                .find(|variant| variant.sku.as_deref() == Some(token.as_str()))
+                                .map(|variant| Found {
+                                    product: product.clone(),
+                                    variant: Some(variant.id.clone()),
+                                })
+                        })
+                    }),
+            };
+            if let Some(found) = hit {
+                out.push((input, found));
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        let market = self.market(context);
+        self.find(ids, &market)
+            .await?
+            .into_iter()
+            .map(|(input, found)| {
+                Ok(Resolved {
+                    input,
+                    resolution: match found.variant {
+                        Some(variant) => Resolution::Variant(variant),
+                        None => Resolution::Product,
+                    },
+                    product: self.map(&found.product)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Loads the variants after `page` until there are no more.
+    async fn all_variants(
+        &self,
+        product_id: &str,
+        mut page: RawVariantPage,
+        market: &Market,
+    ) -> Result<Vec<RawVariant>, PlatformError> {
+        let mut variants = std::mem::take(&mut page.variants);
+        let mut next = page.next;
+        let mut pages = 0;
+        while let Some(after) = next.take() {
+            pages += 1;
+            if pages > MAX_VARIANT_PAGES {
+                return Err(PlatformError::BadResponse(
+                    "product variants never stop paginating".to_owned(),
+                ));
+            }
+            let data = self
+                .client
+                .run::<ProductVariants>(
+                    ops::product_variants::Variables {
+                        id: product_id.to_owned(),
+                        after: Some(after),
+                        country: market
+                            .country
+                            .clone()
+                            .map(ops::product_variants::CountryCode::Other),
+                        language: market
+                            .language
+                            .clone()
+                            .map(ops::product_variants::LanguageCode::Other),
+                    },
+                    CallKind::Read,
+                )
+                .await?;
+            let Some(product) = data.product else {
+                // Deleted while we paginated: what we have is all there is.
+                break;
+            };
+            let page: RawVariantPage = product.variants.into();
+            variants.extend(page.variants);
+            next = page.next;
+        }
+        Ok(variants)
+    }
+
+    pub async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        let market = self.market(context);
+        let Some((_, found)) = self
+            .find(&[id.to_owned()], &market)
+            .await?
+            .into_iter()
+            .next()
+        else {
+            return Ok(None);
+        };
+        let mut raw = found.product;
+        let first = std::mem::take(&mut raw.variants);
+        // The variant a variant-node answer appended may also come in a later page.
+        let variants = self.all_variants(&raw.id, first, &market).await?;
+        let mut seen = HashSet::new();
+        raw.variants.variants = variants
+            .into_iter()
+            .filter(|variant| seen.insert(variant.id.clone()))
+            .collect();
+        Ok(Some(ProductHit {
+            product: self.map(&raw)?,
+            variant_id: found.variant,
+        }))
+    }
+}
+
+/// The shop's name, home page and currency, read once at start-up when not configured.
+pub async fn shop_info(client: &Storefront) -> Result<(String, String, Currency), PlatformError> {
+    let data = client
+        .run::<ops::ShopInfo>(ops::shop_info::Variables, CallKind::Read)
+        .await?;
+    let code = enum_name(&data.shop.payment_settings.currency_code);
+    let currency = crate::brain::money::parse_currency(&code)
+        .map_err(|error| PlatformError::BadResponse(error.to_string()))?;
+    Ok((data.shop.name, data.shop.primary_domain.url, currency))
+}

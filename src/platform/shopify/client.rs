@@ -1,0 +1,223 @@
+//! One Storefront GraphQL call: build the body from a typed operation, send it through the
+//! shared `UpstreamClient`, and turn HTTP statuses and GraphQL `errors` into `PlatformError`s.
+
+use std::time::Duration;
+
+use graphql_client::{GraphQLQuery, Response};
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use secrecy::ExposeSecret;
+use url::Url;
+
+use super::settings::Token;
+use crate::hardening::upstream::UpstreamPolicy;
+use crate::platform::PlatformError;
+use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse, retry_after};
+
+/// Catalog pages with their variants are larger than ordinary API answers.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Shopify's throttle answer carries no `Retry-After`; its bucket refills within a second or two.
+const THROTTLE_RETRY: Duration = Duration::from_secs(2);
+
+pub struct Storefront {
+    upstream: UpstreamClient,
+    endpoint: Url,
+    token_header: &'static str,
+    token: HeaderValue,
+}
+
+impl Storefront {
+    pub fn new(endpoint: Url, token: &Token, timeout: Duration) -> Result<Self, String> {
+        let (token_header, secret) = match token {
+            Token::Public(secret) => ("X-Shopify-Storefront-Access-Token", secret),
+            Token::Private(secret) => ("Shopify-Storefront-Private-Token", secret),
+        };
+        let mut token = HeaderValue::from_str(secret.0.expose_secret()).map_err(|_| {
+            "the Storefront token holds characters a header cannot carry".to_owned()
+        })?;
+        // Keeps the value out of reqwest's and hyper's debug output.
+        token.set_sensitive(true);
+        Ok(Self {
+            upstream: UpstreamClient::new("shopify", timeout, MAX_BODY_BYTES)?,
+            endpoint,
+            token_header,
+            token,
+        })
+    }
+
+    /// The shared budget, Retry-After hold and read retries of `[upstream]`.
+    pub fn with_policy(mut self, policy: UpstreamPolicy) -> Self {
+        self.upstream = self.upstream.with_limits(policy);
+        self
+    }
+
+    pub async fn run<Q: GraphQLQuery>(
+        &self,
+        variables: Q::Variables,
+        kind: CallKind,
+    ) -> Result<Q::ResponseData, PlatformError> {
+        let body = Q::build_query(variables);
+        let operation = body.operation_name;
+        let request = self
+            .upstream
+            .http()
+            .post(self.endpoint.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(self.token_header, self.token.clone())
+            .json(&body);
+        let response = self.upstream.send(request, kind).await?;
+        decode::<Q::ResponseData>(&response, operation)
+    }
+}
+
+fn decode<T: serde::de::DeserializeOwned>(
+    response: &UpstreamResponse,
+    operation: &str,
+) -> Result<T, PlatformError> {
+    match response.status.as_u16() {
+        200 => {}
+        401 | 403 => {
+            tracing::error!(operation, "Shopify refused the Storefront token");
+            return Err(PlatformError::Unavailable {
+                reason: "the store refused the bridge's credentials".to_owned(),
+                retry_after: None,
+            });
+        }
+        402 | 423 => {
+            return Err(PlatformError::Unavailable {
+                reason: "the shop is frozen or locked".to_owned(),
+                retry_after: None,
+            });
+        }
+        404 => {
+            return Err(PlatformError::Unavailable {
+                reason: "the shop or API version does not exist".to_owned(),
+                retry_after: None,
+            });
+        }
+        status => {
+            return Err(PlatformError::BadResponse(format!(
+                "{operation}: HTTP {status}"
+            )));
+        }
+    }
+    let reply: Response<T> = response.json(operation)?;
+    if let Some(errors) = reply.errors.filter(|errors| !errors.is_empty()) {
+        let codes: Vec<String> = errors
+            .iter()
+            .filter_map(|error| {
+                error
+                    .extensions
+                    .as_ref()
+                    .and_then(|extensions| extensions.get("code"))
+                    .and_then(|code| code.as_str())
+                    .map(str::to_owned)
+            })
+            .collect();
+        let has = |wanted: &str| codes.iter().any(|code| code == wanted);
+        if has("THROTTLED") {
+            return Err(PlatformError::RateLimited {
+                retry_after: Some(retry_after(&response.headers).unwrap_or(THROTTLE_RETRY)),
+            });
+        }
+        if has("ACCESS_DENIED") || has("SHOP_INACTIVE") {
+            tracing::error!(operation, ?codes, "Shopify denied the request");
+            return Err(PlatformError::Unavailable {
+                reason: "the store denied access".to_owned(),
+                retry_after: None,
+            });
+        }
+        if has("INTERNAL_SERVER_ERROR") {
+            return Err(PlatformError::Unavailable {
+                reason: "the store had an internal error".to_owned(),
+                retry_after: Some(Duration::from_secs(5)),
+            });
+        }
+        if reply.data.is_none() {
+            // Messages may echo ids; only their count and codes go to the log.
+            tracing::warn!(operation, count = errors.len(), ?codes, "GraphQL errors");
+            return Err(PlatformError::BadResponse(format!(
+                "{operation}: the store answered with GraphQL errors"
+            )));
+        }
+        tracing::warn!(operation, ?codes, "GraphQL errors next to data");
+    }
+    reply
+        .data
+        .ok_or_else(|| PlatformError::BadResponse(format!("{operation}: no data")))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use bytes::Bytes;
+    use reqwest::StatusCode;
+    use reqwest::header::HeaderMap;
+
+    fn reply(status: u16, body: &str) -> UpstreamResponse {
+        UpstreamResponse {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: HeaderMap::new(),
+            body: Bytes::from(body.to_owned()),
+        }
+    }
+
+    fn decoded(status: u16, body: &str) -> Result<serde_json::Value, PlatformError> {
+        decode::<serde_json::Value>(&reply(status, body), "Test")
+    }
+
+    #[test]
+    fn graphql_error_codes_map_to_platform_errors() {
+        let throttled = r#"{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}]}"#;
+        assert!(matches!(
+            decoded(200, throttled),
+            Err(PlatformError::RateLimited {
+                retry_after: Some(_)
+            })
+        ));
+        for code in ["ACCESS_DENIED", "SHOP_INACTIVE"] {
+            let body =
+                format!(r#"{{"errors":[{{"message":"x","extensions":{{"code":"{code}"}}}}]}}"#);
+            assert!(matches!(
+                decoded(200, &body),
+                Err(PlatformError::Unavailable {
+                    retry_after: None,
+                    ..
+                })
+            ));
+        }
+        let internal =
+            r#"{"errors":[{"message":"x","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}"#;
+        assert!(matches!(
+            decoded(200, internal),
+            Err(PlatformError::Unavailable {
+                retry_after: Some(_),
+                ..
+            })
+        ));
+        let invalid = r#"{"errors":[{"message":"Variable input of type CartInput! was provided invalid value"}]}"#;
+        assert!(matches!(
+            decoded(200, invalid),
+            Err(PlatformError::BadResponse(_))
+        ));
+    }
+
+    #[test]
+    fn statuses_and_bodies_map_without_echoing_content() {
+        assert!(matches!(
+            decoded(401, ""),
+            Err(PlatformError::Unavailable { .. })
+        ));
+        assert!(matches!(
+            decoded(404, ""),
+            Err(PlatformError::Unavailable { .. })
+        ));
+        match decoded(200, "<html>secret-ish page</html>") {
+            Err(PlatformError::BadResponse(message)) => assert!(!message.contains("secret")),
+            other => panic!("{other:?}"),
+        }
+        // Partial data next to errors is still used.
+        let partial = r#"{"data":{"ok":1},"errors":[{"message":"x"}]}"#;
+        assert_eq!(decoded(200, partial).unwrap()["ok"], 1);
+    }
+}

@@ -1,0 +1,153 @@
+//! Agent-supplied identifiers, parsed into typed Shopify ids before anything reaches a GraphQL
+//! variable. Whatever does not parse is simply unknown.
+
+/// A catalog identifier as an agent may spell it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogId {
+    Product(u64),
+    Variant(u64),
+    /// `123`: Shopify's numeric ids are unique per resource type only, so this may name a
+    /// product or a variant; both gids are asked for in the same `nodes` call.
+    Numeric(u64),
+    /// A handle (`^[a-z0-9][a-z0-9-]*$`) or a SKU: both are found through search and
+    /// matched exactly afterwards.
+    Token(String),
+}
+
+const PRODUCT_PREFIX: &str = "gid://shopify/Product/";
+const VARIANT_PREFIX: &str = "gid://shopify/ProductVariant/";
+const CART_PREFIX: &str = "gid://shopify/Cart/";
+
+pub fn product_gid(id: u64) -> String {
+    format!("{PRODUCT_PREFIX}{id}")
+}
+
+pub fn variant_gid(id: u64) -> String {
+    format!("{VARIANT_PREFIX}{id}")
+}
+
+fn number(text: &str) -> Option<u64> {
+    if text.is_empty() || text.len() > 19 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok().filter(|value| *value > 0)
+}
+
+/// Handles are lowercase words joined by dashes; SKUs may also hold uppercase letters, dots
+/// and underscores. Neither may contain spaces, quotes, colons or parentheses, so a token can
+/// sit inside a quoted search term without changing the query's meaning.
+fn is_token(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 64
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
+pub fn parse_catalog_id(input: &str) -> Option<CatalogId> {
+    if let Some(rest) = input.strip_prefix(PRODUCT_PREFIX) {
+        return number(rest).map(CatalogId::Product);
+    }
+    if let Some(rest) = input.strip_prefix(VARIANT_PREFIX) {
+        return number(rest).map(CatalogId::Variant);
+    }
+    if let Some(value) = number(input) {
+        return Some(CatalogId::Numeric(value));
+    }
+    is_token(input).then(|| CatalogId::Token(input.to_owned()))
+}
+
+/// The numeric id inside a gid the upstream sent (for matching numeric agent input).
+pub fn gid_number(gid: &str) -> Option<u64> {
+    gid.rsplit('/').next().and_then(number)
+}
+
+/// Cart ids are `gid://shopify/Cart/<token>?key=<secret>`; the key is part of the id agents
+/// hold, because Shopify refuses the cart without it.
+pub fn is_cart_id(input: &str) -> bool {
+    let Some(rest) = input.strip_prefix(CART_PREFIX) else {
+        return false;
+    };
+    let (token, key) = match rest.split_once("?key=") {
+        Some((token, key)) => (token, Some(key)),
+        None => (rest, None),
+    };
+    let word = |text: &str| {
+        !text.is_empty()
+            && text.len() <= 128
+            && text
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
+    };
+    word(token) && key.is_none_or(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_gids_numbers_and_tokens() {
+        assert_eq!(
+            parse_catalog_id("gid://shopify/Product/123"),
+            Some(CatalogId::Product(123))
+        );
+        assert_eq!(
+            parse_catalog_id("gid://shopify/ProductVariant/9"),
+            Some(CatalogId::Variant(9))
+        );
+        assert_eq!(parse_catalog_id("42"), Some(CatalogId::Numeric(42)));
+        assert_eq!(
+            parse_catalog_id("blue-shirt"),
+            Some(CatalogId::Token("blue-shirt".into()))
+        );
+        assert_eq!(
+            parse_catalog_id("SKU_1.2"),
+            Some(CatalogId::Token("SKU_1.2".into()))
+        );
+    }
+
+    #[test]
+    fn anything_else_is_unknown() {
+        for input in [
+            "",
+            "gid://shopify/Product/abc",
+            "gid://shopify/Product/1/2",
+            "gid://shopify/Collection/1",
+            "gid://shopify/Product/0",
+            "\"x\" OR title:*",
+            "a b",
+            "-negated",
+            "x:y",
+            "https://evil.example/",
+            "a)",
+        ] {
+            assert_eq!(parse_catalog_id(input), None, "{input}");
+        }
+    }
+
+    #[test]
+    fn numbers_too_long_for_an_id_may_still_be_skus() {
+        assert_eq!(
+            parse_catalog_id("99999999999999999999999"),
+            Some(CatalogId::Token("99999999999999999999999".into()))
+        );
+    }
+
+    #[test]
+    fn cart_ids_are_strict() {
+        assert!(is_cart_id("gid://shopify/Cart/Z2NwLWV1?key=73de96"));
+        assert!(is_cart_id("gid://shopify/Cart/Z2NwLWV1"));
+        for input in [
+            "gid://shopify/Cart/",
+            "gid://shopify/Cart/a?key=",
+            "gid://shopify/Cart/a b",
+            "gid://shopify/Cart/a?key=b&x=1",
+            "cart_1",
+        ] {
+            assert!(!is_cart_id(input), "{input}");
+        }
+    }
+}

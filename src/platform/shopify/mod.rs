@@ -1,0 +1,193 @@
+//! Shopify through the Storefront GraphQL API: catalog reads and carts. The adapter fetches
+//! and normalises; the brain applies the protocol rules.
+//!
+//! One module per job: `settings` (config keys), `gid` (agent ids → typed ids), `ops` (the
+//! typed operations of `graphql/`), `client` (transport and error mapping), `normalize`
+//! (Shopify → model), `taxonomy` (category table), `catalog` and `cart` (the port's methods).
+
+mod cart;
+mod catalog;
+mod client;
+mod gid;
+mod normalize;
+mod ops;
+mod settings;
+mod taxonomy;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use self::cart::Carts;
+use self::catalog::Catalog;
+use self::client::Storefront;
+use self::settings::ShopifySettings;
+use super::{
+    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
+    StoreInfo,
+};
+use crate::config::ConfigProblem;
+use crate::hardening::upstream::UpstreamPolicy;
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
+    SearchRequest,
+};
+
+pub const FACTORY: PlatformFactory = PlatformFactory {
+    name: "shopify",
+    check,
+    build,
+};
+
+fn check(store: &toml::Table) -> Vec<ConfigProblem> {
+    settings::parse(store).err().unwrap_or_default()
+}
+
+/// Reads the shop's name, home page and currency before the bridge serves anything. `build`
+/// is synchronous and may run inside a runtime, so the call gets a thread and a runtime of its
+/// own; it happens once, and not at all when `currency` is configured.
+/// The thread uses a client of its own: pooled connections belong to the runtime that opened them.
+fn read_shop(
+    settings: &ShopifySettings,
+) -> Result<(String, String, iso_currency::Currency), String> {
+    let endpoint = settings.endpoint.clone();
+    let token = settings.token.clone();
+    let timeout = settings.timeout;
+    let worker = std::thread::spawn(move || {
+        let client = Storefront::new(endpoint, &token, timeout)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| format!("cannot start a runtime: {error}"))?;
+        runtime
+            .block_on(catalog::shop_info(&client))
+            .map_err(|error| error.to_string())
+    });
+    worker
+        .join()
+        .map_err(|_| "the shop lookup failed unexpectedly".to_owned())?
+}
+
+fn build(
+    store: &toml::Table,
+    context: &BuildContext<'_>,
+) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+    let settings = settings::parse(store)?;
+    let client = Storefront::new(settings.endpoint.clone(), &settings.token, settings.timeout)
+        .map_err(|message| vec![ConfigProblem::new("store.public_token", message)])?
+        // The store's own `timeout_ms` bounds each attempt.
+        .with_policy(UpstreamPolicy {
+            attempt_timeout: None,
+            ..UpstreamPolicy::from(&context.config.upstream)
+        });
+    let client = Arc::new(client);
+    let home = format!("https://{}/", settings.shop_domain);
+    let (name, storefront_url, currency) = match settings.currency {
+        Some(currency) => (settings.shop_domain.clone(), home, currency),
+        None => read_shop(&settings).map_err(|message| {
+            vec![ConfigProblem::new(
+                "store.currency",
+                format!("not set, and reading it from the shop failed: {message}"),
+            )]
+        })?,
+    };
+    Ok(Arc::new(ShopifyStore {
+        info: StoreInfo {
+            platform: "shopify",
+            name,
+            currency,
+            storefront_url,
+            capabilities: Capabilities {
+                search: true,
+                lookup: true,
+                cart: true,
+            },
+            // Prices go to Shopify as productFilters / variants.price; categories span three
+            // taxonomies (product type, collections, Shopify and Google categories) that no
+            // single Shopify filter covers, so the brain post-filters them: such pages can come
+            // back shorter than asked, never with a wrong product.
+            pushdown: Pushdown {
+                categories: false,
+                price: true,
+            },
+        },
+        client,
+        settings,
+    }))
+}
+
+pub struct ShopifyStore {
+    info: StoreInfo,
+    client: Arc<Storefront>,
+    settings: ShopifySettings,
+}
+
+impl ShopifyStore {
+    fn catalog(&self) -> Catalog<'_> {
+        Catalog {
+            client: &self.client,
+            currency: self.info.currency,
+            default_country: self.settings.country.as_deref(),
+            default_language: self.settings.language.as_deref(),
+        }
+    }
+
+    fn carts(&self) -> Carts<'_> {
+        Carts {
+            client: &self.client,
+            currency: self.info.currency,
+            default_country: self.settings.country.as_deref(),
+        }
+    }
+}
+
+#[async_trait]
+impl Platform for ShopifyStore {
+    fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        self.catalog().search(request).await
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.catalog().resolve(ids, context).await
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        self.catalog().product(id, context).await
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.carts().create(draft).await
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts().get(id).await
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.carts().replace(id, draft).await
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts().cancel(id).await
+    }
+
+    async fn ready(&self) -> Result<(), PlatformError> {
+        catalog::shop_info(&self.client).await.map(|_| ())
+    }
+}
