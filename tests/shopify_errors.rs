@@ -31,12 +31,16 @@ async fn throttling_maps_to_rate_limited_with_retry_after() {
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(error["code"], -32000);
     assert_eq!(error["data"]["retry_after"], 7);
+    // The bridge now holds calls to this shop until Retry-After passes; each further fault is
+    // observed through a fresh bridge.
+    let bridge = TestBridge::start(&standin.config("currency = \"USD\"")).await;
 
     standin.set_fault(Some(Fault::SecurityRejection));
     let (status, error) = bridge.call_error("search_catalog", search()).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(error["code"], -32000);
     assert!(error["data"]["retry_after"].as_u64().unwrap() >= 1);
+    let bridge = TestBridge::start(&standin.config("currency = \"USD\"")).await;
 
     // Shopify's usual throttle: HTTP 200 with a THROTTLED GraphQL error.
     standin.set_fault(Some(Fault::Throttled));
@@ -45,6 +49,7 @@ async fn throttling_maps_to_rate_limited_with_retry_after() {
     assert_eq!(error["data"]["retry_after"], 2);
 
     standin.set_fault(None);
+    let bridge = TestBridge::start(&standin.config("currency = \"USD\"")).await;
     bridge.call("search_catalog", search()).await;
 }
 
@@ -92,7 +97,13 @@ async fn failures_map_to_unavailable() {
 
 #[tokio::test]
 async fn slow_upstream_times_out_quickly() {
-    let (standin, bridge) = setup().await;
+    let standin = Standin::start();
+    // One attempt only: this is about the timeout itself (retries are tests/upstream.rs').
+    let bridge = TestBridge::start(&format!(
+        "{}\n[upstream]\nmax_retries = 0\n",
+        standin.config("")
+    ))
+    .await;
     standin.set_fault(Some(Fault::Slow(Duration::from_secs(4))));
     let started = std::time::Instant::now();
     let (status, error) = bridge.call_error("search_catalog", search()).await;

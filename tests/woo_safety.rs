@@ -51,7 +51,10 @@ async fn hostile_ids_never_reach_the_upstream_path_or_query() {
         assert_eq!(product["messages"][0]["code"], "not_found", "{id}");
         for tool in ["get_cart", "cancel_cart"] {
             let cart = bridge
-                .call(tool, json!({"meta": meta_with_key("k"), "id": id}))
+                .call(
+                    tool,
+                    json!({"meta": meta_with_key(&format!("{tool} {id}")), "id": id}),
+                )
                 .await;
             assert_eq!(cart["messages"][0]["code"], "not_found", "{tool} {id}");
         }
