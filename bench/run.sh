@@ -170,7 +170,7 @@ if [ "${SKIP_CRITERION:-0}" != 1 ]; then
         | tee "$WORK/criterion.txt" | grep -E '^[a-z].*|time:' || true
 fi
 
-python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
+BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
 import os, platform, re, subprocess, sys, datetime
 work, out, idle_kb, loaded_kb, full_kb, startup_ms, duration, conns = sys.argv[1:]
 rows = {}
@@ -237,8 +237,9 @@ if os.path.exists(crit):
         if line.strip() and not line.startswith(" ") and "time:" not in line and not line.startswith(("Benchmarking", "Found", "Warning", "Gnuplot", "change:", "Performance", "No change")):
             name = line.strip()
     L.append("")
-notes = os.environ.get("BENCH_NOTES_FILE")
-if notes and os.path.exists(notes):
+# Hand-written analysis and the TODO for the platform stand-ins, kept with the script.
+notes = os.path.join(os.environ["BENCH_ROOT"], "bench", "notes.md")
+if os.path.exists(notes):
     L.append(open(notes).read())
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
