@@ -158,6 +158,6 @@ echo "== cargo build --release"
 cargo build --release --locked --quiet
 if [ "${CONFORMANCE_NETNS:-1}" = 1 ] && unshare -n true 2>/dev/null; then
     echo "== running in a network namespace with loopback only"
-    exec unshare -n bash "$0" --offline
+    exec unshare -n bash "$ROOT/.ci/conformance.sh" --offline
 fi
 run_checks

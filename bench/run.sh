@@ -76,11 +76,11 @@ load() {
     local label=$1 url=$2 body=$3
     # Every answer must be a 200 JSON-RPC result, or the numbers mean nothing.
     local reply
-    reply=$(curl -s -H 'content-type: application/json' -H 'accept: application/json' -d "$body" "$url")
+    reply=$(curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d "$body" "$url")
     grep -q '"result"' <<<"$reply" || { echo "$label: not a result: $reply"; exit 1; }
     echo "== oha $label ($DURATION, $CONNECTIONS connections)"
     "$OHA" --no-tui -z "$DURATION" -c "$CONNECTIONS" -m POST \
-        -H 'content-type: application/json' -H 'accept: application/json' \
+        -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
         -d "$body" --output-format json "$url" >"$WORK/oha-$label.json"
     python3 - "$label" "$WORK/oha-$label.json" >>"$WORK/load.txt" <<'PY'
 import json, sys
@@ -103,12 +103,19 @@ load floor_rmcp "http://127.0.0.1:$PORT/mcp" "$FIXED"
 kill "$PID"; wait "$PID" 2>/dev/null || true
 start bridge "$BRIDGE" demo --listen
 URL="http://127.0.0.1:$PORT/bcp/mcp"
+# The search answer itself, for the SDK floor at the same payload size.
+curl -s -H 'content-type: application/json' -d "$SEARCH" "$URL" \
+    | python3 -c 'import json,sys; json.dump(json.load(sys.stdin)["result"]["structuredContent"], sys.stdout)' \
+    >"$WORK/search-payload.json"
 sleep 1
 IDLE_KB=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
 load search_catalog "$URL" "$SEARCH"
 load lookup_catalog_10 "$URL" "$LOOKUP"
 load get_product_selected "$URL" "$PRODUCT"
 LOADED_KB=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
+kill "$PID"; wait "$PID" 2>/dev/null || true
+start rmcp_payload "$RMCP" --payload "$WORK/search-payload.json" --serve
+load floor_rmcp_search_payload "http://127.0.0.1:$PORT/mcp" "$FIXED"
 kill "$PID"; wait "$PID" 2>/dev/null || true
 
 echo "== resident memory with 100,000 products"
@@ -135,6 +142,7 @@ curl -s -H 'content-type: application/json' -d "$(call search_catalog '{"query":
     "http://127.0.0.1:$PORT/bcp/mcp" | grep -q '"p99999"' || { echo "100k store not serving"; exit 1; }
 FULL_KB=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
 kill "$PID"; wait "$PID" 2>/dev/null || true
+rm -f "$WORK/store-100k.json"
 
 echo "== start to first answered call (median of 7)"
 STARTUP_MS=$(python3 - "$BRIDGE" "$SEARCH" <<'PY'
@@ -195,8 +203,9 @@ names = {"ceiling_axum": "ceiling: bare axum, fixed JSON-RPC body",
          "floor_rmcp": "SDK floor: rmcp, one tool with a fixed struct",
          "search_catalog": "bridge `search_catalog` (query + price filter)",
          "lookup_catalog_10": "bridge `lookup_catalog`, 10 ids",
-         "get_product_selected": "bridge `get_product`, 2 selections + preferences"}
-for key in ["ceiling_axum", "floor_rmcp", "search_catalog", "lookup_catalog_10", "get_product_selected"]:
+         "get_product_selected": "bridge `get_product`, 2 selections + preferences",
+         "floor_rmcp_search_payload": "SDK floor answering the `search_catalog` answer as a fixed value"}
+for key in ["ceiling_axum", "floor_rmcp", "floor_rmcp_search_payload", "search_catalog", "lookup_catalog_10", "get_product_selected"]:
     r = rows[key]
     L.append(f"| {names[key]} | {r['rps']} | {r['p50']:.2f} | {r['p99']:.2f} | "
              f"{r['rps']/floor:.2f} | {r['rps']/ceiling:.2f} | {r['bad']} |")
@@ -210,6 +219,8 @@ for key in ["search_catalog", "lookup_catalog_10", "get_product_selected"]:
     r = rows[key]
     L.append(f"| `{key}` ≥ 80% of the SDK floor's throughput | {100*r['rps']/floor:.0f}% | {mark(r['rps'] >= 0.8*floor)} |")
     L.append(f"| `{key}` p99 < 5 ms at {conns} connections | {r['p99']:.2f} ms | {mark(r['p99'] < 5)} |")
+same = rows["floor_rmcp_search_payload"]["rps"]
+L.append(f"| `search_catalog` vs the SDK floor at the same payload | {100*rows['search_catalog']['rps']/same:.0f}% | {mark(rows['search_catalog']['rps'] >= 0.8*same)} |")
 L.append(f"| idle RSS < 30 MB | {int(idle_kb)/1024:.1f} MB | {mark(int(idle_kb) < 30*1024)} |")
 L.append(f"| start to first answered call < 200 ms | {startup_ms} ms | {mark(float(startup_ms) < 200)} |")
 L.append("")

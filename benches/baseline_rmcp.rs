@@ -33,6 +33,9 @@ struct Fixed {
 #[derive(Clone)]
 struct Floor {
     tool: Arc<Tool>,
+    /// `--payload FILE`: answer with this JSON instead of the small struct, so the floor can
+    /// be measured at the size of a real catalog answer.
+    payload: Option<Arc<serde_json::Value>>,
 }
 
 impl ServerHandler for Floor {
@@ -53,6 +56,9 @@ impl ServerHandler for Floor {
         _request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(payload) = &self.payload {
+            return Ok(CallToolResult::structured((**payload).clone()).into());
+        }
         let value = serde_json::to_value(Fixed {
             ok: true,
             name: "fixed",
@@ -73,6 +79,13 @@ fn main() {
         println!("baseline_rmcp: a server for bench/run.sh (--serve ADDR); nothing to bench here");
         return;
     };
+    let payload = args
+        .iter()
+        .position(|arg| arg == "--payload")
+        .and_then(|at| args.get(at + 1))
+        .map(|path| {
+            Arc::new(serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap())
+        });
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -89,7 +102,12 @@ fn main() {
             .with_json_response(true)
             .with_sse_keep_alive(None);
         let service = StreamableHttpService::new(
-            move || Ok(Floor { tool: tool.clone() }),
+            move || {
+                Ok(Floor {
+                    tool: tool.clone(),
+                    payload: payload.clone(),
+                })
+            },
             LocalSessionManager::default().into(),
             config,
         );
