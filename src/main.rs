@@ -150,12 +150,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
+                let server = &parsed.server;
+                // The primary endpoint: the UCP one when only UCP is served.
+                let mcp_path = server
+                    .protocol
+                    .namespaces()
+                    .first()
+                    .map_or(server.mcp_path.as_str(), |namespace| {
+                        server.mcp_path_for(namespace)
+                    });
                 out(&format!(
-                    "{}: OK (platform {}, MCP endpoint {}{})",
+                    "{}: OK (platform {}, MCP endpoint {}{mcp_path})",
                     config.display(),
                     parsed.platform_name(),
-                    parsed.server.base_url(parsed.server.listen),
-                    parsed.server.mcp_path
+                    server.base_url(server.listen),
                 ));
                 return ExitCode::SUCCESS;
             }
