@@ -13,6 +13,7 @@ use serde::{Deserialize, Deserializer};
 use url::Url;
 
 use crate::platform;
+use crate::protocol::{Namespace, Protocol};
 
 /// One thing wrong with a configuration, located by its dotted key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +87,11 @@ pub struct ServerConfig {
     pub allowed_origins: Vec<String>,
     /// Budget of one whole MCP request; past it the agent gets -32000 / HTTP 503.
     pub request_timeout_ms: u64,
+    /// `bcp` (default), `ucp` (UCP compatibility: `dev.ucp.*` names, `/.well-known/ucp`) or
+    /// `both` (each namespace with its own profile and MCP endpoint).
+    pub protocol: Protocol,
+    /// The MCP endpoint of the UCP namespace (`mcp_path` is the BCP one).
+    pub ucp_mcp_path: String,
 }
 
 impl Default for ServerConfig {
@@ -97,11 +103,22 @@ impl Default for ServerConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             request_timeout_ms: 30_000,
+            protocol: Protocol::default(),
+            ucp_mcp_path: "/ucp/mcp".to_owned(),
         }
     }
 }
 
 impl ServerConfig {
+    /// Where `namespace`'s MCP endpoint is mounted.
+    pub fn mcp_path_for(&self, namespace: &Namespace) -> &str {
+        if namespace.service == Namespace::UCP.service {
+            &self.ucp_mcp_path
+        } else {
+            &self.mcp_path
+        }
+    }
+
     /// The public base URL without a trailing slash.
     pub fn base_url(&self, bound: SocketAddr) -> String {
         match &self.public_base_url {
@@ -367,11 +384,23 @@ impl BridgeConfig {
                 ));
             }
         }
-        let path = &self.server.mcp_path;
-        if !path.starts_with('/') || path.len() < 2 || path.contains(['?', '#', ' ']) {
+        for (key, path, example) in [
+            ("server.mcp_path", &self.server.mcp_path, "/bcp/mcp"),
+            ("server.ucp_mcp_path", &self.server.ucp_mcp_path, "/ucp/mcp"),
+        ] {
+            if !path.starts_with('/') || path.len() < 2 || path.contains(['?', '#', ' ']) {
+                problems.push(ConfigProblem::new(
+                    key,
+                    format!("must be an absolute path such as {example}"),
+                ));
+            }
+        }
+        if self.server.protocol == Protocol::Both
+            && self.server.mcp_path == self.server.ucp_mcp_path
+        {
             problems.push(ConfigProblem::new(
-                "server.mcp_path",
-                "must be an absolute path such as /bcp/mcp",
+                "server.ucp_mcp_path",
+                "must differ from server.mcp_path when server.protocol is \"both\"",
             ));
         }
         let limits = &self.limits;
@@ -598,6 +627,19 @@ mod tests {
         assert!(keys.contains(&"server.listen"), "{keys:?}");
         assert!(keys.contains(&"limits.max_page_size"), "{keys:?}");
         assert!(keys.contains(&"store.platform"), "{keys:?}");
+    }
+
+    #[test]
+    fn protocol_is_checked_by_key() {
+        let config = BridgeConfig::from_toml("[server]\nprotocol = \"both\"\n").unwrap();
+        assert_eq!(config.server.protocol, Protocol::Both);
+        assert_eq!(config.server.ucp_mcp_path, "/ucp/mcp");
+        let found = problems("[server]\nprotocol = \"acp\"\n");
+        assert_eq!(found[0].key, "server.protocol");
+        let found = problems(
+            "[server]\nprotocol = \"both\"\nmcp_path = \"/mcp\"\nucp_mcp_path = \"/mcp\"\n",
+        );
+        assert_eq!(found[0].key, "server.ucp_mcp_path");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::protocol::Protocol;
 use bcp_bridge::server;
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -35,18 +36,28 @@ enum Command {
         /// Listen on HOST:PORT instead of `server.listen`; port 0 picks a free port.
         #[arg(long)]
         listen: Option<SocketAddr>,
+        /// Serve BCP names, UCP names, or both; overrides `server.protocol`.
+        #[arg(long, value_parser = parse_protocol)]
+        protocol: Option<Protocol>,
     },
     /// Run on the embedded sample store, no configuration needed.
     Demo {
         /// Listen on HOST:PORT (default 127.0.0.1:8080); port 0 picks a free port.
         #[arg(long)]
         listen: Option<SocketAddr>,
+        /// Serve BCP names (default), UCP names (`/.well-known/ucp`), or both.
+        #[arg(long, value_parser = parse_protocol)]
+        protocol: Option<Protocol>,
     },
     /// Validate a configuration file and report every problem with its key.
     Check {
         #[arg(long, short)]
         config: PathBuf,
     },
+}
+
+fn parse_protocol(name: &str) -> Result<Protocol, String> {
+    Protocol::parse(name).ok_or_else(|| format!("expected one of {}", Protocol::NAMES.join(", ")))
 }
 
 fn init_logging(json: bool) {
@@ -108,11 +119,16 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
         "bcp-bridge ready"
     );
     out(&format!("bcp-bridge listening on {bound}"));
-    out(&format!("MCP endpoint: {}", bridge.mcp_url));
-    out(&format!(
-        "Discovery:    {}/.well-known/bcp",
-        bridge.base_url
-    ));
+    for (index, endpoint) in bridge.endpoints.iter().enumerate() {
+        // The primary endpoint keeps the plain labels scripts read; a second one is tagged.
+        let tag = if index == 0 {
+            String::new()
+        } else {
+            format!(" ({})", endpoint.service)
+        };
+        out(&format!("MCP endpoint{tag}: {}", endpoint.mcp_url));
+        out(&format!("Discovery{tag}:    {}", endpoint.profile_url));
+    }
     if demo {
         out("Try it:");
         out(&format!(
@@ -141,12 +157,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
+                let server = &parsed.server;
+                // The primary endpoint: the UCP one when only UCP is served.
+                let mcp_path = server
+                    .protocol
+                    .namespaces()
+                    .first()
+                    .map_or(server.mcp_path.as_str(), |namespace| {
+                        server.mcp_path_for(namespace)
+                    });
                 out(&format!(
-                    "{}: OK (platform {}, MCP endpoint {}{})",
+                    "{}: OK (platform {}, MCP endpoint {}{mcp_path})",
                     config.display(),
                     parsed.platform_name(),
-                    parsed.server.base_url(parsed.server.listen),
-                    parsed.server.mcp_path
+                    server.base_url(server.listen),
                 ));
                 return ExitCode::SUCCESS;
             }
@@ -155,12 +179,23 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        Command::Serve { config, listen } => match BridgeConfig::from_file(&config) {
-            Ok(parsed) => runtime().and_then(|rt| rt.block_on(run(parsed, listen, false))),
+        Command::Serve {
+            config,
+            listen,
+            protocol,
+        } => match BridgeConfig::from_file(&config) {
+            Ok(mut parsed) => {
+                if let Some(protocol) = protocol {
+                    parsed.server.protocol = protocol;
+                }
+                runtime().and_then(|rt| rt.block_on(run(parsed, listen, false)))
+            }
             Err(error) => Err(anyhow::Error::from(error)),
         },
-        Command::Demo { listen } => {
-            runtime().and_then(|rt| rt.block_on(run(BridgeConfig::demo(), listen, true)))
+        Command::Demo { listen, protocol } => {
+            let mut config = BridgeConfig::demo();
+            config.server.protocol = protocol.unwrap_or_default();
+            runtime().and_then(|rt| rt.block_on(run(config, listen, true)))
         }
     };
     match result {

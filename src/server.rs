@@ -20,7 +20,6 @@ use crate::mcp::http::{BodyLimit, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::platform::{self, BuildContext, SharedPlatform};
-use crate::protocol::Namespace;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -36,6 +35,17 @@ pub struct Bridge {
     pub base_url: String,
     pub mcp_url: String,
     pub platform: SharedPlatform,
+    /// One per namespace served (`server.protocol`), the primary one first.
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// Where one namespace is served.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub service: &'static str,
+    pub version: &'static str,
+    pub mcp_url: String,
+    pub profile_url: String,
 }
 
 #[derive(Clone)]
@@ -98,93 +108,122 @@ pub fn build(
     )
     .map_err(crate::config::ConfigError::Invalid)?;
     let (platform, cache) = platform::cache::wrap(platform, &config.cache);
-    let namespace = Namespace::BCP;
-    let tools = ToolTable::new(&config.limits, platform.info().capabilities)
-        .map_err(StartError::Schemas)?;
-    let capabilities = tools.capabilities();
-    let mcp_path = config.server.mcp_path.clone();
-    let mut profiles = Vec::new();
-    let current = discovery::profile(
-        &namespace,
-        namespace.version,
-        &base_url,
-        &mcp_path,
-        &capabilities,
-    );
-    profiles.push((
-        namespace.version,
-        serde_json::to_string(&current).unwrap_or_default(),
-    ));
-    for older in namespace.supported_versions {
-        let leaf = discovery::profile(&namespace, older, &base_url, &mcp_path, &capabilities);
-        profiles.push((*older, serde_json::to_string(&leaf).unwrap_or_default()));
-    }
-
-    let brain = Brain::new(
-        platform.clone(),
-        namespace.clone(),
-        config.limits.clone(),
-        &config.cart,
-    );
-    let guard = crate::hardening::guard::CallGuard::new(config);
-    let gate = crate::gate::Gate::new(config, &namespace)
-        .map_err(|problem| crate::config::ConfigError::Invalid(vec![problem]))?;
-    let state = Arc::new(McpState {
-        brain,
-        tools,
-        guard,
-        gate,
-    });
+    // One inbound budget per agent across every namespace it may use.
+    let guard = Arc::new(crate::hardening::guard::CallGuard::new(config));
     let (hosts, origins) = host_policy(config, &base_url);
-    let mcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .with_sse_keep_alive(None)
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_max_request_body_bytes(config.limits.max_body_bytes)
-        .with_cancellation_token(shutdown);
-    let service = StreamableHttpService::new(
-        move || Ok(BcpMcp::new(state.clone())),
-        LocalSessionManager::default().into(),
-        mcp_config,
-    );
-    let mcp = Router::new().route_service(&mcp_path, service).layer(
-        axum::middleware::from_fn_with_state(BodyLimit(config.limits.max_body_bytes), mcp_front),
-    );
-    // Outermost: requests without an accepted token never reach body parsing.
-    let mcp = mcp.layer(axum::middleware::from_fn_with_state(
-        crate::access::Access::new(&config.access),
-        crate::access::require_bearer,
-    ));
-
+    let namespaces = config.server.protocol.namespaces();
+    if namespaces.len() > 1 && config.server.mcp_path == config.server.ucp_mcp_path {
+        // Reachable when `--protocol both` overrides a file checked for one namespace.
+        return Err(
+            crate::config::ConfigError::Invalid(vec![crate::config::ConfigProblem::new(
+                "server.ucp_mcp_path",
+                "must differ from server.mcp_path to serve both namespaces",
+            )])
+            .into(),
+        );
+    }
+    let mut router = Router::new();
+    let mut endpoints = Vec::new();
+    // Each namespace gets its own brain, profile and MCP endpoint over the one platform, so
+    // every answer speaks the namespace of the door it came through.
+    for namespace in namespaces {
+        let mcp_path = config.server.mcp_path_for(namespace).to_owned();
+        let tools = ToolTable::new(&config.limits, platform.info().capabilities)
+            .map_err(StartError::Schemas)?;
+        let capabilities = tools.capabilities();
+        let mut profiles = Vec::new();
+        for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
+            let profile =
+                discovery::profile(namespace, version, &base_url, &mcp_path, &capabilities);
+            profiles.push((
+                *version,
+                serde_json::to_string(&profile).unwrap_or_default(),
+            ));
+        }
+        let brain = Brain::new(
+            platform.clone(),
+            namespace.clone(),
+            config.limits.clone(),
+            &config.cart,
+        );
+        let gate = crate::gate::Gate::new(config, namespace)
+            .map_err(|problem| crate::config::ConfigError::Invalid(vec![problem]))?;
+        let state = Arc::new(McpState {
+            brain,
+            tools,
+            guard: guard.clone(),
+            gate,
+        });
+        let mcp_config = StreamableHttpServerConfig::default()
+            .with_legacy_session_mode(false)
+            .with_json_response(true)
+            .with_sse_keep_alive(None)
+            .with_allowed_hosts(hosts.clone())
+            .with_allowed_origins(origins.clone())
+            .with_max_request_body_bytes(config.limits.max_body_bytes)
+            .with_cancellation_token(shutdown.clone());
+        let service = StreamableHttpService::new(
+            move || Ok(BcpMcp::new(state.clone())),
+            LocalSessionManager::default().into(),
+            mcp_config,
+        );
+        let mcp = Router::new().route_service(&mcp_path, service).layer(
+            axum::middleware::from_fn_with_state(
+                BodyLimit(config.limits.max_body_bytes),
+                mcp_front,
+            ),
+        );
+        // Outermost: requests without an accepted token never reach body parsing.
+        let mcp = mcp.layer(axum::middleware::from_fn_with_state(
+            crate::access::Access::new(&config.access),
+            crate::access::require_bearer,
+        ));
+        let web = WebState {
+            profiles: Arc::new(profiles),
+            platform: platform.clone(),
+        };
+        let mut discovery = Router::new();
+        for path in namespace.profile_paths {
+            discovery = discovery
+                .route(path, get(current_profile))
+                .route(&format!("{path}/{{version}}"), get(versioned_profile));
+        }
+        router = router.merge(discovery.with_state(web)).merge(mcp);
+        endpoints.push(Endpoint {
+            service: namespace.service,
+            version: namespace.version,
+            mcp_url: format!("{base_url}{mcp_path}"),
+            profile_url: format!("{base_url}{}", namespace.profile_paths[0]),
+        });
+    }
     let web = WebState {
-        profiles: Arc::new(profiles),
+        profiles: Arc::new(Vec::new()),
         platform: platform.clone(),
     };
-    let mut router = Router::new();
-    for path in namespace.profile_paths {
-        router = router
-            .route(path, get(current_profile))
-            .route(&format!("{path}/{{version}}"), get(versioned_profile));
-    }
     let router = router
-        .route("/healthz", get(|| async { "ok" }))
-        .route("/readyz", get(ready))
-        .route("/metrics", get(crate::observability::render))
-        .with_state(web)
+        .merge(
+            Router::new()
+                .route("/healthz", get(|| async { "ok" }))
+                .route("/readyz", get(ready))
+                .route("/metrics", get(crate::observability::render))
+                .with_state(web),
+        )
         .merge(crate::hardening::webhooks::routes(
             cache,
             config.cache.webhook_secret.as_ref(),
         ))
-        .merge(mcp)
         .fallback(not_found);
 
+    let mcp_url = endpoints
+        .first()
+        .map(|endpoint| endpoint.mcp_url.clone())
+        .unwrap_or_default();
     Ok(Bridge {
         router,
-        mcp_url: format!("{base_url}{mcp_path}"),
+        mcp_url,
         base_url,
         platform,
+        endpoints,
     })
 }
 

@@ -25,7 +25,7 @@ use crate::protocol::request::{
 pub struct McpState {
     pub brain: Brain,
     pub tools: ToolTable,
-    pub guard: crate::hardening::guard::CallGuard,
+    pub guard: Arc<crate::hardening::guard::CallGuard>,
     pub gate: crate::gate::Gate,
 }
 

@@ -5,8 +5,10 @@ pub mod cart;
 pub mod catalog;
 pub mod envelope;
 pub mod message;
+pub mod namespaces;
 pub mod profile;
 pub mod request;
 
 pub use envelope::{Capability, Namespace, Ucp};
 pub use message::{Message, Severity};
+pub use namespaces::Protocol;

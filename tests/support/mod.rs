@@ -17,6 +17,8 @@ pub struct TestBridge {
     pub mcp_url: String,
     pub addr: SocketAddr,
     pub client: reqwest::Client,
+    /// Every namespace's endpoint (`server.protocol`); `mcp_url` is the first one's.
+    pub endpoints: Vec<server::Endpoint>,
     shutdown: CancellationToken,
     next_id: std::sync::atomic::AtomicU64,
 }
@@ -57,6 +59,7 @@ impl TestBridge {
         let shutdown = CancellationToken::new();
         let bridge = server::build(&config, addr, shutdown.clone()).expect("bridge builds");
         let token = shutdown.clone();
+        let endpoints = bridge.endpoints.clone();
         tokio::spawn(async move {
             axum::serve(
                 listener,
@@ -73,6 +76,7 @@ impl TestBridge {
             mcp_url: bridge.mcp_url,
             addr,
             client: reqwest::Client::new(),
+            endpoints,
             shutdown,
             next_id: std::sync::atomic::AtomicU64::new(1),
         }

