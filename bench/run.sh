@@ -178,6 +178,10 @@ if [ "${SKIP_CRITERION:-0}" != 1 ]; then
         | tee "$WORK/criterion.txt" | grep -E '^[a-z].*|time:' || true
 fi
 
+echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
+cargo test --release --quiet --test upstream_counts -- --ignored --nocapture 2>/dev/null \
+    | grep '^UPSTREAM' >"$WORK/upstream.txt"
+
 BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
 import os, platform, re, subprocess, sys, datetime
 work, out, idle_kb, loaded_kb, full_kb, startup_ms, duration, conns = sys.argv[1:]
@@ -248,10 +252,25 @@ if os.path.exists(crit):
         if line.strip() and not line.startswith(" ") and "time:" not in line and not line.startswith(("Benchmarking", "Found", "Warning", "Gnuplot", "change:", "Performance", "No change")):
             name = line.strip()
     L.append("")
-# Hand-written analysis and the TODO for the platform stand-ins, kept with the script.
+up = [line.split() for line in open(f"{work}/upstream.txt") if line.startswith("UPSTREAM")]
+if up:
+    L.append("## Upstream requests per tool call\n")
+    L.append("Counted by the stand-ins of the adapter tests (`tests/upstream_counts.rs`), product cache off. "
+             "The sample store answers from memory: 0 upstream requests.\n")
+    L.append("| platform | call | upstream requests |")
+    L.append("|---|---|---:|")
+    for _, platform_name, call, count in up:
+        L.append(f"| {platform_name} | {call.replace('_', ' ')} | {count} |")
+    L.append("")
+# Hand-written analysis, kept with the script.
 notes = os.path.join(os.environ["BENCH_ROOT"], "bench", "notes.md")
 if os.path.exists(notes):
     L.append(open(notes).read())
+# bench/load.sh writes its own section; keep it across runs of this script.
+if os.path.exists(out):
+    kept = re.search(r"<!-- LOAD:BEGIN.*?<!-- LOAD:END -->\n", open(out).read(), flags=re.S)
+    if kept:
+        L.append(kept.group(0))
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
 PY
