@@ -3,7 +3,12 @@
 //! `cargo test --release --test upstream_counts -- --ignored --nocapture`.
 //! Ignored in the normal suite: the adapter tests assert the bounds that matter (e.g. a
 //! 50-id Shopify lookup costs at most 2 requests); this only measures, with the cache off.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::print_stdout
+)]
 #[path = "support/shopify_standin.rs"]
 mod shopify_standin;
 mod support;
