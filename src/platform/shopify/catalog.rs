@@ -56,6 +56,7 @@ pub struct Catalog<'a> {
 }
 
 /// What a raw node answered for: the product and, when a variant was named, its gid.
+#[derive(Clone)]
 struct Found {
     product: RawProduct,
     variant: Option<String>,
@@ -365,48 +366,32 @@ impl Catalog<'_> {
         let (nodes, searched) =
             tokio::try_join!(self.nodes(gids, market), self.tokens(&tokens, market))?;
 
+        // The node fetched as product `number` (not as one of its variants), or as variant.
+        let as_product = |number: u64| {
+            nodes.iter().find(|found| {
+                found.variant.is_none() && gid_number(&found.product.id) == Some(number)
+            })
+        };
+        let as_variant = |number: u64| {
+            nodes.iter().find(|found| {
+                found
+                    .variant
+                    .as_deref()
+                    .is_some_and(|variant| gid_number(variant) == Some(number))
+            })
+        };
         let mut out = Vec::new();
         for (input, id) in parsed {
             let hit = match &id {
-                CatalogId::Product(number) => nodes
-                    .iter()
-                    .find(|found| {
-                        found.variant.is_none() && gid_number(&found.product.id) == Some(*number)
-                    })
-                    .map(|found| Found {
-                        product: found.product.clone(),
-                        variant: None,
-                    }),
-                CatalogId::Variant(number) => nodes
-                    .iter()
-                    .find(|found| {
-                        found
-                            .variant
-                            .as_deref()
-                            .is_some_and(|variant| gid_number(variant) == Some(*number))
-                    })
-                    .map(|found| Found {
-                        product: found.product.clone(),
-                        variant: found.variant.clone(),
-                    }),
+                CatalogId::Product(number) => as_product(*number).map(|found| Found {
+                    product: found.product.clone(),
+                    variant: None,
+                }),
+                CatalogId::Variant(number) => as_variant(*number).cloned(),
                 // A product wins over a variant with the same number.
-                CatalogId::Numeric(number) => nodes
-                    .iter()
-                    .find(|found| {
-                        found.variant.is_none() && gid_number(&found.product.id) == Some(*number)
-                    })
-                    .or_else(|| {
-                        nodes.iter().find(|found| {
-                            found
-                                .variant
-                                .as_deref()
-                                .is_some_and(|variant| gid_number(variant) == Some(*number))
-                        })
-                    })
-                    .map(|found| Found {
-                        product: found.product.clone(),
-                        variant: found.variant.clone(),
-                    }),
+                CatalogId::Numeric(number) => {
+                    as_product(*number).or_else(|| as_variant(*number)).cloned()
+                }
                 CatalogId::Token(token) => searched
                     .iter()
                     .find(|product| &product.handle == token)
