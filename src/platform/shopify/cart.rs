@@ -87,14 +87,7 @@ struct Payload {
 
 macro_rules! lift_cart {
     ($m:ident) => {
-        impl From<ops::$m::Money> for RawMoney {
-            fn from(money: ops::$m::Money) -> Self {
-                Self {
-                    amount: money.amount,
-                    currency: enum_name(&money.currency_code),
-                }
-            }
-        }
+        super::normalize::lift_money!($m);
 
         impl From<ops::$m::CartFields> for RawCart {
             fn from(cart: ops::$m::CartFields) -> Self {

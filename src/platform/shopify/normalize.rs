@@ -72,7 +72,8 @@ pub fn enum_name<T: Serialize>(value: &T) -> String {
     }
 }
 
-macro_rules! lift {
+/// Every generated operation has its own `Money` type; they all become one `RawMoney`.
+macro_rules! lift_money {
     ($m:ident) => {
         impl From<ops::$m::Money> for RawMoney {
             fn from(money: ops::$m::Money) -> Self {
@@ -82,6 +83,13 @@ macro_rules! lift {
                 }
             }
         }
+    };
+}
+pub(super) use lift_money;
+
+macro_rules! lift {
+    ($m:ident) => {
+        lift_money!($m);
 
         impl From<ops::$m::VariantFields> for RawVariant {
             fn from(variant: ops::$m::VariantFields) -> Self {
