@@ -96,3 +96,28 @@ impl Drop for HostSlot<'_> {
         self.limits.release(&self.host);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use std::time::Duration;
+
+    use super::FetchLimits;
+
+    #[tokio::test]
+    async fn a_waiter_that_gives_up_leaves_nothing_behind() {
+        let limits = FetchLimits::new(2, 1);
+        let held = limits.admit("a.test").await.unwrap();
+        let waited = tokio::time::timeout(Duration::from_millis(50), limits.admit("a.test")).await;
+        assert!(waited.is_err(), "the host slot was taken");
+        // The global slot left over is still free for another host.
+        let other = limits.admit("b.test").await.unwrap();
+        assert_eq!(limits.hosts_tracked(), 2);
+        drop((held, other));
+        assert_eq!(limits.hosts_tracked(), 0);
+        let again = tokio::time::timeout(Duration::from_millis(50), limits.admit("a.test")).await;
+        assert!(again.is_ok_and(|admission| admission.is_some()));
+        assert_eq!(limits.hosts_tracked(), 0);
+    }
+}

@@ -31,7 +31,7 @@ pub struct NegotiationConfig {
     pub enabled: bool,
     /// Hosts whose profiles may be fetched over plain http (tests, internal agents).
     pub allow_http_hosts: Vec<String>,
-    /// Hosts allowed to resolve to loopback/private/link-local addresses.
+    /// Hosts allowed to resolve to special-use addresses (loopback, private, link-local, ...).
     pub allow_private_hosts: Vec<String>,
     pub timeout_ms: u64,
     pub cache_ttl_secs: u64,

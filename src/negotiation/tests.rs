@@ -184,7 +184,7 @@ async fn concurrent_checks_of_one_url_share_one_fetch() {
         ..config(&["127.0.0.1"])
     };
     let negotiator = Arc::new(negotiator(&config, Vec::new()));
-    let url = format!("http://{addr}/slow/300");
+    let url = format!("http://{addr}/slow/1000");
     let mut calls = tokio::task::JoinSet::new();
     for _ in 0..20 {
         let negotiator = negotiator.clone();
@@ -217,7 +217,7 @@ async fn fetches_are_bounded_globally_and_per_host() {
         for n in 0..3 {
             let negotiator = negotiator.clone();
             // Distinct URLs, so coalescing does not hide the limits.
-            let url = format!("http://{host}:{}/slow/{}", addr.port(), 100 + n);
+            let url = format!("http://{host}:{}/slow/{}", addr.port(), 300 + n);
             calls.spawn(async move { negotiator.outcome(&url).await });
         }
     }
@@ -232,10 +232,13 @@ async fn fetches_are_bounded_globally_and_per_host() {
 
 #[tokio::test]
 async fn one_busy_host_does_not_hold_the_other_hosts_back() {
+    // Two a.test fetches, one host slot: the second waits for a.test without taking the
+    // second global slot, which b.test gets at once.
     let (addr, load) = profile_server().await;
     let config = NegotiationConfig {
         max_concurrent_fetches: 2,
         max_fetches_per_host: 1,
+        timeout_ms: 5_000,
         ..config(&["a.test", "b.test"])
     };
     let negotiator = Arc::new(negotiator(
@@ -244,19 +247,19 @@ async fn one_busy_host_does_not_hold_the_other_hosts_back() {
     ));
     let port = addr.port();
     let mut queued = tokio::task::JoinSet::new();
-    for n in 0..4 {
+    for n in 0..2 {
         let negotiator = negotiator.clone();
-        let url = format!("http://a.test:{port}/slow/{}", 400 + n);
+        let url = format!("http://a.test:{port}/slow/{}", 1_500 + n);
         queued.spawn(async move { negotiator.outcome(&url).await });
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     let started = std::time::Instant::now();
     negotiator
         .outcome(&format!("http://b.test:{port}/slow/0"))
         .await
         .unwrap();
     assert!(
-        started.elapsed() < Duration::from_millis(300),
+        started.elapsed() < Duration::from_millis(1_000),
         "b.test waited for a.test"
     );
     while let Some(outcome) = queued.join_next().await {
