@@ -93,6 +93,23 @@ async fn serve_runs_the_sample_config() {
         .await
         .unwrap();
     assert_eq!(reply["result"], json!({}));
+    // The call `demo` prints works here too: the README's next step after the demo.
+    let reply: Value = reqwest::Client::new()
+        .post(&endpoint)
+        .json(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_catalog", "arguments": {"meta": {"ucp-agent": {"profile": "https://agent.example/profile.json"}}, "catalog": {"query": "blue running shoes"}}}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        !reply["result"]["structuredContent"]["products"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{reply}"))
+            .is_empty(),
+        "{reply}"
+    );
 }
 
 #[test]
