@@ -179,7 +179,7 @@ if [ "${SKIP_CRITERION:-0}" != 1 ]; then
 fi
 
 echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
-cargo test --release --quiet --test upstream_counts -- --ignored --nocapture 2>/dev/null \
+cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
     | grep '^UPSTREAM' >"$WORK/upstream.txt"
 
 BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'

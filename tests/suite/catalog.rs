@@ -1,37 +1,17 @@
 //! search_catalog and lookup_catalog against the embedded sample store.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
 use std::collections::HashSet;
 
+use crate::support::values::ids;
+use crate::support::{TestBridge, meta};
 use serde_json::{Value, json};
-use support::{TestBridge, meta};
 
 async fn search(bridge: &TestBridge, catalog: Value) -> Value {
-    bridge
-        .call(
-            "search_catalog",
-            json!({"meta": meta(), "catalog": catalog}),
-        )
-        .await
+    bridge.catalog("search_catalog", catalog).await
 }
 
 async fn lookup(bridge: &TestBridge, catalog: Value) -> Value {
-    bridge
-        .call(
-            "lookup_catalog",
-            json!({"meta": meta(), "catalog": catalog}),
-        )
-        .await
-}
-
-fn ids(products: &Value) -> Vec<String> {
-    products
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|product| product["id"].as_str().unwrap().to_owned())
-        .collect()
+    bridge.catalog("lookup_catalog", catalog).await
 }
 
 /// Follows cursors until the end; returns every product id in order.
