@@ -167,6 +167,29 @@ impl TestBridge {
             .await
     }
 
+    /// Follows search cursors from the first page to the last (CAT-001/CAT-002: `has_next_page`
+    /// always, a cursor exactly when there is a next page); returns every product id in order
+    /// and each page's `total_count`.
+    pub async fn walk(&self, mut catalog: Value, limit: u64) -> (Vec<String>, Vec<u64>) {
+        let mut seen = Vec::new();
+        let mut totals = Vec::new();
+        catalog["pagination"] = json!({"limit": limit});
+        for _ in 0..100 {
+            let page = self.catalog("search_catalog", catalog.clone()).await;
+            let products = values::ids(&page["products"]);
+            assert!(products.len() <= limit as usize);
+            seen.extend(products);
+            totals.push(page["pagination"]["total_count"].as_u64().unwrap());
+            let more = page["pagination"]["has_next_page"].as_bool().unwrap();
+            match (more, page["pagination"].get("cursor")) {
+                (true, Some(cursor)) => catalog["pagination"]["cursor"] = cursor.clone(),
+                (false, None) => return (seen, totals),
+                other => panic!("inconsistent pagination {other:?}"),
+            }
+        }
+        panic!("pagination did not end");
+    }
+
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.client
             .get(format!("{}{path}", self.base_url))
