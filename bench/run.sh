@@ -255,7 +255,7 @@ if os.path.exists(crit):
 up = [line.split() for line in open(f"{work}/upstream.txt") if line.startswith("UPSTREAM")]
 if up:
     L.append("## Upstream requests per tool call\n")
-    L.append("Counted by the stand-ins of the adapter tests (`tests/upstream_counts.rs`), product cache off. "
+    L.append("Counted by the stand-ins of the adapter tests (`tests/suite/upstream_counts.rs`), product cache off. "
              "The sample store answers from memory: 0 upstream requests.\n")
     L.append("| platform | call | upstream requests |")
     L.append("|---|---|---:|")
