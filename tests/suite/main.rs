@@ -10,6 +10,7 @@ mod cache;
 mod cart;
 mod catalog;
 mod cli;
+mod concurrent_carts;
 mod conformance;
 mod errors;
 mod get_product;

@@ -22,7 +22,7 @@ pub fn ids(products: &Value) -> Vec<String> {
 pub fn lines(cart: &Value) -> Vec<(String, u64)> {
     cart["line_items"]
         .as_array()
-        .unwrap()
+        .unwrap_or_else(|| panic!("no line_items in {cart}"))
         .iter()
         .map(|line| {
             (
