@@ -7,7 +7,6 @@
 //!
 //! It runs on its own thread and runtime: the bridge reads the shop once while it is built,
 //! synchronously, and must not wait on the test's own runtime.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -2,13 +2,6 @@
 //! the captured fixtures (`fixtures/`, from a real WooCommerce 7.9.0) do: same bodies, same
 //! `Cart-Token`/`Nonce`/`X-WP-Total` headers, same error codes. It records every request
 //! line it receives and can be switched into faults (429, 5xx, slow, garbage).
-#![allow(
-    dead_code,
-    unused_imports,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -1,14 +1,11 @@
 //! SIGTERM lets in-flight calls finish before the process exits.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[path = "support/woo_standin/mod.rs"]
-mod woo_standin;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
+use crate::support::binary::Running;
+use crate::support::woo_standin::{Fault, WooStandin};
 use serde_json::{Value, json};
-use woo_standin::{Fault, WooStandin};
 
 #[tokio::test]
 async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
@@ -26,24 +23,14 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
         + "\n[negotiation]\nenabled = false\n";
     std::fs::write(&config, text).unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcp-bridge"))
-        .args([
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let endpoint = BufReader::new(stdout)
-        .lines()
-        .map(Result::unwrap)
-        .find_map(|line| line.strip_prefix("MCP endpoint: ").map(str::to_owned))
-        .unwrap();
+    let mut bridge = Running::start(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let endpoint = bridge.endpoint();
 
     let call = tokio::spawn(async move {
         reqwest::Client::new()
@@ -54,7 +41,7 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
     });
     tokio::time::sleep(Duration::from_millis(400)).await;
     let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
+        .args(["-TERM", &bridge.child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
@@ -69,15 +56,13 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
 
     let mut exited = None;
     for _ in 0..100 {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = bridge.child.try_wait().unwrap() {
             exited = Some(status);
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let status = exited.unwrap_or_else(|| {
-        let _ = child.kill();
-        panic!("the bridge did not exit after SIGTERM");
-    });
+    // Dropping `bridge` kills it if it is still running.
+    let status = exited.unwrap_or_else(|| panic!("the bridge did not exit after SIGTERM"));
     assert!(status.success(), "{status:?}");
 }

@@ -1,16 +1,12 @@
 //! get_product's interactive narrowing over the sample store's "Blue Runner Pro"
 //! (prod_abc123): Color Blue/Red/Green × Size 8/9/10/11/12/15, where Blue/11, Red/15, Green/8,
 //! Green/12 and Green/15 do not exist and Red/11 and every Green are out of stock.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::TestBridge;
 use serde_json::{Value, json};
-use support::{TestBridge, meta};
 
 async fn get_product(bridge: &TestBridge, catalog: Value) -> Value {
-    bridge
-        .call("get_product", json!({"meta": meta(), "catalog": catalog}))
-        .await
+    bridge.catalog("get_product", catalog).await
 }
 
 fn selected(product: &Value) -> Vec<(String, String)> {

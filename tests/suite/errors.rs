@@ -1,11 +1,9 @@
 //! Bad input gets a clear JSON-RPC error naming what is wrong, nothing leaks, and the server
 //! keeps answering afterwards.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::{TestBridge, meta, meta_with_key};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
 
 async fn still_answers(bridge: &TestBridge) {
     let result = bridge

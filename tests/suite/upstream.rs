@@ -1,6 +1,5 @@
 //! `UpstreamClient::send` against a real axum stand-in on loopback: read retries with backoff,
 //! writes sent once, the local budget, and upstream throttling (429/430 + Retry-After).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

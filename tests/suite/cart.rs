@@ -1,13 +1,8 @@
 //! Cart rules over the sample store: create/get/update/cancel, stock outcomes, expiry.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::values::{line, totals};
+use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
-
-fn line(id: &str, quantity: u32) -> Value {
-    json!({"item": {"id": id}, "quantity": quantity})
-}
 
 async fn create(bridge: &TestBridge, lines: Vec<Value>) -> Value {
     bridge
@@ -16,20 +11,6 @@ async fn create(bridge: &TestBridge, lines: Vec<Value>) -> Value {
             json!({"meta": meta(), "cart": {"line_items": lines, "context": {"address_country": "BR", "address_region": "SP", "postal_code": "01310-100"}}}),
         )
         .await
-}
-
-fn totals(value: &Value) -> Vec<(String, i64)> {
-    value["totals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|total| {
-            (
-                total["type"].as_str().unwrap().to_owned(),
-                total["amount"].as_i64().unwrap(),
-            )
-        })
-        .collect()
 }
 
 fn assert_cart_shape(cart: &Value) {

@@ -1,17 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Upstream failures map to protocol errors; the Storefront token never leaves the bridge.
-
-#[path = "support/shopify_standin.rs"]
-mod shopify_standin;
-mod support;
 
 use std::time::Duration;
 
+use crate::support::shopify_standin::*;
+use crate::support::{TestBridge, meta, meta_with_key};
 use bcp_bridge::config::{BridgeConfig, ConfigError};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use shopify_standin::*;
-use support::{TestBridge, meta, meta_with_key};
 
 fn search() -> Value {
     json!({"meta": meta(), "catalog": {"query": "cat"}})

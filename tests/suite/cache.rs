@@ -1,6 +1,5 @@
 //! The product cache decorator (`platform::cache::CachedPlatform`) over a counting fake store,
 //! and the webhooks that invalidate it, over loopback HTTP.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

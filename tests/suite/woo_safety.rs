@@ -1,15 +1,11 @@
 //! Hostile identifiers and upstream faults, through the bridge to the Store API stand-in.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
-#[path = "support/woo_standin/mod.rs"]
-mod woo_standin;
 
 use std::time::Duration;
 
+use crate::support::woo_standin::{Fault, WooStandin};
+use crate::support::{TestBridge, meta, meta_with_key};
 use bcp_bridge::config::BridgeConfig;
 use serde_json::json;
-use support::{TestBridge, meta, meta_with_key};
-use woo_standin::{Fault, WooStandin};
 
 const HOSTILE: &[&str] = &[
     "../wp-admin",

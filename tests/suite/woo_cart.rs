@@ -1,42 +1,14 @@
 //! Cart tools end to end against the Store API stand-in: the upstream cart is the cart.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
-#[path = "support/woo_standin/mod.rs"]
-mod woo_standin;
 
+use crate::support::values::{lines, total};
+use crate::support::woo_standin::{self, WooStandin};
+use crate::support::{TestBridge, meta, meta_with_fresh_key, meta_with_key};
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
-use woo_standin::WooStandin;
 
 async fn setup(extra: &str) -> (WooStandin, TestBridge) {
     let woo = WooStandin::start().await;
     let bridge = TestBridge::start(&woo.config(extra)).await;
     (woo, bridge)
-}
-
-fn lines(cart: &Value) -> Vec<(String, u64)> {
-    cart["line_items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|line| {
-            (
-                line["item"]["id"].as_str().unwrap().to_owned(),
-                line["quantity"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn total(cart: &Value, kind: &str) -> i64 {
-    cart["totals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["type"] == kind)
-        .unwrap()["amount"]
-        .as_i64()
-        .unwrap()
 }
 
 fn cart_writes(woo: &WooStandin) -> Vec<String> {
@@ -50,7 +22,7 @@ async fn create(bridge: &TestBridge, items: Value) -> Value {
     bridge
         .call(
             "create_cart",
-            json!({"meta": meta_with_key(&uuid::Uuid::new_v4().to_string()), "cart": {"line_items": items}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": items}}),
         )
         .await
 }

@@ -1,8 +1,5 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
-
+use crate::support::{TestBridge, meta};
 use serde_json::json;
-use support::{TestBridge, meta};
 
 #[tokio::test]
 async fn bare_tools_call_answers_plain_json() {

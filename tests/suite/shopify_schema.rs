@@ -1,4 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Every operation in `graphql/` is valid against the FULL real Storefront schema, so a field
 //! Shopify does not have can never ship; and the trimmed subset the derives compile against
 //! declares nothing the real schema lacks.

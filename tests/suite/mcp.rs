@@ -1,11 +1,9 @@
 //! The MCP transport for ordinary MCP clients and for bare JSON clients, DNS-rebinding
 //! protection, and the discovery profile.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::{TestBridge, meta};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{TestBridge, meta};
 
 const TOOLS: [&str; 7] = [
     "search_catalog",

@@ -1,28 +1,21 @@
 //! Idempotent cart mutations (CART-025, CART-026) with the in-memory store and with a real
 //! redis-server on loopback; fail-closed behaviour when Redis is unreachable.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[path = "support/redis.rs"]
-mod redis_server;
-mod support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::support::redis::RedisServer;
+use crate::support::values::line;
+use crate::support::{AGENT_PROFILE, TestBridge, meta, meta_with_key};
 use bcp_bridge::idempotency::{
     Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
 };
 use bcp_bridge::mcp::errors::ProtocolError;
-use redis_server::RedisServer;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{AGENT_PROFILE, TestBridge, meta, meta_with_key};
 
 const OTHER_PROFILE: &str = "https://other-platform.example/profiles/agent.json";
-
-fn line(id: &str, quantity: u32) -> Value {
-    json!({"item": {"id": id}, "quantity": quantity})
-}
 
 fn redis_config(url: &str) -> String {
     format!("[idempotency]\nbackend = \"redis\"\nredis_url = \"{url}\"\n")
@@ -176,7 +169,7 @@ async fn redis_records_are_kept_for_at_least_a_day_and_shared_between_replicas()
 
 #[tokio::test]
 async fn unreachable_redis_fails_closed_without_touching_the_store() {
-    let port = redis_server::free_port();
+    let port = crate::support::redis::free_port();
     let bridge = TestBridge::start(&redis_config(&format!("redis://127.0.0.1:{port}/"))).await;
     // Reads and keyless calls do not need the idempotency store.
     let cart = bridge

@@ -1,26 +1,14 @@
 //! Catalog tools end to end: bridge → WooCommerce adapter → Store API stand-in.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
-#[path = "support/woo_standin/mod.rs"]
-mod woo_standin;
 
-use serde_json::{Value, json};
-use support::{TestBridge, meta};
-use woo_standin::WooStandin;
+use crate::support::values::ids;
+use crate::support::woo_standin::{self, WooStandin};
+use crate::support::{TestBridge, meta};
+use serde_json::json;
 
 async fn setup() -> (WooStandin, TestBridge) {
     let woo = WooStandin::start().await;
     let bridge = TestBridge::start(&woo.config("")).await;
     (woo, bridge)
-}
-
-fn ids(products: &Value) -> Vec<String> {
-    products
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 fn product_calls(woo: &WooStandin) -> Vec<String> {

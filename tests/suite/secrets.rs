@@ -1,18 +1,14 @@
 //! Every secret this bridge knows (bearer token, Redis URL with password) stays out of logs,
 //! responses and configuration errors, through a full session of every tool, replays,
 //! refusals and a Redis outage.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[path = "support/redis.rs"]
-mod redis_server;
-mod support;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use redis_server::RedisServer;
+use crate::support::redis::RedisServer;
+use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use support::{TestBridge, meta, meta_with_key};
 
 const TOKEN: &str = "tok-SECRET-7f3a9c1e5b";
 const REDIS_PASSWORD: &str = "pw-SECRET-d41d8cd98f";

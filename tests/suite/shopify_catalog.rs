@@ -1,13 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Catalog tools end to end: agent → bridge (real HTTP) → Shopify adapter → Storefront stand-in.
 
-#[path = "support/shopify_standin.rs"]
-mod shopify_standin;
-mod support;
-
-use serde_json::{Value, json};
-use shopify_standin::*;
-use support::{TestBridge, meta};
+use crate::support::shopify_standin::*;
+use crate::support::values::ids;
+use crate::support::{TestBridge, meta};
+use serde_json::json;
 
 async fn setup() -> (Standin, TestBridge) {
     let standin = Standin::start();
@@ -16,15 +12,6 @@ async fn setup() -> (Standin, TestBridge) {
     assert_eq!(standin.operations(), ["ShopInfo"]);
     standin.reset_counts();
     (standin, bridge)
-}
-
-fn ids(products: &Value) -> Vec<String> {
-    products
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|product| product["id"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 #[tokio::test]

@@ -1,48 +1,23 @@
 //! The binary as a new user meets it: `demo`, `serve`, `check`, `--help`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bcp-bridge");
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::support::binary::{BIN, Running};
 
 /// Starts the binary and reads its banner until the MCP endpoint line (and, for demo, the
 /// curl example) has been printed.
 fn start(args: &[&str], wait_for_curl: bool) -> (Running, String, Option<String>) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let running = Running(child);
-    let mut endpoint = None;
-    let mut curl = None;
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        if let Some(url) = line.strip_prefix("MCP endpoint: ") {
-            endpoint = Some(url.trim().to_owned());
-        }
-        if line.trim_start().starts_with("curl ") {
-            curl = Some(line.trim().to_owned());
-        }
-        if endpoint.is_some() && (!wait_for_curl || curl.is_some()) {
-            break;
-        }
-    }
-    (running, endpoint.expect("endpoint printed"), curl)
+    let mut running = Running::start(args);
+    let endpoint = running.endpoint();
+    let curl = wait_for_curl.then(|| {
+        running
+            .wait_for(|line| line.trim_start().starts_with("curl "))
+            .trim()
+            .to_owned()
+    });
+    (running, endpoint, curl)
 }
 
 #[tokio::test]

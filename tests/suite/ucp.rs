@@ -1,15 +1,13 @@
 //! UCP compatibility (`server.protocol = "ucp" | "both"`): names, profile path, versions and
 //! spec/schema hosts follow the UCP column of SPEC.md's Names table, and in `both` every
 //! answer speaks the namespace of the endpoint it came through.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use crate::support::binary::{BIN, Running};
+use crate::support::{TestBridge, meta, meta_with_key};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
 
 const UCP_CAPABILITIES: [&str; 3] = [
     "dev.ucp.shopping.cart",
@@ -273,25 +271,10 @@ async fn bcp_default_does_not_open_the_ucp_door() {
 
 #[test]
 fn demo_takes_protocol() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bcp-bridge"))
-        .args(["demo", "--listen", "127.0.0.1:0", "--protocol", "both"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut banner = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.unwrap();
-        let done = line.starts_with("Try it");
-        banner.push(line);
-        if done {
-            break;
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    let banner = banner.join("\n");
+    let mut demo = Running::start(&["demo", "--listen", "127.0.0.1:0", "--protocol", "both"]);
+    demo.wait_for(|line| line.starts_with("Try it"));
+    let banner = demo.banner.join("\n");
+    drop(demo);
     assert!(banner.contains("/bcp/mcp"), "{banner}");
     assert!(banner.contains("/.well-known/bcp"), "{banner}");
     assert!(
@@ -300,7 +283,7 @@ fn demo_takes_protocol() {
     );
     assert!(banner.contains("/.well-known/ucp"), "{banner}");
 
-    let refused = Command::new(env!("CARGO_BIN_EXE_bcp-bridge"))
+    let refused = Command::new(BIN)
         .args(["demo", "--protocol", "acp"])
         .output()
         .unwrap();

@@ -1,59 +1,17 @@
 //! search_catalog and lookup_catalog against the embedded sample store.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
 use std::collections::HashSet;
 
+use crate::support::values::ids;
+use crate::support::{TestBridge, meta};
 use serde_json::{Value, json};
-use support::{TestBridge, meta};
 
 async fn search(bridge: &TestBridge, catalog: Value) -> Value {
-    bridge
-        .call(
-            "search_catalog",
-            json!({"meta": meta(), "catalog": catalog}),
-        )
-        .await
+    bridge.catalog("search_catalog", catalog).await
 }
 
 async fn lookup(bridge: &TestBridge, catalog: Value) -> Value {
-    bridge
-        .call(
-            "lookup_catalog",
-            json!({"meta": meta(), "catalog": catalog}),
-        )
-        .await
-}
-
-fn ids(products: &Value) -> Vec<String> {
-    products
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|product| product["id"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-/// Follows cursors until the end; returns every product id in order.
-async fn walk(bridge: &TestBridge, mut catalog: Value, limit: u64) -> (Vec<String>, Vec<u64>) {
-    let mut seen = Vec::new();
-    let mut totals = Vec::new();
-    catalog["pagination"] = json!({"limit": limit});
-    for _ in 0..100 {
-        let page = search(bridge, catalog.clone()).await;
-        let products = ids(&page["products"]);
-        assert!(products.len() <= limit as usize);
-        seen.extend(products);
-        totals.push(page["pagination"]["total_count"].as_u64().unwrap());
-        // CAT-001/CAT-002: has_next_page always, cursor exactly when there is a next page.
-        let more = page["pagination"]["has_next_page"].as_bool().unwrap();
-        match (more, page["pagination"].get("cursor")) {
-            (true, Some(cursor)) => catalog["pagination"]["cursor"] = cursor.clone(),
-            (false, None) => return (seen, totals),
-            other => panic!("inconsistent pagination {other:?}"),
-        }
-    }
-    panic!("pagination did not end");
+    bridge.catalog("lookup_catalog", catalog).await
 }
 
 #[tokio::test]
@@ -61,10 +19,11 @@ async fn pagination_walks_every_page_without_duplicates_or_gaps() {
     let bridge = TestBridge::sample().await;
     // Browse (filters only) over everything priced up to R$ 100 000.
     let browse = json!({"filters": {"price": {"min": 0, "max": 10_000_000}}});
-    let (all_at_once, _) = walk(&bridge, browse.clone(), 50).await;
+    // CAT-001/CAT-002 (checked on every page by `walk`).
+    let (all_at_once, _) = bridge.walk(browse.clone(), 50).await;
     assert!(all_at_once.len() >= 30, "{}", all_at_once.len());
     for limit in [1, 3, 7, 10] {
-        let (paged, totals) = walk(&bridge, browse.clone(), limit).await;
+        let (paged, totals) = bridge.walk(browse.clone(), limit).await;
         assert_eq!(
             paged, all_at_once,
             "limit {limit}: same order, no gap, no duplicate"

@@ -1,49 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Cart tools end to end: agent → bridge → Shopify adapter → Storefront stand-in carts.
 
-#[path = "support/shopify_standin.rs"]
-mod shopify_standin;
-mod support;
-
-use serde_json::{Value, json};
-use shopify_standin::*;
-use support::{TestBridge, meta_with_key};
-
-fn key() -> Value {
-    meta_with_key(&uuid::Uuid::new_v4().to_string())
-}
+use crate::support::shopify_standin::*;
+use crate::support::values::{line, lines, total};
+use crate::support::{TestBridge, meta_with_fresh_key};
+use serde_json::json;
 
 fn variant(id: u64) -> String {
     format!("gid://shopify/ProductVariant/{id}")
-}
-
-fn line(id: u64, quantity: u32) -> Value {
-    json!({"item": {"id": variant(id)}, "quantity": quantity})
-}
-
-fn quantities(cart: &Value) -> Vec<(String, u64)> {
-    cart["line_items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|line| {
-            (
-                line["item"]["id"].as_str().unwrap().to_owned(),
-                line["quantity"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn total(cart: &Value, kind: &str) -> i64 {
-    cart["totals"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|total| total["type"] == kind)
-        .unwrap()["amount"]
-        .as_i64()
-        .unwrap()
 }
 
 async fn setup() -> (Standin, TestBridge) {
@@ -60,14 +23,14 @@ async fn create_get_update_cancel() {
     let created = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(MUG_VARIANT, 2), line(cat_extra_fluffy, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(MUG_VARIANT), 2), line(&variant(cat_extra_fluffy), 1)]}}),
         )
         .await;
     let id = created["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("gid://shopify/Cart/"), "{id}");
     assert_eq!(created["currency"], "USD");
     assert_eq!(
-        quantities(&created),
+        lines(&created),
         [(variant(MUG_VARIANT), 2), (variant(cat_extra_fluffy), 1)]
     );
     // 2 × "18.0" + 1 × "5.0". // CART-029 CART-031 CART-033 TOT-005 TOT-006
@@ -91,20 +54,20 @@ async fn create_get_update_cancel() {
     assert_eq!(standin.operations(), ["Nodes", "CartCreate"]);
 
     let got = bridge
-        .call("get_cart", json!({"meta": key(), "id": id}))
+        .call("get_cart", json!({"meta": meta_with_fresh_key(), "id": id}))
         .await;
-    assert_eq!(quantities(&got), quantities(&created));
+    assert_eq!(lines(&got), lines(&created));
 
     // Full replacement with the fewest writes: one update (quantity change + removal) and one add.
     standin.reset_counts();
     let updated = bridge
         .call(
             "update_cart",
-            json!({"meta": key(), "id": id, "cart": {"line_items": [line(MUG_VARIANT, 1), line(SOCK_FIRST + 100_000, 3)]}}),
+            json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&variant(MUG_VARIANT), 1), line(&variant(SOCK_FIRST + 100_000), 3)]}}),
         )
         .await;
     assert_eq!(
-        quantities(&updated),
+        lines(&updated),
         [
             (variant(MUG_VARIANT), 1),
             (variant(SOCK_FIRST + 100_000), 3)
@@ -121,7 +84,7 @@ async fn create_get_update_cancel() {
     bridge
         .call(
             "update_cart",
-            json!({"meta": key(), "id": id, "cart": {"line_items": [line(MUG_VARIANT, 1), line(SOCK_FIRST + 100_000, 3)]}}),
+            json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&variant(MUG_VARIANT), 1), line(&variant(SOCK_FIRST + 100_000), 3)]}}),
         )
         .await;
     // The lines' catalog lookup now comes from the product cache: only the cart is read.
@@ -129,9 +92,12 @@ async fn create_get_update_cancel() {
 
     // Cancel returns the cart as it was, then the cart is gone. // CART-018 CART-019
     let cancelled = bridge
-        .call("cancel_cart", json!({"meta": key(), "id": id}))
+        .call(
+            "cancel_cart",
+            json!({"meta": meta_with_fresh_key(), "id": id}),
+        )
         .await;
-    assert_eq!(quantities(&cancelled), quantities(&updated));
+    assert_eq!(lines(&cancelled), lines(&updated));
     assert!(
         standin
             .cart_attributes(&id)
@@ -144,11 +110,14 @@ async fn create_get_update_cancel() {
         "the Shopify cart was emptied"
     );
     for (tool, arguments) in [
-        ("get_cart", json!({"meta": key(), "id": id})),
-        ("cancel_cart", json!({"meta": key(), "id": id})),
+        ("get_cart", json!({"meta": meta_with_fresh_key(), "id": id})),
+        (
+            "cancel_cart",
+            json!({"meta": meta_with_fresh_key(), "id": id}),
+        ),
         (
             "update_cart",
-            json!({"meta": key(), "id": id, "cart": {"line_items": [line(MUG_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&variant(MUG_VARIANT), 1)]}}),
         ),
     ] {
         let result = bridge.call(tool, arguments).await;
@@ -160,7 +129,7 @@ async fn create_get_update_cancel() {
     // The mark lives in Shopify: a restarted bridge (or another replica) agrees.
     let other = TestBridge::start(&standin.config("currency = \"USD\"")).await;
     let result = other
-        .call("get_cart", json!({"meta": key(), "id": id}))
+        .call("get_cart", json!({"meta": meta_with_fresh_key(), "id": id}))
         .await;
     assert_eq!(result["messages"][0]["code"], "not_found");
 }
@@ -171,11 +140,11 @@ async fn stock_limits_become_line_messages() {
     let created = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(CANDLE_VARIANT, 5), line(GHOST_VARIANT, 1), line(MUG_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(CANDLE_VARIANT), 5), line(&variant(GHOST_VARIANT), 1), line(&variant(MUG_VARIANT), 1)]}}),
         )
         .await;
     assert_eq!(
-        quantities(&created),
+        lines(&created),
         [(variant(CANDLE_VARIANT), 2), (variant(MUG_VARIANT), 1)]
     );
     let messages = created["messages"].as_array().unwrap();
@@ -197,7 +166,7 @@ async fn all_lines_refused_means_no_cart() {
     let result = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(LAMP_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(LAMP_VARIANT), 1)]}}),
         )
         .await;
     assert_eq!(result["ucp"]["status"], "error");
@@ -207,7 +176,7 @@ async fn all_lines_refused_means_no_cart() {
     let result = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(GHOST_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(GHOST_VARIANT), 1)]}}),
         )
         .await;
     assert_eq!(result["ucp"]["status"], "error");
@@ -222,10 +191,10 @@ async fn unknown_items_and_carts() {
     let created = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(MUG_VARIANT, 1), {"item": {"id": "gid://shopify/ProductVariant/777"}, "quantity": 1}]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(MUG_VARIANT), 1), {"item": {"id": "gid://shopify/ProductVariant/777"}, "quantity": 1}]}}),
         )
         .await;
-    assert_eq!(quantities(&created), [(variant(MUG_VARIANT), 1)]);
+    assert_eq!(lines(&created), [(variant(MUG_VARIANT), 1)]);
     assert_eq!(created["messages"][0]["code"], "not_found");
     assert_eq!(created["messages"][0]["path"], "$.line_items[1]");
 
@@ -237,7 +206,7 @@ async fn unknown_items_and_carts() {
         "cart_1",
     ] {
         let result = bridge
-            .call("get_cart", json!({"meta": key(), "id": id}))
+            .call("get_cart", json!({"meta": meta_with_fresh_key(), "id": id}))
             .await;
         assert_eq!(result["messages"][0]["code"], "not_found", "{id}");
     }
@@ -251,14 +220,14 @@ async fn products_with_one_variant_can_be_added_by_product_id_and_sku() {
     let created = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [
                 {"item": {"id": format!("gid://shopify/Product/{MUG}")}, "quantity": 1},
                 {"item": {"id": "SOCK-7"}, "quantity": 2},
             ]}}),
         )
         .await;
     assert_eq!(
-        quantities(&created),
+        lines(&created),
         [
             (variant(MUG_VARIANT), 1),
             (variant(SOCK_FIRST + 7 + 100_000), 2)
@@ -275,10 +244,10 @@ async fn a_line_shopify_refuses_does_not_sink_the_cart() {
     let created = bridge
         .call(
             "create_cart",
-            json!({"meta": key(), "cart": {"line_items": [line(CANDLE_VARIANT, 1), line(MUG_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [line(&variant(CANDLE_VARIANT), 1), line(&variant(MUG_VARIANT), 1)]}}),
         )
         .await;
-    assert_eq!(quantities(&created), [(variant(CANDLE_VARIANT), 1)]);
+    assert_eq!(lines(&created), [(variant(CANDLE_VARIANT), 1)]);
     assert_eq!(created["messages"][0]["code"], "not_found");
     assert_eq!(created["messages"][0]["path"], "$.line_items[1]");
     assert_eq!(standin.operations(), ["Nodes", "CartCreate", "CartCreate"]);
@@ -288,10 +257,10 @@ async fn a_line_shopify_refuses_does_not_sink_the_cart() {
     let updated = bridge
         .call(
             "update_cart",
-            json!({"meta": key(), "id": id, "cart": {"line_items": [line(CANDLE_VARIANT, 2), line(MUG_VARIANT, 1)]}}),
+            json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&variant(CANDLE_VARIANT), 2), line(&variant(MUG_VARIANT), 1)]}}),
         )
         .await;
-    assert_eq!(quantities(&updated), [(variant(CANDLE_VARIANT), 2)]);
+    assert_eq!(lines(&updated), [(variant(CANDLE_VARIANT), 2)]);
     assert_eq!(updated["messages"][0]["code"], "not_found");
     assert_eq!(updated["messages"][0]["path"], "$.line_items[1]");
 }

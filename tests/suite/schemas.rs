@@ -4,14 +4,13 @@
 //! upstream files (tests/fixtures/ucp-2026-04-08), each registered under its `$id` so the
 //! relative `$ref`s resolve without the network. Tools map to schemas as the UCP MCP OpenRPC
 //! document (services/shopping/mcp.openrpc.json) maps them.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
 use std::path::Path;
 
+use crate::support::values::line;
+use crate::support::{TestBridge, meta, meta_with_key};
 use jsonschema::{Registry, Validator};
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
 
 const SCHEMAS: &str = "https://ucp.dev/schemas";
 
@@ -253,7 +252,6 @@ async fn exercise(bridge: &TestBridge, schemas: &Schemas) -> Vec<String> {
     assert_eq!(missing["ucp"]["status"], "error");
 
     // Carts: create, partial availability, get, update, cancel, gone, all sold out.
-    let line = |id: &str, quantity: u32| json!({"item": {"id": id}, "quantity": quantity});
     let cart = run
         .call(
             "create_cart",

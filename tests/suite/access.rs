@@ -1,12 +1,10 @@
 //! Access control on the MCP endpoint: hashed bearer tokens (401) and an allow-list of agent
 //! profiles (403). Discovery and health stay public.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::{AGENT_PROFILE, TestBridge, meta};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use support::{AGENT_PROFILE, TestBridge, meta};
 
 const TOKEN: &str = "agent-token-0123456789";
 

@@ -1,13 +1,12 @@
 //! Version negotiation against agent profiles served on loopback (NEG-001, NEG-003, NEG-004,
 //! NEG-005), and the SSRF guards of the profile fetch.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::support::TestBridge;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
@@ -16,7 +15,6 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::TestBridge;
 
 #[derive(Clone, Default)]
 struct Hits(Arc<AtomicUsize>);

@@ -2,12 +2,10 @@
 //! store, answers with the shape the seed shows: every key the seed's response has is there,
 //! with the same JSON type, recursively. Copies of the seed examples live in
 //! tests/fixtures/seeds/.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::TestBridge;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::TestBridge;
 
 fn seed(name: &str) -> Value {
     let path = format!(

@@ -1,34 +1,19 @@
 //! Several agents writing one cart at once: writes are serialised per cart, so every answer is
 //! the store's cart right after that call's own write, and the cart ends as exactly one of
 //! the requested line sets — on every platform.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-#[path = "support/shopify_standin.rs"]
-mod shopify_standin;
-mod support;
-#[path = "support/woo_standin/mod.rs"]
-mod woo_standin;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::support::values::line;
+use crate::support::{TestBridge, meta, meta_with_key, shopify_standin, values, woo_standin};
 use serde_json::{Value, json};
-use support::{TestBridge, meta, meta_with_key};
 
 const WRITERS: usize = 8;
 
 /// (item id, quantity) of every line, in a stable order.
 fn lines(cart: &Value) -> BTreeMap<String, u64> {
-    cart["line_items"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no line_items in {cart}"))
-        .iter()
-        .map(|line| {
-            (
-                line["item"]["id"].as_str().unwrap().to_owned(),
-                line["quantity"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    values::lines(cart).into_iter().collect()
 }
 
 /// Writer `n` asks for two items of `pool`, with a quantity that tells the writers apart.
@@ -42,7 +27,7 @@ fn line_set(pool: &[String], n: usize) -> BTreeMap<String, u64> {
 fn request_lines(set: &BTreeMap<String, u64>) -> Value {
     Value::Array(
         set.iter()
-            .map(|(id, quantity)| json!({"item": {"id": id}, "quantity": quantity}))
+            .map(|(id, quantity)| line(id, *quantity as u32))
             .collect(),
     )
 }

@@ -1,10 +1,8 @@
 //! Inbound rate limits and observability on the running bridge (sample store, loopback HTTP).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
+use crate::support::{TestBridge, meta};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{TestBridge, meta};
 
 fn get_product_args(profile: &str) -> Value {
     json!({
