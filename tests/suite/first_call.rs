@@ -1,11 +1,10 @@
 //! A stock MCP client's first call: no `arguments.meta`, or the profile in MCP's own
 //! `params._meta`, and tool descriptions whose examples work as written.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod support;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{AGENT_PROFILE, TestBridge, meta};
+
+use crate::support::{AGENT_PROFILE, TestBridge, meta};
 
 const DEFAULT_PROFILE: &str = "https://default-agent.example/.well-known/ucp";
 

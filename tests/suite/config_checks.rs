@@ -1,11 +1,10 @@
 //! The mistakes merchants really make in their configuration file, each caught by `check`
 //! with a message naming the key, all in one run, and the same exit code (2) at start-up.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bcp-bridge");
+use crate::support::binary::BIN;
 
 fn write(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("bcp-config-checks-{}", std::process::id()));
