@@ -58,6 +58,14 @@ async fn create_with_a_sold_out_line_and_an_over_stock_clamp() {
     assert_eq!(bcp_lines(&created), expected, "{created}");
     assert_eq!(store.store_lines(&token_of(id)).await, expected);
     assert_eq!(created["currency"], "BRL");
+    // A variation's line names its options by term name, as the store's cart item does.
+    let azul = created["line_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["item"]["id"] == store.sid("var_azul_38"))
+        .unwrap();
+    assert_eq!(azul["item"]["title"], "Tênis de Corrida — Azul, 38");
     assert_eq!(message(&created, "$.line_items[1]")["code"], "out_of_stock");
     let clamp = message(&created, "$.line_items[2]");
     assert_eq!(clamp["code"], "quantity_adjusted");
