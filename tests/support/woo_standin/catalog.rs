@@ -96,7 +96,7 @@ impl Inner {
         // Without `type`, `sku=` and `slug=` match variations too (WooCommerce 10.9);
         // `include=` and everything else then see products only.
         let any_kind = !variations
-            && query.get("type").is_none()
+            && !query.contains_key("type")
             && (query.contains_key("sku") || query.contains_key("slug"))
             && !query.contains_key("include");
         let include = list(query.get("include"));
