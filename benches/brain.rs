@@ -5,9 +5,9 @@
 use std::hint::black_box;
 
 use bcp_bridge::brain::cursor;
-use bcp_bridge::brain::money::Money;
 use bcp_bridge::brain::selection::{SelectionRequest, select};
 use bcp_bridge::model::{Description, OptionChoice, Product, ProductOption, Variant};
+use bcp_bridge::money::Money;
 use criterion::{Criterion, criterion_group, criterion_main};
 use iso_currency::Currency;
 

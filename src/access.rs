@@ -2,18 +2,21 @@
 //! compared in constant time) and/or an allow-list of agent profile URLs. Discovery and
 //! health probes are not behind this.
 
-use axum::extract::{Request, State};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use http::HeaderValue;
-use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use serde::Deserialize;
-use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::config::ConfigProblem;
-use crate::mcp::errors::ProtocolError;
+use crate::protocol::request::CallMeta;
+use crate::settings::ConfigProblem;
+
+/// Why a caller was turned away.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AccessDenied {
+    #[error("no accepted bearer token")]
+    Unauthorized,
+    #[error("agent profile not allowed")]
+    Forbidden,
+}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -67,7 +70,7 @@ impl Access {
     }
 
     /// `Ok` when no tokens are configured or `authorization` carries one of them.
-    pub fn check_bearer(&self, authorization: Option<&str>) -> Result<(), ProtocolError> {
+    pub fn check_bearer(&self, authorization: Option<&str>) -> Result<(), AccessDenied> {
         if self.digests.is_empty() {
             return Ok(());
         }
@@ -77,7 +80,7 @@ impl Access {
                 scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
             })
             .filter(|token| !token.is_empty())
-            .ok_or(ProtocolError::Unauthorized)?;
+            .ok_or(AccessDenied::Unauthorized)?;
         let presented: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         // Every configured digest is compared, so timing does not tell which one matched.
         let mut matched = subtle::Choice::from(0);
@@ -87,60 +90,19 @@ impl Access {
         if bool::from(matched) {
             Ok(())
         } else {
-            Err(ProtocolError::Unauthorized)
+            Err(AccessDenied::Unauthorized)
         }
     }
 
-    pub fn check_profile(&self, arguments: &Value) -> Result<(), ProtocolError> {
+    pub fn check_profile(&self, meta: &CallMeta) -> Result<(), AccessDenied> {
         if self.profiles.is_empty() {
             return Ok(());
         }
-        let profile = arguments
-            .get("meta")
-            .and_then(|meta| meta.get("ucp-agent"))
-            .and_then(|agent| agent.get("profile"))
-            .and_then(Value::as_str);
-        match profile {
+        match meta.profile.as_deref() {
             Some(profile) if self.profiles.iter().any(|allowed| allowed == profile) => Ok(()),
             // A missing profile is an argument error, reported by validation.
             None => Ok(()),
-            Some(_) => Err(ProtocolError::Forbidden),
-        }
-    }
-}
-
-/// Axum middleware for the MCP route: refuses requests without an accepted bearer token.
-pub async fn require_bearer(
-    State(access): State<Access>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let authorization = request
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|value| value.to_str().ok());
-    match access.check_bearer(authorization) {
-        Ok(()) => next.run(request).await,
-        Err(error) => {
-            tracing::info!(
-                outcome = "unauthorized",
-                "MCP request without an accepted token"
-            );
-            let challenge = if authorization.is_some() {
-                "Bearer error=\"invalid_token\""
-            } else {
-                "Bearer"
-            };
-            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": error.to_error_data()});
-            (
-                error.http_status(),
-                [
-                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-                    (WWW_AUTHENTICATE, HeaderValue::from_static(challenge)),
-                ],
-                body.to_string(),
-            )
-                .into_response()
+            Some(_) => Err(AccessDenied::Forbidden),
         }
     }
 }

@@ -1,41 +1,25 @@
 //! Configuration: one TOML file, one serde struct per section, unknown keys rejected by name.
-//! Secrets are `SecretString`s that may live in the file or come from an environment variable
-//! (`token = { env = "NAME" }`), so the file itself can be committed without them.
+//! Each section is owned (defined and checked) by the module that uses it; this top-level
+//! module only assembles them into `BridgeConfig`, owns the `[server]` section of the top
+//! level itself, and checks what spans sections. Nothing below the top level imports it.
 
-use std::collections::BTreeMap;
-use std::fmt;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use secrecy::SecretString;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Deserializer};
 use url::Url;
 
-use crate::platform;
+use crate::access::AccessConfig;
+use crate::brain::{CartConfig, LimitsConfig};
+use crate::hardening::inbound::InboundConfig;
+use crate::idempotency::IdempotencyConfig;
+use crate::negotiation::NegotiationConfig;
+use crate::platform::cache::CacheConfig;
+use crate::platform::upstream::UpstreamConfig;
 use crate::protocol::{Namespace, Protocol};
-
-/// One thing wrong with a configuration, located by its dotted key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigProblem {
-    pub key: String,
-    pub message: String,
-}
-
-impl ConfigProblem {
-    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            key: key.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for ConfigProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.key, self.message)
-    }
-}
+use crate::registry;
+use crate::settings::{ConfigProblem, deserialize_at};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -67,9 +51,9 @@ pub struct BridgeConfig {
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
     pub store: toml::Table,
-    pub idempotency: crate::idempotency::IdempotencyConfig,
-    pub negotiation: crate::negotiation::NegotiationConfig,
-    pub access: crate::access::AccessConfig,
+    pub idempotency: IdempotencyConfig,
+    pub negotiation: NegotiationConfig,
+    pub access: AccessConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -124,142 +108,6 @@ impl ServerConfig {
         match &self.public_base_url {
             Some(url) => url.as_str().trim_end_matches('/').to_owned(),
             None => format!("http://{bound}"),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LimitsConfig {
-    pub default_page_size: u32,
-    /// Larger requested page sizes are clamped to this silently.
-    pub max_page_size: u32,
-    /// `lookup_catalog` with more ids than this is refused with -32602.
-    pub max_lookup_batch: u32,
-    pub max_cart_lines: u32,
-    pub max_line_quantity: u32,
-    pub max_body_bytes: usize,
-}
-
-impl Default for LimitsConfig {
-    fn default() -> Self {
-        Self {
-            default_page_size: 10,
-            max_page_size: 50,
-            max_lookup_batch: 50,
-            max_cart_lines: 100,
-            max_line_quantity: 999,
-            max_body_bytes: 1024 * 1024,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CartConfig {
-    /// Replaces scheme, host and port of the store's checkout URL (e.g. the shop's public
-    /// domain when the upstream answers with an internal one).
-    pub checkout_base_url: Option<Url>,
-    /// Query parameters added to every `continue_url` (attribution), replacing same-name ones.
-    pub checkout_params: BTreeMap<String, String>,
-}
-
-/// `[cache]`: product cache in front of the store (see `platform::cache`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CacheConfig {
-    pub enabled: bool,
-    pub ttl_secs: u64,
-    pub max_entries: u64,
-    /// Also cache search pages (same TTL); a product webhook drops pages that show it.
-    pub search: bool,
-    /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
-    pub webhook_secret: Option<Secret>,
-}
-
-impl Default for CacheConfig {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            ttl_secs: 60,
-            max_entries: 10_000,
-            search: false,
-            webhook_secret: None,
-        }
-    }
-}
-
-/// `[upstream]`: per-store budget, timeouts and retries of calls to the store.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct UpstreamConfig {
-    /// 0 = no local budget (upstream throttling is still honoured).
-    pub requests_per_second: u32,
-    pub burst: u32,
-    /// How long a call may wait for budget (or for an upstream Retry-After) before failing.
-    pub max_wait_ms: u64,
-    /// One attempt.
-    pub timeout_ms: u64,
-    /// All attempts of a read, backoff included.
-    pub read_deadline_ms: u64,
-    /// Extra attempts of a read; writes are never retried.
-    pub max_retries: u32,
-}
-
-impl Default for UpstreamConfig {
-    fn default() -> Self {
-        Self {
-            requests_per_second: 20,
-            burst: 40,
-            max_wait_ms: 2_000,
-            timeout_ms: 10_000,
-            read_deadline_ms: 15_000,
-            max_retries: 2,
-        }
-    }
-}
-
-/// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct InboundConfig {
-    pub per_agent_per_minute: u32,
-    pub per_ip_per_minute: u32,
-}
-
-/// A secret from the file (`key = "value"`) or from the environment (`key = { env = "NAME" }`).
-/// Debug output and error messages never contain the value.
-#[derive(Clone)]
-pub struct Secret(pub SecretString);
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([REDACTED])")
-    }
-}
-
-impl<'de> Deserialize<'de> for Secret {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Source {
-            Literal(String),
-            Env { env: String },
-        }
-        match Source::deserialize(deserializer) {
-            Ok(Source::Literal(value)) if value.is_empty() => {
-                Err(serde::de::Error::custom("the secret is empty"))
-            }
-            Ok(Source::Literal(value)) => Ok(Self(SecretString::from(value))),
-            Ok(Source::Env { env }) => match std::env::var(&env) {
-                Ok(value) if !value.is_empty() => Ok(Self(SecretString::from(value))),
-                _ => Err(serde::de::Error::custom(format!(
-                    "environment variable {env} is not set or empty"
-                ))),
-            },
-            Err(_) => Err(serde::de::Error::custom(
-                "expected a string or a table { env = \"VARIABLE_NAME\" }",
-            )),
         }
     }
 }
@@ -403,57 +251,27 @@ impl BridgeConfig {
                 "must differ from server.mcp_path when server.protocol is \"both\"",
             ));
         }
-        let limits = &self.limits;
-        for (key, value, max) in [
-            ("limits.default_page_size", limits.default_page_size, 250),
-            ("limits.max_page_size", limits.max_page_size, 250),
-            ("limits.max_lookup_batch", limits.max_lookup_batch, 250),
-            ("limits.max_cart_lines", limits.max_cart_lines, 500),
-            (
-                "limits.max_line_quantity",
-                limits.max_line_quantity,
-                1_000_000,
-            ),
-        ] {
-            if value == 0 || value > max {
-                problems.push(ConfigProblem::new(
-                    key,
-                    format!("must be between 1 and {max}"),
-                ));
-            }
-        }
-        if limits.default_page_size > limits.max_page_size {
+        if !(100..=600_000).contains(&self.server.request_timeout_ms) {
             problems.push(ConfigProblem::new(
-                "limits.default_page_size",
-                "must not exceed limits.max_page_size",
+                "server.request_timeout_ms",
+                "must be between 100 and 600000",
             ));
         }
-        if limits.max_body_bytes < 1024 {
-            problems.push(ConfigProblem::new(
-                "limits.max_body_bytes",
-                "must be at least 1024",
-            ));
-        }
-        if let Some(url) = &self.cart.checkout_base_url
-            && (!matches!(url.scheme(), "http" | "https") || url.host_str().is_none())
-        {
-            problems.push(ConfigProblem::new(
-                "cart.checkout_base_url",
-                "must be an http(s) URL with a host",
-            ));
-        }
-        problems.extend(self.hardening_problems());
+        problems.extend(self.limits.problems());
+        problems.extend(self.cart.problems());
+        problems.extend(self.cache.problems());
+        problems.extend(self.upstream.problems());
         problems.extend(self.idempotency.problems());
         problems.extend(self.negotiation.problems());
         problems.extend(self.access.problems());
         match self.store.get("platform") {
-            Some(toml::Value::String(name)) => match platform::factory(name) {
+            Some(toml::Value::String(name)) => match registry::factory(name) {
                 Some(factory) => problems.extend((factory.check)(&self.store)),
                 None => problems.push(ConfigProblem::new(
                     "store.platform",
                     format!(
                         "unknown platform {name:?}; expected one of {}",
-                        platform::platform_names().join(", ")
+                        registry::platform_names().join(", ")
                     ),
                 )),
             },
@@ -462,65 +280,9 @@ impl BridgeConfig {
                 "store.platform",
                 format!(
                     "missing; expected one of {}",
-                    platform::platform_names().join(", ")
+                    registry::platform_names().join(", ")
                 ),
             )),
-        }
-        problems
-    }
-
-    fn hardening_problems(&self) -> Vec<ConfigProblem> {
-        let mut problems = Vec::new();
-        let up = &self.upstream;
-        for (key, value, min, max) in [
-            (
-                "server.request_timeout_ms",
-                self.server.request_timeout_ms,
-                100,
-                600_000,
-            ),
-            ("cache.ttl_secs", self.cache.ttl_secs, 1, 86_400),
-            ("cache.max_entries", self.cache.max_entries, 1, 10_000_000),
-            (
-                "upstream.requests_per_second",
-                u64::from(up.requests_per_second),
-                0,
-                100_000,
-            ),
-            ("upstream.max_wait_ms", up.max_wait_ms, 0, 60_000),
-            ("upstream.timeout_ms", up.timeout_ms, 100, 120_000),
-            (
-                "upstream.read_deadline_ms",
-                up.read_deadline_ms,
-                100,
-                300_000,
-            ),
-            ("upstream.max_retries", u64::from(up.max_retries), 0, 10),
-        ] {
-            if value < min || value > max {
-                problems.push(ConfigProblem::new(
-                    key,
-                    format!("must be between {min} and {max}"),
-                ));
-            }
-        }
-        if up.requests_per_second > 0 && (up.burst == 0 || up.burst > 100_000) {
-            problems.push(ConfigProblem::new(
-                "upstream.burst",
-                "must be between 1 and 100000 when upstream.requests_per_second is set",
-            ));
-        }
-        if self.cache.webhook_secret.is_some() && !self.cache.enabled {
-            problems.push(ConfigProblem::new(
-                "cache.webhook_secret",
-                "has no effect while cache.enabled = false",
-            ));
-        }
-        if up.read_deadline_ms < up.timeout_ms {
-            problems.push(ConfigProblem::new(
-                "upstream.read_deadline_ms",
-                "must not be shorter than upstream.timeout_ms",
-            ));
         }
         problems
     }
@@ -543,50 +305,6 @@ fn section<T: DeserializeOwned + Default>(
         return Some(T::default());
     };
     deserialize_at(value.clone(), name, problems)
-}
-
-/// Deserialises a TOML value, turning the first error into a problem that names the full key
-/// (`server.listen`, `store.shop_domain`, …). Used by platform adapters for their own tables.
-pub fn deserialize_at<T: DeserializeOwned>(
-    value: toml::Value,
-    prefix: &str,
-    problems: &mut Vec<ConfigProblem>,
-) -> Option<T> {
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Ok(parsed) => Some(parsed),
-        Err(error) => {
-            let inner = error.inner().to_string().trim().to_owned();
-            let path = error.path().to_string();
-            let mut key = if path == "." || path.is_empty() {
-                prefix.to_owned()
-            } else {
-                format!("{prefix}.{path}")
-            };
-            // serde names an unknown key only in its message; make it part of the key.
-            if let Some(unknown) = unknown_field_name(&inner)
-                && !key.ends_with(&format!(".{unknown}"))
-            {
-                key = format!("{key}.{unknown}");
-            }
-            problems.push(ConfigProblem::new(key, inner));
-            None
-        }
-    }
-}
-
-fn unknown_field_name(message: &str) -> Option<&str> {
-    let rest = message.strip_prefix("unknown field `")?;
-    rest.split('`').next()
-}
-
-/// Deserialises a platform's `[store]` table into its own struct, without the `platform` key.
-pub fn store_settings<T: DeserializeOwned>(
-    store: &toml::Table,
-    problems: &mut Vec<ConfigProblem>,
-) -> Option<T> {
-    let mut table = store.clone();
-    table.remove("platform");
-    deserialize_at(toml::Value::Table(table), "store", problems)
 }
 
 #[cfg(test)]
@@ -640,28 +358,5 @@ mod tests {
             "[server]\nprotocol = \"both\"\nmcp_path = \"/mcp\"\nucp_mcp_path = \"/mcp\"\n",
         );
         assert_eq!(found[0].key, "server.ucp_mcp_path");
-    }
-
-    #[test]
-    fn secrets_come_from_the_environment_and_never_print() {
-        #[derive(Deserialize, Debug)]
-        struct WithSecret {
-            token: Secret,
-        }
-        // set_var is unsafe in edition 2024 (and the crate forbids unsafe), so read a variable
-        // every test environment has.
-        let from_env: WithSecret = toml::from_str("token = { env = \"PATH\" }").unwrap();
-        assert!(!format!("{from_env:?}").contains('/'));
-        use secrecy::ExposeSecret;
-        assert_eq!(
-            from_env.token.0.expose_secret(),
-            std::env::var("PATH").unwrap()
-        );
-        let literal: WithSecret = toml::from_str("token = \"shpat_supersecret\"").unwrap();
-        assert!(!format!("{literal:?}").contains("supersecret"));
-        let missing = toml::from_str::<WithSecret>("token = { env = \"BCP_TEST_UNSET_VAR\" }")
-            .unwrap_err()
-            .to_string();
-        assert!(missing.contains("BCP_TEST_UNSET_VAR"), "{missing}");
     }
 }

@@ -1,18 +1,30 @@
 //! The checks a tool call passes around the brain: access (profile allow-list), version
 //! negotiation, and idempotency of cart mutations. Bearer tokens are checked earlier, in HTTP
-//! middleware (see `access::require_bearer`), because they guard every MCP method.
+//! middleware (`mcp::bearer`), because they guard every MCP method.
 
 use serde_json::Value;
 
-use crate::access::Access;
-use crate::config::{BridgeConfig, ConfigProblem};
-use crate::idempotency::{self, Idempotency};
-use crate::mcp::errors::ProtocolError;
-use crate::negotiation::Negotiator;
-use crate::protocol::Namespace;
+use crate::access::{Access, AccessConfig, AccessDenied};
+use crate::idempotency::{self, Idempotency, IdempotencyConfig};
+use crate::negotiation::{NegotiationConfig, Negotiator, Refusal};
+use crate::protocol::request::CallMeta;
+use crate::protocol::{Namespace, ToolName};
+use crate::settings::ConfigProblem;
 
-/// Tools that change the store and so honour `meta["idempotency-key"]`.
-const MUTATIONS: &[&str] = &["create_cart", "update_cart", "cancel_cart"];
+/// Why the gate turned a call away before it reached the brain.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum GateError {
+    #[error(transparent)]
+    Access(#[from] AccessDenied),
+    #[error("agent profile refused: {}", .0.code)]
+    Negotiation(Refusal),
+}
+
+impl From<Refusal> for GateError {
+    fn from(refusal: Refusal) -> Self {
+        Self::Negotiation(refusal)
+    }
+}
 
 pub struct Gate {
     pub access: Access,
@@ -21,35 +33,40 @@ pub struct Gate {
 }
 
 impl Gate {
-    pub fn new(config: &BridgeConfig, namespace: &Namespace) -> Result<Self, ConfigProblem> {
-        let store = idempotency::build_store(&config.idempotency)?;
+    pub fn new(
+        access: &AccessConfig,
+        negotiation: &NegotiationConfig,
+        idempotency: &IdempotencyConfig,
+        namespace: &Namespace,
+    ) -> Result<Self, ConfigProblem> {
+        let store = idempotency::build_store(idempotency)?;
         Ok(Self {
-            access: Access::new(&config.access),
-            negotiator: Negotiator::new(&config.negotiation, namespace),
-            idempotency: Idempotency::new(&config.idempotency, store),
+            access: Access::new(access),
+            negotiator: Negotiator::new(negotiation, namespace),
+            idempotency: Idempotency::new(idempotency, store),
         })
     }
 
     /// Access control, then negotiation; both before argument validation.
-    pub async fn admit(&self, arguments: &Value) -> Result<(), ProtocolError> {
-        self.access.check_profile(arguments)?;
-        self.negotiator.check(arguments).await
+    pub async fn admit(&self, meta: &CallMeta) -> Result<(), GateError> {
+        self.access.check_profile(meta)?;
+        Ok(self.negotiator.check(meta).await?)
     }
 
     /// The scoped store key and payload fingerprint when `tool` is a mutation carrying a key.
-    pub fn idempotency_key(&self, tool: &str, arguments: &Value) -> Option<(String, String)> {
-        if !MUTATIONS.contains(&tool) {
+    pub fn idempotency_key(
+        &self,
+        tool: ToolName,
+        meta: &CallMeta,
+        arguments: &Value,
+    ) -> Option<(String, String)> {
+        if !tool.mutates() {
             return None;
         }
-        let meta = arguments.get("meta")?;
-        let key = meta.get("idempotency-key")?.as_str()?;
-        let profile = meta
-            .get("ucp-agent")
-            .and_then(|agent| agent.get("profile"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let key = meta.idempotency_key.as_deref()?;
+        let profile = meta.profile.as_deref().unwrap_or("");
         Some((
-            idempotency::scoped_key(profile, tool, key),
+            idempotency::scoped_key(profile, tool.as_str(), key),
             idempotency::fingerprint(arguments),
         ))
     }

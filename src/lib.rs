@@ -1,4 +1,10 @@
 //! bcp-bridge: serves an existing store to AI shopping agents over MCP, speaking BCP.
+//!
+//! Layers, each importing only the ones below it (top first): `server` and `config` (the top
+//! level, which assembles) with `registry`; the MCP transport `mcp`; the call policies `gate`,
+//! `hardening`, `access`, `idempotency`, `negotiation`; the protocol `brain`; the `platform`
+//! layer; `observability` and `discovery`; and the leaves `protocol` (wire), `model`, `money`
+//! and `settings` (the configuration vocabulary).
 
 pub mod access;
 pub mod brain;
@@ -9,8 +15,11 @@ pub mod hardening;
 pub mod idempotency;
 pub mod mcp;
 pub mod model;
+pub mod money;
 pub mod negotiation;
 pub mod observability;
 pub mod platform;
 pub mod protocol;
+pub mod registry;
 pub mod server;
+pub mod settings;

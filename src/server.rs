@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, State};
@@ -13,18 +14,24 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 use url::Url;
 
+use crate::access::Access;
 use crate::brain::Brain;
-use crate::config::BridgeConfig;
+use crate::config::{BridgeConfig, ConfigError};
 use crate::discovery;
+use crate::gate::Gate;
+use crate::hardening::guard::CallGuard;
+use crate::mcp::bearer::require_bearer;
 use crate::mcp::http::{BodyLimit, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::platform::{self, BuildContext, SharedPlatform};
+use crate::registry;
+use crate::settings::ConfigProblem;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error("{0}")]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] ConfigError),
     #[error("cannot build the tool schemas: {0}")]
     Schemas(String),
 }
@@ -93,8 +100,9 @@ pub fn build(
     shutdown: CancellationToken,
 ) -> Result<Bridge, StartError> {
     let base_url = config.server.base_url(bound);
-    let factory = platform::factory(config.platform_name()).ok_or_else(|| {
-        crate::config::ConfigError::Invalid(vec![crate::config::ConfigProblem::new(
+    crate::observability::install();
+    let factory = registry::factory(config.platform_name()).ok_or_else(|| {
+        ConfigError::Invalid(vec![ConfigProblem::new(
             "store.platform",
             "unknown platform",
         )])
@@ -102,25 +110,27 @@ pub fn build(
     let platform = (factory.build)(
         &config.store,
         &BuildContext {
-            config,
+            upstream: &config.upstream,
+            max_response_bytes: config.limits.max_body_bytes,
             public_base_url: base_url.clone(),
         },
     )
-    .map_err(crate::config::ConfigError::Invalid)?;
+    .map_err(ConfigError::Invalid)?;
     let (platform, cache) = platform::cache::wrap(platform, &config.cache);
     // One inbound budget per agent across every namespace it may use.
-    let guard = Arc::new(crate::hardening::guard::CallGuard::new(config));
+    let guard = Arc::new(CallGuard::new(
+        Duration::from_millis(config.server.request_timeout_ms),
+        &config.inbound,
+    ));
     let (hosts, origins) = host_policy(config, &base_url);
     let namespaces = config.server.protocol.namespaces();
     if namespaces.len() > 1 && config.server.mcp_path == config.server.ucp_mcp_path {
         // Reachable when `--protocol both` overrides a file checked for one namespace.
-        return Err(
-            crate::config::ConfigError::Invalid(vec![crate::config::ConfigProblem::new(
-                "server.ucp_mcp_path",
-                "must differ from server.mcp_path to serve both namespaces",
-            )])
-            .into(),
-        );
+        return Err(ConfigError::Invalid(vec![ConfigProblem::new(
+            "server.ucp_mcp_path",
+            "must differ from server.mcp_path to serve both namespaces",
+        )])
+        .into());
     }
     let mut router = Router::new();
     let mut endpoints = Vec::new();
@@ -146,8 +156,13 @@ pub fn build(
             config.limits.clone(),
             &config.cart,
         );
-        let gate = crate::gate::Gate::new(config, namespace)
-            .map_err(|problem| crate::config::ConfigError::Invalid(vec![problem]))?;
+        let gate = Gate::new(
+            &config.access,
+            &config.negotiation,
+            &config.idempotency,
+            namespace,
+        )
+        .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
         let state = Arc::new(McpState {
             brain,
             tools,
@@ -175,8 +190,8 @@ pub fn build(
         );
         // Outermost: requests without an accepted token never reach body parsing.
         let mcp = mcp.layer(axum::middleware::from_fn_with_state(
-            crate::access::Access::new(&config.access),
-            crate::access::require_bearer,
+            Access::new(&config.access),
+            require_bearer,
         ));
         let web = WebState {
             profiles: Arc::new(profiles),

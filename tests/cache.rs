@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
-use bcp_bridge::config::{BridgeConfig, CacheConfig, Secret};
+use bcp_bridge::config::BridgeConfig;
 use bcp_bridge::model::{
     BuyerContext, CartDraft, CartLineInput, CartOutcome, CartState, ProductHit, Resolved,
     SearchPage, SearchRequest,
 };
-use bcp_bridge::platform::cache::CachedPlatform;
-use bcp_bridge::platform::{
-    self, BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo,
-};
+use bcp_bridge::platform::cache::{CacheConfig, CachedPlatform};
+use bcp_bridge::platform::{BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo};
+use bcp_bridge::registry;
+use bcp_bridge::settings::Secret;
 use hmac::{KeyInit, Mac};
 
 const PRODUCT: &str = "prod_abc123";
@@ -84,10 +84,11 @@ impl Platform for Counting {
 
 fn counting() -> (SharedPlatform, Arc<Counts>) {
     let config = BridgeConfig::default();
-    let sample = (platform::factory("sample").unwrap().build)(
+    let sample = (registry::factory("sample").unwrap().build)(
         &config.store,
         &BuildContext {
-            config: &config,
+            upstream: &config.upstream,
+            max_response_bytes: config.limits.max_body_bytes,
             public_base_url: "http://127.0.0.1:1".to_owned(),
         },
     )

@@ -251,7 +251,7 @@ async fn concurrent_duplicates_wait_for_the_first_in_redis() {
     let Some(redis) = RedisServer::start(None) else {
         return;
     };
-    let url = bcp_bridge::config::Secret(redis.url(None).into());
+    let url = bcp_bridge::settings::Secret(redis.url(None).into());
     concurrent_duplicates(Arc::new(RedisStore::new(&url).unwrap())).await;
 }
 
@@ -271,7 +271,7 @@ async fn a_failed_mutation_releases_its_key() {
         .await;
     assert!(failed.is_err());
     let retried = idempotency
-        .run("key", "fp", async { Ok(json!("done")) })
+        .run("key", "fp", async { Ok::<_, ProtocolError>(json!("done")) })
         .await;
     assert_eq!(retried.unwrap(), json!("done"));
 }

@@ -4,9 +4,10 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::filters::{build_filters, buyer_context, product_passes, variant_passes};
+use super::filters::{build_filters, buyer_context};
 use super::selection::{SelectionRequest, featured, select};
 use super::{Brain, BrainError, cursor, render};
+use crate::model::predicates::{product_in_categories, product_passes, variant_passes};
 use crate::model::{Filters, OptionChoice, Product, Resolution, SearchRequest, Variant};
 use crate::protocol::Message;
 use crate::protocol::Severity;
@@ -185,7 +186,7 @@ impl Brain {
             };
             found.insert(input.as_str(), false);
             if !filters.categories.is_empty()
-                && !super::filters::product_in_categories(&hit.product, &filters.categories)
+                && !product_in_categories(&hit.product, &filters.categories)
             {
                 continue;
             }

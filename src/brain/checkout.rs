@@ -2,9 +2,35 @@
 
 use std::collections::BTreeMap;
 
+use serde::Deserialize;
 use url::Url;
 
-use crate::config::CartConfig;
+use crate::settings::ConfigProblem;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CartConfig {
+    /// Replaces scheme, host and port of the store's checkout URL (e.g. the shop's public
+    /// domain when the upstream answers with an internal one).
+    pub checkout_base_url: Option<Url>,
+    /// Query parameters added to every `continue_url` (attribution), replacing same-name ones.
+    pub checkout_params: BTreeMap<String, String>,
+}
+
+impl CartConfig {
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        if let Some(url) = &self.checkout_base_url
+            && (!matches!(url.scheme(), "http" | "https") || url.host_str().is_none())
+        {
+            problems.push(ConfigProblem::new(
+                "cart.checkout_base_url",
+                "must be an http(s) URL with a host",
+            ));
+        }
+        problems
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckoutRewrite {

@@ -1,10 +1,10 @@
-//! Catalog filters and buyer context: from the wire into the model, and the predicates that
-//! define them (used by the brain to post-filter and by in-process stores to push down).
+//! Catalog filters and buyer context: from the wire into the model. The predicates that define
+//! the filters live in `model::predicates`, below every store that pushes them down.
 
 use iso_currency::Currency;
 
 use super::BrainError;
-use crate::model::{BuyerContext, Filters, PriceBounds, Product, Variant};
+use crate::model::{BuyerContext, Filters, PriceBounds};
 use crate::protocol::Message;
 use crate::protocol::request::{ContextIn, FiltersIn};
 
@@ -75,44 +75,4 @@ pub fn build_filters(
         }
     }
     Ok((Filters { categories, price }, messages))
-}
-
-/// OR over the requested categories; a value also matches any deeper merchant path
-/// ("Footwear" matches "Footwear > Running"), the way shoppers browse a category tree.
-pub fn product_in_categories(product: &Product, wanted: &[String]) -> bool {
-    if wanted.is_empty() {
-        return true;
-    }
-    product.categories.iter().any(|category| {
-        wanted.iter().any(|want| {
-            category.value.eq_ignore_ascii_case(want)
-                || (category
-                    .value
-                    .get(..want.len())
-                    .is_some_and(|head| head.eq_ignore_ascii_case(want))
-                    && category.value[want.len()..].trim_start().starts_with('>'))
-        })
-    })
-}
-
-pub fn variant_in_price(variant: &Variant, price: Option<&PriceBounds>) -> bool {
-    let Some(bounds) = price else {
-        return true;
-    };
-    bounds.min.is_none_or(|min| variant.price.amount >= min)
-        && bounds.max.is_none_or(|max| variant.price.amount <= max)
-}
-
-pub fn variant_passes(variant: &Variant, filters: &Filters) -> bool {
-    variant_in_price(variant, filters.price.as_ref())
-}
-
-/// A product passes when it is in a wanted category and at least one variant passes.
-pub fn product_passes(product: &Product, filters: &Filters) -> bool {
-    product_in_categories(product, &filters.categories)
-        && (filters.price.is_none()
-            || product
-                .variants
-                .iter()
-                .any(|variant| variant_passes(variant, filters)))
 }

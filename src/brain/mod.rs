@@ -6,7 +6,7 @@ pub mod cart;
 pub mod checkout;
 pub mod cursor;
 pub mod filters;
-pub mod money;
+pub mod limits;
 pub mod render;
 pub mod selection;
 
@@ -15,13 +15,13 @@ mod catalog;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::config::{CartConfig, LimitsConfig};
 use crate::platform::{PlatformError, SharedPlatform, StoreInfo};
 use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::Status;
 use crate::protocol::{Capability, Message, Namespace};
 
-pub use checkout::CheckoutRewrite;
+pub use checkout::{CartConfig, CheckoutRewrite};
+pub use limits::LimitsConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BrainError {

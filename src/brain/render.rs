@@ -2,9 +2,9 @@
 
 use iso_currency::Currency;
 
-use super::money::Money;
 use super::selection::{OptionSignals, option_axes};
 use crate::model::{Description, Media, OptionChoice, Product, Seller, Variant};
+use crate::money::Money;
 use crate::protocol::catalog::{
     AvailabilityOut, CategoryOut, DescriptionOut, InputOut, LinkOut, MediaOut, OptionOut,
     OptionValueOut, PriceRangeOut, ProductOut, RatingOut, SelectedOut, SellerOut, VariantOut,

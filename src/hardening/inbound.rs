@@ -9,8 +9,22 @@ use governor::clock::{Clock, DefaultClock};
 use governor::state::keyed::HashMapStateStore;
 use governor::{Quota, RateLimiter};
 
-use crate::config::InboundConfig;
-use crate::mcp::errors::ProtocolError;
+use serde::Deserialize;
+
+/// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InboundConfig {
+    pub per_agent_per_minute: u32,
+    pub per_ip_per_minute: u32,
+}
+
+/// A budget ran out: the caller may try again after `retry_after_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("too many requests")]
+pub struct Throttled {
+    pub retry_after_secs: u64,
+}
 
 type Keyed<K> = RateLimiter<K, HashMapStateStore<K>, DefaultClock>;
 
@@ -32,11 +46,11 @@ fn check<K: Hash + Eq + Clone>(
     limiter: &Keyed<K>,
     key: &K,
     scope: &'static str,
-) -> Result<(), ProtocolError> {
+) -> Result<(), Throttled> {
     limiter.check_key(key).map_err(|not_until| {
         let wait = not_until.wait_time_from(DefaultClock::default().now());
         crate::observability::rate_limited(scope, "-");
-        ProtocolError::RateLimited {
+        Throttled {
             retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
         }
     })
@@ -52,7 +66,7 @@ impl InboundLimiter {
     }
 
     /// One tool call by `profile` from `ip`; either budget exhausted → -32000 / HTTP 429.
-    pub fn check(&self, profile: Option<&str>, ip: Option<IpAddr>) -> Result<(), ProtocolError> {
+    pub fn check(&self, profile: Option<&str>, ip: Option<IpAddr>) -> Result<(), Throttled> {
         if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
             if let Some(limiter) = &self.per_agent {
                 limiter.retain_recent();
@@ -86,7 +100,7 @@ mod tests {
         assert!(limiter.check(Some("a"), None).is_ok());
         assert!(limiter.check(Some("a"), None).is_ok());
         match limiter.check(Some("a"), None) {
-            Err(ProtocolError::RateLimited { retry_after_secs }) => {
+            Err(Throttled { retry_after_secs }) => {
                 assert!(retry_after_secs >= 1)
             }
             other => panic!("expected RateLimited, got {other:?}"),

@@ -14,8 +14,8 @@ use hmac::{KeyInit, Mac};
 use secrecy::ExposeSecret;
 use serde_json::Value;
 
-use crate::config::Secret;
 use crate::platform::cache::CachedPlatform;
+use crate::settings::Secret;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 

@@ -16,8 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::config::{ConfigProblem, Secret};
-use crate::mcp::errors::ProtocolError;
+use crate::settings::{ConfigProblem, Secret};
 
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
@@ -209,8 +208,19 @@ pub struct Idempotency {
     lock: Duration,
 }
 
-fn unavailable() -> ProtocolError {
-    ProtocolError::Unavailable {
+/// Why a mutation carrying an idempotency key was not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IdempotencyError {
+    /// The key's store cannot be reached (or a duplicate waited past the lock): running the
+    /// mutation now could run it twice.
+    #[error("idempotency store unavailable")]
+    Unavailable { retry_after_secs: u64 },
+    #[error("idempotency key reused with a different payload")]
+    Conflict,
+}
+
+fn unavailable() -> IdempotencyError {
+    IdempotencyError::Unavailable {
         retry_after_secs: RETRY_AFTER_SECS,
     }
 }
@@ -227,14 +237,10 @@ impl Idempotency {
     /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
     /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
     /// should really run again.
-    pub async fn run<F>(
-        &self,
-        key: &str,
-        fingerprint: &str,
-        operation: F,
-    ) -> Result<Value, ProtocolError>
+    pub async fn run<F, E>(&self, key: &str, fingerprint: &str, operation: F) -> Result<Value, E>
     where
-        F: Future<Output = Result<Value, ProtocolError>>,
+        F: Future<Output = Result<Value, E>>,
+        E: From<IdempotencyError>,
     {
         let started = Instant::now();
         loop {
@@ -244,7 +250,7 @@ impl Idempotency {
                 .await
                 .map_err(|_| {
                     tracing::warn!("idempotency store unavailable: refusing the mutation");
-                    unavailable()
+                    E::from(unavailable())
                 })?;
             match existing {
                 None => break,
@@ -256,18 +262,18 @@ impl Idempotency {
                         tracing::info!("idempotent replay");
                         return Ok(result);
                     }
-                    return Err(ProtocolError::Conflict);
+                    return Err(IdempotencyError::Conflict.into());
                 }
                 Some(Record::Pending {
                     fingerprint: stored,
                 }) => {
                     if stored != fingerprint {
-                        return Err(ProtocolError::Conflict);
+                        return Err(IdempotencyError::Conflict.into());
                     }
                     // The first request is still running (here or on another replica):
                     // wait for its result instead of running the mutation a second time.
                     if started.elapsed() > self.lock {
-                        return Err(unavailable());
+                        return Err(unavailable().into());
                     }
                     tokio::time::sleep(POLL).await;
                 }
@@ -343,7 +349,11 @@ mod tests {
     async fn a_dropped_request_releases_its_claim() {
         let store: SharedStore = Arc::new(MemoryStore::default());
         let idempotency = Idempotency::new(&IdempotencyConfig::default(), store.clone());
-        let pending = idempotency.run("k", "fp", std::future::pending());
+        let pending = idempotency.run(
+            "k",
+            "fp",
+            std::future::pending::<Result<Value, IdempotencyError>>(),
+        );
         // Polls the request until it has claimed the key, then drops it.
         let _ = tokio::time::timeout(Duration::from_millis(50), pending).await;
         tokio::task::yield_now().await;

@@ -10,7 +10,7 @@ use secrecy::ExposeSecret;
 use tokio::sync::Mutex;
 
 use super::{IdempotencyStore, Record, StoreUnavailable};
-use crate::config::Secret;
+use crate::settings::Secret;
 
 /// Redis answers in microseconds; anything slower is treated as down (fail closed).
 const OP_TIMEOUT: Duration = Duration::from_secs(2);

@@ -4,7 +4,12 @@ use http::StatusCode;
 use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::{Value, json};
 
+use crate::access::AccessDenied;
 use crate::brain::BrainError;
+use crate::gate::GateError;
+use crate::hardening::guard::GuardError;
+use crate::idempotency::IdempotencyError;
+use crate::negotiation::Refusal;
 use crate::platform::PlatformError;
 
 /// Used when an upstream gives no `Retry-After`.
@@ -134,5 +139,90 @@ impl From<PlatformError> for ProtocolError {
                 data: None,
             },
         }
+    }
+}
+
+impl From<AccessDenied> for ProtocolError {
+    fn from(denied: AccessDenied) -> Self {
+        match denied {
+            AccessDenied::Unauthorized => Self::Unauthorized,
+            AccessDenied::Forbidden => Self::Forbidden,
+        }
+    }
+}
+
+impl From<Refusal> for ProtocolError {
+    fn from(refusal: Refusal) -> Self {
+        // The statuses the registry gives each discovery/negotiation code.
+        let status = match refusal.code {
+            "invalid_profile_url" => StatusCode::BAD_REQUEST,
+            "profile_unreachable" => StatusCode::FAILED_DEPENDENCY,
+            _ => StatusCode::UNPROCESSABLE_ENTITY,
+        };
+        Self::Negotiation {
+            code: refusal.code,
+            content: refusal.content,
+            status,
+        }
+    }
+}
+
+impl From<GateError> for ProtocolError {
+    fn from(error: GateError) -> Self {
+        match error {
+            GateError::Access(denied) => denied.into(),
+            GateError::Negotiation(refusal) => refusal.into(),
+        }
+    }
+}
+
+impl From<IdempotencyError> for ProtocolError {
+    fn from(error: IdempotencyError) -> Self {
+        match error {
+            IdempotencyError::Unavailable { retry_after_secs } => {
+                Self::Unavailable { retry_after_secs }
+            }
+            IdempotencyError::Conflict => Self::Conflict,
+        }
+    }
+}
+
+impl From<GuardError> for ProtocolError {
+    fn from(error: GuardError) -> Self {
+        match error {
+            GuardError::Throttled(throttled) => Self::RateLimited {
+                retry_after_secs: throttled.retry_after_secs,
+            },
+            GuardError::TimedOut => Self::Unavailable {
+                retry_after_secs: 1,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_past_the_request_timeout_is_unavailable() {
+        let error = ProtocolError::from(GuardError::TimedOut);
+        assert_eq!(error.code(), -32000);
+        assert_eq!(error.http_status(), StatusCode::SERVICE_UNAVAILABLE);
+    }
+
+    #[test]
+    fn policy_refusals_keep_their_registry_statuses() {
+        assert_eq!(
+            ProtocolError::from(AccessDenied::Unauthorized).http_status(),
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(
+            ProtocolError::from(IdempotencyError::Conflict).http_status(),
+            StatusCode::CONFLICT
+        );
+        let unreachable = ProtocolError::from(Refusal::unreachable("down"));
+        assert_eq!(unreachable.code(), -32001);
+        assert_eq!(unreachable.http_status(), StatusCode::FAILED_DEPENDENCY);
     }
 }

@@ -1,8 +1,11 @@
 //! The MCP server handler: lists the tools, validates arguments, runs the brain, and shapes
 //! results (`structuredContent` plus the same JSON as text).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
+
+use axum::extract::ConnectInfo;
 
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -16,17 +19,21 @@ use tracing::Instrument;
 
 use super::errors::ProtocolError;
 use super::http::StatusSlot;
-use super::tools::{ToolName, ToolTable};
+use super::tools::ToolTable;
 use crate::brain::Brain;
+use crate::gate::Gate;
+use crate::hardening::guard::CallGuard;
+use crate::protocol::ToolName;
 use crate::protocol::request::{
-    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+    CallMeta, CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn,
+    UpdateCartArgs,
 };
 
 pub struct McpState {
     pub brain: Brain,
     pub tools: ToolTable,
-    pub guard: Arc<crate::hardening::guard::CallGuard>,
-    pub gate: crate::gate::Gate,
+    pub guard: Arc<CallGuard>,
+    pub gate: Gate,
 }
 
 #[derive(Clone)]
@@ -71,6 +78,24 @@ fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolErro
         }
     }
     Ok(())
+}
+
+/// The metrics label of a call's outcome.
+fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
+    match outcome {
+        Ok(value) => match value
+            .get("ucp")
+            .and_then(|ucp| ucp.get("status"))
+            .and_then(Value::as_str)
+        {
+            Some("error") => "business_error",
+            _ => "success",
+        },
+        Err(ProtocolError::RateLimited { .. }) => "rate_limited",
+        Err(ProtocolError::Unavailable { .. }) => "unavailable",
+        Err(ProtocolError::InvalidParams { .. } | ProtocolError::UnknownTool(_)) => "invalid",
+        Err(_) => "error",
+    }
 }
 
 impl BcpMcp {
@@ -118,16 +143,21 @@ impl BcpMcp {
     }
 
     /// Validation, dispatch and error mapping of one `tools/call`, independent of rmcp.
-    pub async fn call(&self, name: &str, arguments: Value) -> Result<Value, ProtocolError> {
+    pub async fn call(
+        &self,
+        name: &str,
+        meta: &CallMeta,
+        arguments: Value,
+    ) -> Result<Value, ProtocolError> {
         let spec = self
             .state
             .tools
             .get(name)
             .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
         let gate = &self.state.gate;
-        gate.admit(&arguments).await?;
+        gate.admit(meta).await?;
         spec.validate(&arguments)?;
-        match gate.idempotency_key(name, &arguments) {
+        match gate.idempotency_key(spec.name, meta, &arguments) {
             Some((key, fingerprint)) => {
                 let operation = self.run(spec.name, arguments);
                 gate.idempotency.run(&key, &fingerprint, operation).await
@@ -172,22 +202,26 @@ impl ServerHandler for BcpMcp {
     ) -> Result<CallToolResponse, ErrorData> {
         let started = Instant::now();
         let tool = request.name.to_string();
-        let profile = request
-            .arguments
-            .as_ref()
-            .and_then(|arguments| arguments.get("meta"))
-            .and_then(|meta| meta.get("ucp-agent"))
-            .and_then(|agent| agent.get("profile"))
-            .and_then(Value::as_str)
-            .map(|profile| profile.chars().take(200).collect::<String>());
-        let span = tracing::info_span!("tools/call", tool = %tool, agent = profile.as_deref().unwrap_or("-"));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = self.call(&tool, arguments);
+        let meta = CallMeta::from_arguments(&arguments);
+        let agent: Option<String> = meta
+            .profile
+            .as_deref()
+            .map(|profile| profile.chars().take(200).collect());
+        let span = tracing::info_span!("tools/call", tool = %tool, agent = agent.as_deref().unwrap_or("-"));
+        // Present when the server runs with `into_make_service_with_connect_info`.
+        let peer = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ConnectInfo<SocketAddr>>())
+            .map(|info| info.0.ip());
+        let call = self.call(&tool, &meta, arguments);
         let guarded = self
             .state
             .guard
-            .run(&tool, profile.as_deref(), &context, call);
+            .run(&tool, meta.profile.as_deref(), peer, call);
         let outcome = guarded.instrument(span.clone()).await;
+        crate::observability::tool_call(&tool, outcome_label(&outcome), started.elapsed());
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();
         match outcome {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::config::LimitsConfig;
+use crate::brain::LimitsConfig;
 
 const MAX_ID_LEN: u32 = 512;
 

@@ -7,92 +7,46 @@ use serde_json::{Value, json};
 
 use super::errors::ProtocolError;
 use super::schemas;
-use crate::config::LimitsConfig;
+use crate::brain::LimitsConfig;
 use crate::platform::Capabilities;
 use crate::protocol::Capability;
+pub use crate::protocol::tool::ToolName;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolName {
-    SearchCatalog,
-    LookupCatalog,
-    GetProduct,
-    CreateCart,
-    GetCart,
-    UpdateCart,
-    CancelCart,
+/// How MCP clients show the tool to a person.
+fn title(name: ToolName) -> &'static str {
+    match name {
+        ToolName::SearchCatalog => "Search the catalog",
+        ToolName::LookupCatalog => "Look up products by id",
+        ToolName::GetProduct => "Get one product with option availability",
+        ToolName::CreateCart => "Create a cart",
+        ToolName::GetCart => "Get a cart",
+        ToolName::UpdateCart => "Replace a cart's lines",
+        ToolName::CancelCart => "Cancel a cart",
+    }
 }
 
-impl ToolName {
-    pub const ALL: [ToolName; 7] = [
-        Self::SearchCatalog,
-        Self::LookupCatalog,
-        Self::GetProduct,
-        Self::CreateCart,
-        Self::GetCart,
-        Self::UpdateCart,
-        Self::CancelCart,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SearchCatalog => "search_catalog",
-            Self::LookupCatalog => "lookup_catalog",
-            Self::GetProduct => "get_product",
-            Self::CreateCart => "create_cart",
-            Self::GetCart => "get_cart",
-            Self::UpdateCart => "update_cart",
-            Self::CancelCart => "cancel_cart",
+/// What the model reads to choose and call the tool.
+fn description(name: ToolName) -> &'static str {
+    match name {
+        ToolName::SearchCatalog => {
+            "Search the store's products by free text and/or filters (categories, price in minor units). Returns products with their featured variant and an opaque pagination cursor."
         }
-    }
-
-    pub fn capability(self) -> Capability {
-        match self {
-            Self::SearchCatalog => Capability::CatalogSearch,
-            Self::LookupCatalog | Self::GetProduct => Capability::CatalogLookup,
-            Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
-                Capability::Cart
-            }
+        ToolName::LookupCatalog => {
+            "Fetch several products or variants at once by product id, variant id, SKU or handle. Each returned variant says which request ids it answers (inputs); unknown ids come back as not_found info messages."
         }
-    }
-
-    fn title(self) -> &'static str {
-        match self {
-            Self::SearchCatalog => "Search the catalog",
-            Self::LookupCatalog => "Look up products by id",
-            Self::GetProduct => "Get one product with option availability",
-            Self::CreateCart => "Create a cart",
-            Self::GetCart => "Get a cart",
-            Self::UpdateCart => "Replace a cart's lines",
-            Self::CancelCart => "Cancel a cart",
+        ToolName::GetProduct => {
+            "Get one product with all its options. Pass `selected` options (and `preferences` for which to keep when a combination does not exist) to narrow variants; each option value says whether it exists and is available with the current selections."
         }
-    }
-
-    fn description(self) -> &'static str {
-        match self {
-            Self::SearchCatalog => {
-                "Search the store's products by free text and/or filters (categories, price in minor units). Returns products with their featured variant and an opaque pagination cursor."
-            }
-            Self::LookupCatalog => {
-                "Fetch several products or variants at once by product id, variant id, SKU or handle. Each returned variant says which request ids it answers (inputs); unknown ids come back as not_found info messages."
-            }
-            Self::GetProduct => {
-                "Get one product with all its options. Pass `selected` options (and `preferences` for which to keep when a combination does not exist) to narrow variants; each option value says whether it exists and is available with the current selections."
-            }
-            Self::CreateCart => {
-                "Create a cart in the store from variant ids and quantities. Returns totals in minor units and a continue_url where the buyer completes checkout on the store."
-            }
-            Self::GetCart => "Get the current state of a cart by id.",
-            Self::UpdateCart => {
-                "Replace ALL line items of a cart (send the complete list; omitted lines are removed)."
-            }
-            Self::CancelCart => {
-                "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key."
-            }
+        ToolName::CreateCart => {
+            "Create a cart in the store from variant ids and quantities. Returns totals in minor units and a continue_url where the buyer completes checkout on the store."
         }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+        ToolName::GetCart => "Get the current state of a cart by id.",
+        ToolName::UpdateCart => {
+            "Replace ALL line items of a cart (send the complete list; omitted lines are removed)."
+        }
+        ToolName::CancelCart => {
+            "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key."
+        }
     }
 }
 
@@ -147,8 +101,8 @@ impl ToolSpec {
         annotations.destructive_hint = Some(name == ToolName::CancelCart);
         annotations.idempotent_hint = Some(read_only || name == ToolName::UpdateCart);
         annotations.open_world_hint = Some(false);
-        let tool = Tool::new(name.as_str(), name.description(), object(input))
-            .with_title(name.title())
+        let tool = Tool::new(name.as_str(), description(name), object(input))
+            .with_title(title(name))
             .with_raw_output_schema(object(output))
             .with_annotations(annotations);
         Ok(Self {

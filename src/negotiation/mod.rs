@@ -10,13 +10,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::ConfigProblem;
-use crate::mcp::errors::ProtocolError;
 use crate::protocol::Namespace;
+use crate::protocol::request::CallMeta;
+use crate::settings::ConfigProblem;
 
 pub use fetch::is_restricted;
 
@@ -119,25 +118,6 @@ impl Refusal {
     pub fn malformed(content: impl Into<String>) -> Self {
         Self::new("profile_malformed", content)
     }
-
-    fn status(&self) -> StatusCode {
-        match self.code {
-            "invalid_profile_url" => StatusCode::BAD_REQUEST,
-            "profile_unreachable" => StatusCode::FAILED_DEPENDENCY,
-            _ => StatusCode::UNPROCESSABLE_ENTITY,
-        }
-    }
-}
-
-impl From<Refusal> for ProtocolError {
-    fn from(refusal: Refusal) -> Self {
-        let status = refusal.status();
-        ProtocolError::Negotiation {
-            code: refusal.code,
-            content: refusal.content,
-            status,
-        }
-    }
 }
 
 type Cache = HashMap<String, (Result<(), Refusal>, Instant)>;
@@ -194,32 +174,27 @@ impl Negotiator {
         }
     }
 
-    /// Checks the agent named in `arguments.meta["ucp-agent"].profile`. A missing profile is
-    /// left to argument validation (-32602).
-    pub async fn check(&self, arguments: &Value) -> Result<(), ProtocolError> {
+    /// Checks the agent named in `meta["ucp-agent"].profile`. A missing profile is left to
+    /// argument validation (-32602).
+    pub async fn check(&self, meta: &CallMeta) -> Result<(), Refusal> {
         if !self.config.enabled {
             return Ok(());
         }
-        let Some(profile) = arguments
-            .get("meta")
-            .and_then(|meta| meta.get("ucp-agent"))
-            .and_then(|agent| agent.get("profile"))
-            .and_then(Value::as_str)
-        else {
+        let Some(profile) = meta.profile.as_deref() else {
             return Ok(());
         };
         if profile.len() > 2048 {
-            return Err(Refusal::invalid_url("profile URL is too long").into());
+            return Err(Refusal::invalid_url("profile URL is too long"));
         }
         if let Some(outcome) = self.cached(profile) {
-            return outcome.map_err(ProtocolError::from);
+            return outcome;
         }
         let outcome = self.negotiate(profile).await;
         if let Err(refusal) = &outcome {
             tracing::info!(code = refusal.code, "agent profile refused");
         }
         self.remember(profile, &outcome);
-        outcome.map_err(ProtocolError::from)
+        outcome
     }
 
     async fn negotiate(&self, profile: &str) -> Result<(), Refusal> {

@@ -59,7 +59,7 @@ pub async fn render() -> Response {
 pub fn tool_call(tool: &str, outcome: &'static str, elapsed: Duration) {
     // Tool names are checked against the tool table before they get here, except unknown
     // ones, which share one label so agents cannot blow up the series count.
-    let tool = crate::mcp::tools::ToolName::ALL
+    let tool = crate::protocol::ToolName::ALL
         .iter()
         .map(|name| name.as_str())
         .find(|name| *name == tool)

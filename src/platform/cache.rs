@@ -9,12 +9,63 @@ use std::time::Duration;
 use async_trait::async_trait;
 use moka::future::Cache;
 
-use super::{Platform, PlatformError, SharedPlatform, StoreInfo};
-use crate::config::CacheConfig;
+use super::port::{Platform, PlatformError, SharedPlatform, StoreInfo};
+use serde::Deserialize;
+
 use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, Filters, ProductHit, Resolved, SearchPage,
     SearchRequest,
 };
+use crate::settings::{ConfigProblem, Secret};
+
+/// `[cache]`: product cache in front of the store (see `platform::cache`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub enabled: bool,
+    pub ttl_secs: u64,
+    pub max_entries: u64,
+    /// Also cache search pages (same TTL); a product webhook drops pages that show it.
+    pub search: bool,
+    /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
+    pub webhook_secret: Option<Secret>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            ttl_secs: 60,
+            max_entries: 10_000,
+            search: false,
+            webhook_secret: None,
+        }
+    }
+}
+
+impl CacheConfig {
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        for (key, value, max) in [
+            ("cache.ttl_secs", self.ttl_secs, 86_400),
+            ("cache.max_entries", self.max_entries, 10_000_000),
+        ] {
+            if value < 1 || value > max {
+                problems.push(ConfigProblem::new(
+                    key,
+                    format!("must be between 1 and {max}"),
+                ));
+            }
+        }
+        if self.webhook_secret.is_some() && !self.enabled {
+            problems.push(ConfigProblem::new(
+                "cache.webhook_secret",
+                "has no effect while cache.enabled = false",
+            ));
+        }
+        problems
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct IdKey {

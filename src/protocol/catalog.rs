@@ -1,7 +1,7 @@
 use serde::Serialize;
 
 use super::{Message, Ucp};
-use crate::brain::money::Money;
+use crate::money::Money;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct DescriptionOut {

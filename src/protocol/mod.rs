@@ -8,7 +8,9 @@ pub mod message;
 pub mod namespaces;
 pub mod profile;
 pub mod request;
+pub mod tool;
 
 pub use envelope::{Capability, Namespace, Ucp};
 pub use message::{Message, Severity};
 pub use namespaces::Protocol;
+pub use tool::ToolName;

@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, HashSet};
 use iso_currency::Currency;
 use serde::Deserialize;
 
-use crate::brain::money::{Money, parse_currency};
 use crate::model::{
     Category, Description, Media, OptionChoice, Product, ProductOption, Rating, Seller, SellerLink,
     Taxonomy, Variant,
 };
+use crate::money::{Money, parse_currency};
 
 pub const EMBEDDED: &str = include_str!("store.json");
 

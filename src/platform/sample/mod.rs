@@ -17,16 +17,16 @@ use serde::Deserialize;
 use self::carts::{CartBook, LineSpec};
 use self::data::LoadedStore;
 use self::search::Index;
-use super::{
-    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
-    StoreInfo,
-};
-use crate::brain::filters::product_passes;
-use crate::config::{ConfigProblem, store_settings};
+use crate::model::predicates::product_passes;
 use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, LineProblem, LineProblemKind, Product,
     ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
+use crate::platform::factory::{BuildContext, PlatformFactory};
+use crate::platform::port::{
+    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+};
+use crate::settings::{ConfigProblem, store_settings};
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "sample",

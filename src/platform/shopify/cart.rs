@@ -24,9 +24,9 @@ use super::normalize::{RawMoney, enum_name};
 use super::ops::{
     self, CartAttributesUpdate, CartCreate, CartGet, CartLinesAdd, CartLinesRemove, CartLinesUpdate,
 };
-use crate::brain::money::{Money, parse_currency};
 use crate::model::{CartDraft, CartLine, CartOutcome, CartState, LineProblem, LineProblemKind};
-use crate::platform::PlatformError;
+use crate::money::{Money, parse_currency};
+use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 
 pub const CANCELLED_ATTRIBUTE: &str = "_bcp_cancelled";

@@ -19,11 +19,11 @@ use super::gid::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_g
 use super::normalize::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
 use super::ops::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
 use super::settings::{language_code, valid_country};
-use crate::brain::money::Money;
 use crate::model::{
     BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
-use crate::platform::PlatformError;
+use crate::money::Money;
+use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 
 /// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
@@ -524,7 +524,7 @@ pub async fn shop_info(client: &Storefront) -> Result<(String, String, Currency)
         .run::<ops::ShopInfo>(ops::shop_info::Variables, CallKind::Read)
         .await?;
     let code = enum_name(&data.shop.payment_settings.currency_code);
-    let currency = crate::brain::money::parse_currency(&code)
+    let currency = crate::money::parse_currency(&code)
         .map_err(|error| PlatformError::BadResponse(error.to_string()))?;
     Ok((data.shop.name, data.shop.primary_domain.url, currency))
 }

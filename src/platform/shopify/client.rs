@@ -9,8 +9,8 @@ use secrecy::ExposeSecret;
 use url::Url;
 
 use super::settings::Token;
-use crate::hardening::upstream::UpstreamPolicy;
-use crate::platform::PlatformError;
+use crate::platform::port::PlatformError;
+use crate::platform::upstream::UpstreamPolicy;
 use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse, retry_after};
 
 /// Catalog pages with their variants are larger than ordinary API answers.

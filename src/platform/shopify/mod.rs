@@ -22,16 +22,16 @@ use self::cart::Carts;
 use self::catalog::Catalog;
 use self::client::Storefront;
 use self::settings::ShopifySettings;
-use super::{
-    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
-    StoreInfo,
-};
-use crate::config::ConfigProblem;
-use crate::hardening::upstream::UpstreamPolicy;
 use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
     SearchRequest,
 };
+use crate::platform::factory::{BuildContext, PlatformFactory};
+use crate::platform::port::{
+    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+};
+use crate::platform::upstream::UpstreamPolicy;
+use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "shopify",
@@ -78,7 +78,7 @@ fn build(
         // The store's own `timeout_ms` bounds each attempt.
         .with_policy(UpstreamPolicy {
             attempt_timeout: None,
-            ..UpstreamPolicy::from(&context.config.upstream)
+            ..UpstreamPolicy::from(context.upstream)
         });
     let client = Arc::new(client);
     let home = format!("https://{}/", settings.shop_domain);

@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use super::ops;
 use super::taxonomy;
-use crate::brain::money::{Money, parse_currency};
 use crate::model::{
     Category, Description, Media, OptionChoice, Product, ProductOption, Taxonomy, Variant,
 };
-use crate::platform::PlatformError;
+use crate::money::{Money, parse_currency};
+use crate::platform::port::PlatformError;
 
 #[derive(Debug, Clone)]
 pub struct RawMoney {

@@ -6,8 +6,8 @@ use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
-use crate::brain::money::parse_currency;
-use crate::config::{ConfigProblem, Secret, store_settings};
+use crate::money::parse_currency;
+use crate::settings::{ConfigProblem, Secret, store_settings};
 
 pub const DEFAULT_API_VERSION: &str = "2026-04";
 

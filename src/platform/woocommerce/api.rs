@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use url::Url;
 
 use super::wire::{ErrorBody, StoreCart, StoreCategory, StoreProduct};
-use crate::platform::PlatformError;
+use crate::platform::port::PlatformError;
 use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse};
 
 /// The Store API caps `per_page` at 100.

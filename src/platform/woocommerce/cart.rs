@@ -22,7 +22,7 @@ use super::wire::{ErrorBody, StoreCart};
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
-use crate::platform::PlatformError;
+use crate::platform::port::PlatformError;
 
 pub struct Carts {
     api: Arc<StoreApi>,

@@ -12,7 +12,7 @@ use super::mapping;
 use super::rest_v3::{DefaultAttribute, RestV3};
 use super::wire::StoreProduct;
 use crate::model::{Product, Resolution, Resolved, SearchPage, SearchRequest};
-use crate::platform::PlatformError;
+use crate::platform::port::PlatformError;
 
 /// A variable product with more variations than this many pages of 100 is cut short.
 const MAX_VARIATION_PAGES: u32 = 10;

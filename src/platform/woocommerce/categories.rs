@@ -11,7 +11,7 @@ use tokio::sync::Mutex;
 use super::api::StoreApi;
 use super::text::decode_entities;
 use super::wire::StoreCategory;
-use crate::platform::PlatformError;
+use crate::platform::port::PlatformError;
 
 /// Deeper trees than this are cut (and cycles in corrupt data end here).
 const MAX_DEPTH: usize = 16;

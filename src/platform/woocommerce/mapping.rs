@@ -8,12 +8,12 @@ use super::categories::CategoryTree;
 use super::rest_v3::DefaultAttribute;
 use super::text::{decode_entities, plain_text};
 use super::wire::{Prices, StoreCart, StoreProduct, VariationRef};
-use crate::brain::money::{Money, parse_currency};
 use crate::model::{
     CartLine, CartState, Category, Description, Media, OptionChoice, Product, ProductOption,
     Rating, Taxonomy, Variant,
 };
-use crate::platform::PlatformError;
+use crate::money::{Money, parse_currency};
+use crate::platform::port::PlatformError;
 
 /// Minor-unit string at the store's precision → ISO minor units; "" is zero.
 pub fn minor(value: &str, exponent: u32, currency: Currency) -> Result<i64, PlatformError> {

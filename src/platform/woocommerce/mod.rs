@@ -22,17 +22,17 @@ use self::api::StoreApi;
 use self::cart::Carts;
 use self::catalog::Catalog;
 use self::categories::CategoryCache;
-use super::upstream::UpstreamClient;
-use super::{
-    BuildContext, Capabilities, Platform, PlatformError, PlatformFactory, Pushdown, SharedPlatform,
-    StoreInfo,
-};
-use crate::config::ConfigProblem;
-use crate::hardening::upstream::UpstreamPolicy;
 use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolution, Resolved, SearchPage,
     SearchRequest,
 };
+use crate::platform::factory::{BuildContext, PlatformFactory};
+use crate::platform::port::{
+    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+};
+use crate::platform::upstream::UpstreamClient;
+use crate::platform::upstream::UpstreamPolicy;
+use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "woocommerce",
@@ -52,14 +52,14 @@ fn build(
     let client = UpstreamClient::new(
         "woocommerce",
         Duration::from_millis(settings.timeout_ms),
-        context.config.limits.max_body_bytes.max(4 * 1024 * 1024),
+        context.max_response_bytes.max(4 * 1024 * 1024),
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
     // The store's own `timeout_ms` bounds each attempt; the shared policy adds the budget,
     // the Retry-After hold and read retries.
     .with_limits(UpstreamPolicy {
         attempt_timeout: None,
-        ..UpstreamPolicy::from(&context.config.upstream)
+        ..UpstreamPolicy::from(context.upstream)
     });
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)

@@ -9,8 +9,8 @@ use secrecy::ExposeSecret;
 use serde::Deserialize;
 use url::Url;
 
-use crate::config::Secret;
 use crate::platform::upstream::{CallKind, UpstreamClient};
+use crate::settings::Secret;
 
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(default)]

@@ -6,8 +6,8 @@ use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
-use crate::brain::money::parse_currency;
-use crate::config::{ConfigProblem, Secret, store_settings};
+use crate::money::parse_currency;
+use crate::settings::{ConfigProblem, Secret, store_settings};
 
 /// How the buyer's browser is handed the Store API cart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -11,8 +11,83 @@ use governor::clock::{Clock, DefaultClock};
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 
-use crate::config::UpstreamConfig;
-use crate::platform::PlatformError;
+use serde::Deserialize;
+
+use crate::platform::port::PlatformError;
+use crate::settings::ConfigProblem;
+
+/// `[upstream]`: per-store budget, timeouts and retries of calls to the store.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UpstreamConfig {
+    /// 0 = no local budget (upstream throttling is still honoured).
+    pub requests_per_second: u32,
+    pub burst: u32,
+    /// How long a call may wait for budget (or for an upstream Retry-After) before failing.
+    pub max_wait_ms: u64,
+    /// One attempt.
+    pub timeout_ms: u64,
+    /// All attempts of a read, backoff included.
+    pub read_deadline_ms: u64,
+    /// Extra attempts of a read; writes are never retried.
+    pub max_retries: u32,
+}
+
+impl Default for UpstreamConfig {
+    fn default() -> Self {
+        Self {
+            requests_per_second: 20,
+            burst: 40,
+            max_wait_ms: 2_000,
+            timeout_ms: 10_000,
+            read_deadline_ms: 15_000,
+            max_retries: 2,
+        }
+    }
+}
+
+impl UpstreamConfig {
+    pub fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        for (key, value, min, max) in [
+            (
+                "upstream.requests_per_second",
+                u64::from(self.requests_per_second),
+                0,
+                100_000,
+            ),
+            ("upstream.max_wait_ms", self.max_wait_ms, 0, 60_000),
+            ("upstream.timeout_ms", self.timeout_ms, 100, 120_000),
+            (
+                "upstream.read_deadline_ms",
+                self.read_deadline_ms,
+                100,
+                300_000,
+            ),
+            ("upstream.max_retries", u64::from(self.max_retries), 0, 10),
+        ] {
+            if value < min || value > max {
+                problems.push(ConfigProblem::new(
+                    key,
+                    format!("must be between {min} and {max}"),
+                ));
+            }
+        }
+        if self.requests_per_second > 0 && (self.burst == 0 || self.burst > 100_000) {
+            problems.push(ConfigProblem::new(
+                "upstream.burst",
+                "must be between 1 and 100000 when upstream.requests_per_second is set",
+            ));
+        }
+        if self.read_deadline_ms < self.timeout_ms {
+            problems.push(ConfigProblem::new(
+                "upstream.read_deadline_ms",
+                "must not be shorter than upstream.timeout_ms",
+            ));
+        }
+        problems
+    }
+}
 
 type Limiter = RateLimiter<NotKeyed, InMemoryState, DefaultClock>;
 

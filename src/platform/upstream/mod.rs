@@ -10,9 +10,12 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::{RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 
-use super::PlatformError;
-pub use crate::hardening::upstream::UpstreamPolicy;
-use crate::hardening::upstream::{UpstreamGuard, retryable};
+mod policy;
+
+pub use policy::{UpstreamConfig, UpstreamPolicy};
+use policy::{UpstreamGuard, retryable};
+
+use crate::platform::port::PlatformError;
 
 /// Reads may be retried by the caller's policy; writes are never repeated blindly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

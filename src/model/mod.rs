@@ -5,7 +5,9 @@
 use iso_currency::Currency;
 use time::OffsetDateTime;
 
-use crate::brain::money::Money;
+use crate::money::Money;
+
+pub mod predicates;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Taxonomy {

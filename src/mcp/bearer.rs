@@ -1,0 +1,48 @@
+//! The bearer-token check in front of the MCP route, answered in JSON-RPC's shape.
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::HeaderValue;
+use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use serde_json::{Value, json};
+
+use super::errors::ProtocolError;
+use crate::access::Access;
+
+/// Axum middleware for the MCP route: refuses requests without an accepted bearer token.
+pub async fn require_bearer(
+    State(access): State<Access>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let authorization = request
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    match access.check_bearer(authorization) {
+        Ok(()) => next.run(request).await,
+        Err(denied) => {
+            let error = ProtocolError::from(denied);
+            tracing::info!(
+                outcome = "unauthorized",
+                "MCP request without an accepted token"
+            );
+            let challenge = if authorization.is_some() {
+                "Bearer error=\"invalid_token\""
+            } else {
+                "Bearer"
+            };
+            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": error.to_error_data()});
+            (
+                error.http_status(),
+                [
+                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
+                    (WWW_AUTHENTICATE, HeaderValue::from_static(challenge)),
+                ],
+                body.to_string(),
+            )
+                .into_response()
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The tools of the shopping service, by name: what each is called on the wire, which
+//! capability it belongs to, and whether it changes the store.
+
+use super::Capability;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    SearchCatalog,
+    LookupCatalog,
+    GetProduct,
+    CreateCart,
+    GetCart,
+    UpdateCart,
+    CancelCart,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 7] = [
+        Self::SearchCatalog,
+        Self::LookupCatalog,
+        Self::GetProduct,
+        Self::CreateCart,
+        Self::GetCart,
+        Self::UpdateCart,
+        Self::CancelCart,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::SearchCatalog => "search_catalog",
+            Self::LookupCatalog => "lookup_catalog",
+            Self::GetProduct => "get_product",
+            Self::CreateCart => "create_cart",
+            Self::GetCart => "get_cart",
+            Self::UpdateCart => "update_cart",
+            Self::CancelCart => "cancel_cart",
+        }
+    }
+
+    pub fn capability(self) -> Capability {
+        match self {
+            Self::SearchCatalog => Capability::CatalogSearch,
+            Self::LookupCatalog | Self::GetProduct => Capability::CatalogLookup,
+            Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
+                Capability::Cart
+            }
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    }
+
+    /// Tools that change the store, and so honour `meta["idempotency-key"]`.
+    pub fn mutates(self) -> bool {
+        matches!(self, Self::CreateCart | Self::UpdateCart | Self::CancelCart)
+    }
+}

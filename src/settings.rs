@@ -1,0 +1,142 @@
+//! The vocabulary every module's configuration section is written in: a problem located by
+//! its dotted key, secrets that may come from the environment, and deserialisation that names
+//! the exact key that failed. A leaf: it imports nothing of the crate, so each module can own
+//! its own section without reaching up to the assembler in `config`.
+
+use std::fmt;
+
+use secrecy::SecretString;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+/// One thing wrong with a configuration, located by its dotted key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigProblem {
+    pub key: String,
+    pub message: String,
+}
+
+impl ConfigProblem {
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// A secret from the file (`key = "value"`) or from the environment (`key = { env = "NAME" }`).
+/// Debug output and error messages never contain the value.
+#[derive(Clone)]
+pub struct Secret(pub SecretString);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([REDACTED])")
+    }
+}
+
+impl<'de> Deserialize<'de> for Secret {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Source {
+            Literal(String),
+            Env { env: String },
+        }
+        match Source::deserialize(deserializer) {
+            Ok(Source::Literal(value)) if value.is_empty() => {
+                Err(serde::de::Error::custom("the secret is empty"))
+            }
+            Ok(Source::Literal(value)) => Ok(Self(SecretString::from(value))),
+            Ok(Source::Env { env }) => match std::env::var(&env) {
+                Ok(value) if !value.is_empty() => Ok(Self(SecretString::from(value))),
+                _ => Err(serde::de::Error::custom(format!(
+                    "environment variable {env} is not set or empty"
+                ))),
+            },
+            Err(_) => Err(serde::de::Error::custom(
+                "expected a string or a table { env = \"VARIABLE_NAME\" }",
+            )),
+        }
+    }
+}
+
+/// Deserialises a TOML value, turning the first error into a problem that names the full key
+/// (`server.listen`, `store.shop_domain`, …). Used by platform adapters for their own tables.
+pub fn deserialize_at<T: DeserializeOwned>(
+    value: toml::Value,
+    prefix: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<T> {
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(parsed) => Some(parsed),
+        Err(error) => {
+            let inner = error.inner().to_string().trim().to_owned();
+            let path = error.path().to_string();
+            let mut key = if path == "." || path.is_empty() {
+                prefix.to_owned()
+            } else {
+                format!("{prefix}.{path}")
+            };
+            // serde names an unknown key only in its message; make it part of the key.
+            if let Some(unknown) = unknown_field_name(&inner)
+                && !key.ends_with(&format!(".{unknown}"))
+            {
+                key = format!("{key}.{unknown}");
+            }
+            problems.push(ConfigProblem::new(key, inner));
+            None
+        }
+    }
+}
+
+fn unknown_field_name(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("unknown field `")?;
+    rest.split('`').next()
+}
+
+/// Deserialises a platform's `[store]` table into its own struct, without the `platform` key.
+pub fn store_settings<T: DeserializeOwned>(
+    store: &toml::Table,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<T> {
+    let mut table = store.clone();
+    table.remove("platform");
+    deserialize_at(toml::Value::Table(table), "store", problems)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn secrets_come_from_the_environment_and_never_print() {
+        #[derive(Deserialize, Debug)]
+        struct WithSecret {
+            token: Secret,
+        }
+        // set_var is unsafe in edition 2024 (and the crate forbids unsafe), so read a variable
+        // every test environment has.
+        let from_env: WithSecret = toml::from_str("token = { env = \"PATH\" }").unwrap();
+        assert!(!format!("{from_env:?}").contains('/'));
+        use secrecy::ExposeSecret;
+        assert_eq!(
+            from_env.token.0.expose_secret(),
+            std::env::var("PATH").unwrap()
+        );
+        let literal: WithSecret = toml::from_str("token = \"shpat_supersecret\"").unwrap();
+        assert!(!format!("{literal:?}").contains("supersecret"));
+        let missing = toml::from_str::<WithSecret>("token = { env = \"BCP_TEST_UNSET_VAR\" }")
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("BCP_TEST_UNSET_VAR"), "{missing}");
+    }
+}
