@@ -65,6 +65,7 @@ start_web() {
 up() {
     local t0 sum
     t0=$(date +%s)
+    [ -f "$SHARED/setup.sh" ] || unavailable "no $SHARED/setup.sh (the shared folder beside the clone)"
     sum=$(fingerprint)
     if [ -f "$ROOT/ids.json" ] && [ "$(cat "$ROOT/fingerprint" 2>/dev/null)" = "$sum" ]; then
         if answers || { log "restarting the web server"; start_web; }; then
@@ -74,7 +75,6 @@ up() {
         fi
         log "the existing store does not answer; building a fresh one"
     fi
-    [ -f "$SHARED/setup.sh" ] || unavailable "no $SHARED/setup.sh"
     if ! command -v php >/dev/null || ! command -v mariadbd >/dev/null; then
         if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
             unavailable "PHP/MariaDB are not installed and cannot be (needs root and apt-get)"

@@ -69,7 +69,7 @@ pub fn real_store(name: &str) -> Option<&'static RealStore> {
         Err(reason) => {
             let line = format!("SKIPPED real-store test {name}: {reason}");
             eprintln!("{line}");
-            let _ = writeln!(std::io::stderr().lock(), "{line}");
+            let _ = writeln!(std::io::stderr().lock(), "\n{line}");
             None
         }
     }
