@@ -1,4 +1,6 @@
-//! The SSRF-safe profile fetch.
+//! The SSRF-safe profile fetch. Per hop: static URL checks, a slot under the fetch limits, name
+//! resolution, the special-use check on every resolved address, then a connection pinned to the
+//! address just checked. A refused address is refused before any socket exists.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -7,44 +9,73 @@ use bytes::Bytes;
 use reqwest::redirect::Policy;
 use url::{Host, Url};
 
+use super::limits::FetchLimits;
+use super::special_use::special_use;
 use super::{NegotiationConfig, Refusal};
 
 const MAX_REDIRECTS: usize = 3;
 
-/// Addresses a profile fetch must not reach unless the host is explicitly allowed: this host,
-/// private networks, link-local (cloud metadata), unique-local, multicast, unspecified.
+/// Addresses a profile fetch must not reach unless the host is explicitly allowed: every
+/// special-use block (see `special_use`).
 pub fn is_restricted(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_multicast()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || a == 0
-                // carrier-grade NAT, 100.64.0.0/10
-                || (a == 100 && (64..128).contains(&b))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_restricted(IpAddr::V4(v4));
-            }
-            let segments = v6.segments();
-            // NAT64 (64:ff9b::/96) reaches the embedded IPv4 address.
-            if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let [.., a, b, c, d] = v6.octets();
-                return is_restricted(IpAddr::V4(std::net::Ipv4Addr::new(a, b, c, d)));
-            }
-            let first = segments[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
+    special_use(ip).is_some()
+}
+
+/// Where host names are looked up. Tests use a table so that no query leaves the machine.
+pub(super) enum Resolver {
+    System,
+    #[cfg(test)]
+    Table(std::collections::HashMap<String, TestAnswer>),
+}
+
+#[cfg(test)]
+pub(super) enum TestAnswer {
+    Addresses(Vec<IpAddr>),
+    /// A resolver that never answers.
+    Hang,
+}
+
+enum Lookup {
+    Found(Vec<SocketAddr>),
+    NotFound,
+}
+
+impl Resolver {
+    async fn lookup(&self, host: &str, port: u16) -> Lookup {
+        match self {
+            Self::System => match tokio::net::lookup_host((host, port)).await {
+                Ok(addresses) => Lookup::Found(addresses.collect()),
+                Err(_) => Lookup::NotFound,
+            },
+            #[cfg(test)]
+            Self::Table(table) => match table.get(host) {
+                Some(TestAnswer::Addresses(ips)) => {
+                    Lookup::Found(ips.iter().map(|ip| SocketAddr::new(*ip, port)).collect())
+                }
+                Some(TestAnswer::Hang) => std::future::pending().await,
+                None => Lookup::NotFound,
+            },
         }
     }
+}
+
+/// One hop's URL, checked without touching the network.
+struct Target {
+    /// Lower-cased domain, or the IP literal as written in allow-lists (`[v6]` bracketed).
+    host: String,
+    literal: Option<IpAddr>,
+    port: u16,
+}
+
+enum Hop {
+    Body(Bytes),
+    Redirect(Url),
+}
+
+pub(super) struct Fetcher {
+    config: NegotiationConfig,
+    resolver: Resolver,
+    limits: FetchLimits,
 }
 
 fn host_listed(list: &[String], host: &str) -> bool {
@@ -52,94 +83,73 @@ fn host_listed(list: &[String], host: &str) -> bool {
         .any(|allowed| allowed.eq_ignore_ascii_case(host))
 }
 
-/// Checks scheme and host of one hop and resolves it to the address to connect to.
-async fn vet(config: &NegotiationConfig, url: &Url) -> Result<(String, SocketAddr), Refusal> {
-    let host = match url.host() {
-        Some(Host::Domain(domain)) => domain.to_ascii_lowercase(),
-        Some(Host::Ipv4(ip)) => ip.to_string(),
-        Some(Host::Ipv6(ip)) => format!("[{ip}]"),
-        None => return Err(Refusal::invalid_url("the profile URL has no host")),
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if host_listed(&config.allow_http_hosts, &host) => {}
-        _ => return Err(Refusal::invalid_url("the profile URL must use https")),
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(Refusal::invalid_url(
-            "the profile URL must not carry credentials",
-        ));
-    }
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| Refusal::invalid_url("the profile URL has no port"))?;
-    let candidates: Vec<SocketAddr> = match url.host() {
-        Some(Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
-        Some(Host::Ipv6(ip)) => vec![SocketAddr::new(IpAddr::V6(ip), port)],
-        _ => tokio::time::timeout(
-            Duration::from_millis(config.timeout_ms),
-            tokio::net::lookup_host((host.as_str(), port)),
-        )
-        .await
-        .map_err(|_| Refusal::invalid_url("the profile host could not be resolved"))?
-        .map_err(|_| Refusal::invalid_url("the profile host could not be resolved"))?
-        .collect(),
-    };
-    let private_ok = host_listed(&config.allow_private_hosts, &host);
-    // Every answer must be acceptable: a name that also resolves inward is refused outright.
-    if candidates.is_empty() {
-        return Err(Refusal::invalid_url(
-            "the profile host could not be resolved",
-        ));
-    }
-    if !private_ok && candidates.iter().any(|addr| is_restricted(addr.ip())) {
-        return Err(Refusal::invalid_url(
-            "the profile host resolves to a non-public address",
-        ));
-    }
-    let chosen = candidates[0];
-    Ok((host, chosen))
+fn fetch_failed() -> Refusal {
+    Refusal::unreachable("the agent profile could not be fetched")
 }
 
-/// Fetches the profile body, following at most `MAX_REDIRECTS` redirects.
-pub async fn fetch_profile(config: &NegotiationConfig, profile: &str) -> Result<Bytes, Refusal> {
-    let mut url =
-        Url::parse(profile).map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
-    let timeout = Duration::from_millis(config.timeout_ms);
-    for hop in 0..=MAX_REDIRECTS {
-        let (host, address) = vet(config, &url).await?;
+impl Fetcher {
+    pub(super) fn new(config: &NegotiationConfig, resolver: Resolver) -> Self {
+        Self {
+            config: config.clone(),
+            resolver,
+            limits: FetchLimits::new(config.max_concurrent_fetches, config.max_fetches_per_host),
+        }
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(self.config.timeout_ms)
+    }
+
+    /// Fetches the profile body, following at most `MAX_REDIRECTS` redirects, each re-checked.
+    pub(super) async fn fetch(&self, profile: &str) -> Result<Bytes, Refusal> {
+        let mut url = Url::parse(profile)
+            .map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
+        for _ in 0..=MAX_REDIRECTS {
+            match self.hop(&url).await? {
+                Hop::Body(body) => return Ok(body),
+                Hop::Redirect(next) => url = next,
+            }
+        }
+        Err(Refusal::unreachable(format!(
+            "the agent profile redirects more than {MAX_REDIRECTS} times"
+        )))
+    }
+
+    async fn hop(&self, url: &Url) -> Result<Hop, Refusal> {
+        let target = self.target(url)?;
+        let _admission = tokio::time::timeout(self.timeout(), self.limits.admit(&target.host))
+            .await
+            .ok()
+            .flatten()
+            .ok_or_else(Refusal::busy)?;
+        let address = self.resolve(&target).await?;
         let mut builder = reqwest::Client::builder()
             .redirect(Policy::none())
-            .timeout(timeout)
-            .connect_timeout(timeout)
+            .timeout(self.timeout())
+            .connect_timeout(self.timeout())
             .no_proxy();
-        if matches!(url.host(), Some(Host::Domain(_))) {
-            // Pins the connection to the address just vetted; a second lookup could differ.
-            builder = builder.resolve(&host, address);
+        if target.literal.is_none() {
+            // Pins the connection to the address just checked; a second lookup could differ.
+            builder = builder.resolve(&target.host, address);
         }
-        let client = builder
-            .build()
-            .map_err(|_| Refusal::unreachable("the agent profile could not be fetched"))?;
+        let client = builder.build().map_err(|_| fetch_failed())?;
         let mut response = client
             .get(url.clone())
             .header(http::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|_| Refusal::unreachable("the agent profile could not be fetched"))?;
+            .map_err(|_| fetch_failed())?;
         let status = response.status();
         if status.is_redirection() {
-            if hop == MAX_REDIRECTS {
-                break;
-            }
             let location = response
                 .headers()
                 .get(http::header::LOCATION)
                 .and_then(|value| value.to_str().ok())
                 .ok_or_else(|| Refusal::unreachable("the profile redirect has no location"))?;
-            url = url
+            let next = url
                 .join(location)
                 .map_err(|_| Refusal::unreachable("the profile redirect is not a URL"))?;
-            continue;
+            return Ok(Hop::Redirect(next));
         }
         if !status.is_success() {
             return Err(Refusal::unreachable(format!(
@@ -147,33 +157,95 @@ pub async fn fetch_profile(config: &NegotiationConfig, profile: &str) -> Result<
                 status.as_u16()
             )));
         }
+        let cap = self.config.max_profile_bytes;
         if response
             .content_length()
-            .is_some_and(|length| length > config.max_profile_bytes as u64)
+            .is_some_and(|length| length > cap as u64)
         {
-            return Err(too_big(config));
+            return Err(too_big(cap));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|_| Refusal::unreachable("the agent profile could not be fetched"))?
-        {
-            if body.len() + chunk.len() > config.max_profile_bytes {
-                return Err(too_big(config));
+        while let Some(chunk) = response.chunk().await.map_err(|_| fetch_failed())? {
+            if body.len() + chunk.len() > cap {
+                return Err(too_big(cap));
             }
             body.extend_from_slice(&chunk);
         }
-        return Ok(Bytes::from(body));
+        Ok(Hop::Body(Bytes::from(body)))
     }
-    Err(Refusal::unreachable(format!(
-        "the agent profile redirects more than {MAX_REDIRECTS} times"
-    )))
+
+    /// Scheme, credentials, host and port of one hop.
+    fn target(&self, url: &Url) -> Result<Target, Refusal> {
+        let (host, literal) = match url.host() {
+            Some(Host::Domain(domain)) => (domain.to_ascii_lowercase(), None),
+            Some(Host::Ipv4(ip)) => (ip.to_string(), Some(IpAddr::V4(ip))),
+            Some(Host::Ipv6(ip)) => (format!("[{ip}]"), Some(IpAddr::V6(ip))),
+            None => return Err(Refusal::invalid_url("the profile URL has no host")),
+        };
+        match url.scheme() {
+            "https" => {}
+            "http" if host_listed(&self.config.allow_http_hosts, &host) => {}
+            _ => return Err(Refusal::invalid_url("the profile URL must use https")),
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(Refusal::invalid_url(
+                "the profile URL must not carry credentials",
+            ));
+        }
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| Refusal::invalid_url("the profile URL has no port"))?;
+        Ok(Target {
+            host,
+            literal,
+            port,
+        })
+    }
+
+    /// The address to connect to. Every answer must be acceptable: a name that also resolves
+    /// inward is refused outright (DISC-011).
+    async fn resolve(&self, target: &Target) -> Result<SocketAddr, Refusal> {
+        let candidates = match target.literal {
+            Some(ip) => vec![SocketAddr::new(ip, target.port)],
+            None => match tokio::time::timeout(
+                self.timeout(),
+                self.resolver.lookup(&target.host, target.port),
+            )
+            .await
+            {
+                Ok(Lookup::Found(addresses)) => addresses,
+                Ok(Lookup::NotFound) => Vec::new(),
+                Err(_) => {
+                    return Err(Refusal::unreachable(
+                        "the profile host did not resolve in time",
+                    ));
+                }
+            },
+        };
+        let Some(first) = candidates.first().copied() else {
+            return Err(Refusal::unresolvable());
+        };
+        if host_listed(&self.config.allow_private_hosts, &target.host) {
+            return Ok(first);
+        }
+        if let Some(block) = candidates.iter().find_map(|addr| special_use(addr.ip())) {
+            tracing::debug!(
+                block,
+                "agent profile host resolves to a special-use address"
+            );
+            return Err(Refusal::invalid_url(
+                "the profile host resolves to a non-public address",
+            ));
+        }
+        Ok(first)
+    }
+
+    #[cfg(test)]
+    pub(super) fn limits(&self) -> &FetchLimits {
+        &self.limits
+    }
 }
 
-fn too_big(config: &NegotiationConfig) -> Refusal {
-    Refusal::malformed(format!(
-        "the agent profile is larger than {} bytes",
-        config.max_profile_bytes
-    ))
+fn too_big(cap: usize) -> Refusal {
+    Refusal::malformed(format!("the agent profile is larger than {cap} bytes"))
 }

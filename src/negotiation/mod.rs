@@ -1,15 +1,20 @@
 //! Version negotiation: fetch the agent's profile (`meta["ucp-agent"].profile`) and check that
 //! its `ucp.version` is one this bridge serves. The profile URL is chosen by whoever calls us,
-//! so the fetch is SSRF-hardened: https only, no private/loopback targets, the checked address
-//! is the one connected to (no DNS-rebinding swap), few redirects each re-checked, a short
-//! timeout and a size cap. Outcomes are cached, failures briefly.
+//! so the fetch is SSRF-hardened: https only, no special-use targets (`special_use`), the
+//! checked address is the one connected to (no DNS-rebinding swap), few redirects each
+//! re-checked, a short timeout, a size cap, and bounded concurrency (`limits`). Outcomes are
+//! cached, failures briefly; concurrent checks of one URL share one fetch.
 
 mod fetch;
+mod limits;
+mod special_use;
+#[cfg(test)]
+mod tests;
 
-use std::collections::HashMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use moka::Expiry;
+use moka::future::Cache;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -25,13 +30,17 @@ pub struct NegotiationConfig {
     pub enabled: bool,
     /// Hosts whose profiles may be fetched over plain http (tests, internal agents).
     pub allow_http_hosts: Vec<String>,
-    /// Hosts allowed to resolve to loopback/private/link-local addresses.
+    /// Hosts allowed to resolve to special-use addresses (loopback, private, link-local, ...).
     pub allow_private_hosts: Vec<String>,
     pub timeout_ms: u64,
     pub cache_ttl_secs: u64,
     /// Failures are cached too (so a dead profile host is not hammered), but briefly.
     pub failure_cache_ttl_secs: u64,
     pub max_profile_bytes: usize,
+    /// Profile fetches on the wire at once, across all hosts.
+    pub max_concurrent_fetches: usize,
+    /// Profile fetches on the wire at once to one host.
+    pub max_fetches_per_host: usize,
 }
 
 impl Default for NegotiationConfig {
@@ -44,6 +53,8 @@ impl Default for NegotiationConfig {
             cache_ttl_secs: 300,
             failure_cache_ttl_secs: 30,
             max_profile_bytes: 64 * 1024,
+            max_concurrent_fetches: 16,
+            max_fetches_per_host: 4,
         }
     }
 }
@@ -75,6 +86,19 @@ impl NegotiationConfig {
                 "must be between 1024 and 1048576",
             ));
         }
+        if self.max_concurrent_fetches == 0 || self.max_concurrent_fetches > 1024 {
+            problems.push(ConfigProblem::new(
+                "negotiation.max_concurrent_fetches",
+                "must be between 1 and 1024",
+            ));
+        }
+        if self.max_fetches_per_host == 0 || self.max_fetches_per_host > self.max_concurrent_fetches
+        {
+            problems.push(ConfigProblem::new(
+                "negotiation.max_fetches_per_host",
+                "must be between 1 and negotiation.max_concurrent_fetches",
+            ));
+        }
         for (key, hosts) in [
             ("negotiation.allow_http_hosts", &self.allow_http_hosts),
             ("negotiation.allow_private_hosts", &self.allow_private_hosts),
@@ -97,6 +121,8 @@ impl NegotiationConfig {
 pub struct Refusal {
     pub code: &'static str,
     pub content: String,
+    /// Says nothing about the profile (the bridge was busy): never cached.
+    transient: bool,
 }
 
 impl Refusal {
@@ -104,6 +130,21 @@ impl Refusal {
         Self {
             code,
             content: content.into(),
+            transient: false,
+        }
+    }
+
+    /// NEG-005 puts an unresolvable profile URL under `invalid_profile_url` (400); NEG-003
+    /// keeps `profile_unreachable` (424) for a URL that resolved but whose fetch failed.
+    pub fn unresolvable() -> Self {
+        Self::invalid_url("the profile host could not be resolved")
+    }
+
+    /// Every fetch slot stayed taken for the whole timeout.
+    pub fn busy() -> Self {
+        Self {
+            transient: true,
+            ..Self::unreachable("too many agent profiles are being fetched; retry shortly")
         }
     }
 
@@ -120,58 +161,62 @@ impl Refusal {
     }
 }
 
-type Cache = HashMap<String, (Result<(), Refusal>, Instant)>;
+/// Outcomes kept at most; the cache evicts the least useful beyond this to bound memory.
+const CACHE_CAP: u64 = 10_000;
 
-/// Cache entries beyond this are dropped (expired first, then all) to bound memory.
-const CACHE_CAP: usize = 10_000;
+type Outcome = Result<(), Refusal>;
+
+/// Successes live `cache_ttl_secs`, failures `failure_cache_ttl_secs`.
+struct OutcomeTtl {
+    success: Duration,
+    failure: Duration,
+}
+
+impl Expiry<String, Outcome> for OutcomeTtl {
+    fn expire_after_create(&self, _: &String, outcome: &Outcome, _: Instant) -> Option<Duration> {
+        Some(match outcome {
+            Ok(()) => self.success,
+            Err(_) => self.failure,
+        })
+    }
+}
 
 pub struct Negotiator {
     config: NegotiationConfig,
     versions: Vec<&'static str>,
-    cache: Mutex<Cache>,
+    outcomes: Cache<String, Outcome>,
+    fetcher: fetch::Fetcher,
 }
 
 impl Negotiator {
     pub fn new(config: &NegotiationConfig, namespace: &Namespace) -> Self {
+        Self::with_resolver(config, namespace, fetch::Resolver::System)
+    }
+
+    fn with_resolver(
+        config: &NegotiationConfig,
+        namespace: &Namespace,
+        resolver: fetch::Resolver,
+    ) -> Self {
         let mut versions = vec![namespace.version];
         versions.extend(namespace.supported_versions.iter().copied());
+        let outcomes = Cache::builder()
+            .max_capacity(CACHE_CAP)
+            .expire_after(OutcomeTtl {
+                success: Duration::from_secs(config.cache_ttl_secs),
+                failure: Duration::from_secs(config.failure_cache_ttl_secs),
+            })
+            .build();
         Self {
             config: config.clone(),
             versions,
-            cache: Mutex::new(HashMap::new()),
+            outcomes,
+            fetcher: fetch::Fetcher::new(config, resolver),
         }
     }
 
     pub fn enabled(&self) -> bool {
         self.config.enabled
-    }
-
-    fn cached(&self, url: &str) -> Option<Result<(), Refusal>> {
-        let cache = self.cache.lock().ok()?;
-        match cache.get(url) {
-            Some((outcome, expires)) if *expires > Instant::now() => Some(outcome.clone()),
-            _ => None,
-        }
-    }
-
-    fn remember(&self, url: &str, outcome: &Result<(), Refusal>) {
-        let ttl = Duration::from_secs(match outcome {
-            Ok(()) => self.config.cache_ttl_secs,
-            Err(_) => self.config.failure_cache_ttl_secs,
-        });
-        if ttl.is_zero() {
-            return;
-        }
-        if let Ok(mut cache) = self.cache.lock() {
-            if cache.len() >= CACHE_CAP {
-                let now = Instant::now();
-                cache.retain(|_, (_, expires)| *expires > now);
-                if cache.len() >= CACHE_CAP {
-                    cache.clear();
-                }
-            }
-            cache.insert(url.to_owned(), (outcome.clone(), Instant::now() + ttl));
-        }
     }
 
     /// Checks the agent named in `meta["ucp-agent"].profile`. A missing profile is left to
@@ -183,22 +228,35 @@ impl Negotiator {
         let Some(profile) = meta.profile.as_deref() else {
             return Ok(());
         };
+        self.outcome(profile).await
+    }
+
+    /// The cached outcome for `profile`, or one fetch shared by every concurrent caller.
+    async fn outcome(&self, profile: &str) -> Outcome {
         if profile.len() > 2048 {
             return Err(Refusal::invalid_url("profile URL is too long"));
         }
-        if let Some(outcome) = self.cached(profile) {
-            return outcome;
+        let shared = self
+            .outcomes
+            .try_get_with_by_ref(profile, async {
+                let outcome = self.negotiate(profile).await;
+                if let Err(refusal) = &outcome {
+                    tracing::info!(code = refusal.code, "agent profile refused");
+                    if refusal.transient {
+                        return Err(refusal.clone());
+                    }
+                }
+                Ok(outcome)
+            })
+            .await;
+        match shared {
+            Ok(outcome) => outcome,
+            Err(refusal) => Err(Refusal::clone(&refusal)),
         }
-        let outcome = self.negotiate(profile).await;
-        if let Err(refusal) = &outcome {
-            tracing::info!(code = refusal.code, "agent profile refused");
-        }
-        self.remember(profile, &outcome);
-        outcome
     }
 
     async fn negotiate(&self, profile: &str) -> Result<(), Refusal> {
-        let body = fetch::fetch_profile(&self.config, profile).await?;
+        let body = self.fetcher.fetch(profile).await?;
         let document: Value = serde_json::from_slice(&body)
             .map_err(|_| Refusal::malformed("the agent profile is not valid JSON"))?;
         let version = document
