@@ -9,8 +9,9 @@ use super::cart::create;
 use super::store::{Line, bcp_lines, items, real_store, shared, token_of};
 use crate::support::meta_with_key;
 
+/// Before writes were serialised per cart (issue 10) every run ended with a mix none of the
+/// calls asked for, and answers claiming lines the store did not hold.
 #[tokio::test]
-#[ignore = "issue 10: cart writes not serialised"]
 async fn concurrent_updates_leave_one_requested_set() {
     let Some(store) = real_store("concurrent_updates_leave_one_requested_set") else {
         return;

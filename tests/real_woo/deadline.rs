@@ -86,24 +86,9 @@ fn assert_unavailable(reply: &Value) {
     assert_eq!(reply["error"]["code"], -32000, "{reply}");
 }
 
+/// Before issue 10's fix the second attempt got a fresh full timeout: 2 × 1000 ms + backoff
+/// (≈2090 ms measured here).
 #[tokio::test]
-async fn a_hung_store_answers_an_error_not_a_hang() {
-    let Some(store) = real_store("a_hung_store_answers_an_error_not_a_hang") else {
-        return;
-    };
-    let _alone = alone().await;
-    let (reply, elapsed) = hung_read(store).await;
-    assert_unavailable(&reply);
-    // Bounded by the attempts (today: 2 × timeout, see the test below), far below the
-    // bridge's own request timeout.
-    assert!(
-        elapsed < Duration::from_millis(3 * ATTEMPT_MS + SLACK_MS),
-        "{elapsed:?}"
-    );
-}
-
-#[tokio::test]
-#[ignore = "issue 10: deadline not held across retries"]
 async fn a_hung_store_answers_within_the_read_deadline() {
     let Some(store) = real_store("a_hung_store_answers_within_the_read_deadline") else {
         return;
