@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# A real WordPress + WooCommerce on loopback for the real-store tests (tests/real_woo.rs).
+# A real WordPress + WooCommerce on loopback for the real-store tests (tests/suite/real_woo/).
 #   bash .ci/real-woo.sh up     # stand the store up (reused when it is already up), write $ROOT/env.sh
-#   bash .ci/real-woo.sh test   # up, then `cargo test --test real_woo` against it
+#   bash .ci/real-woo.sh test   # up, then `cargo test --test suite real_woo::` against it
 #   bash .ci/real-woo.sh down   # stop the web server (the database and files stay for a warm restart)
 # The store is built by ../shared/upstream/woo/real-store/setup.sh from its two tarballs with
-# Debian's PHP and MariaDB, loaded with tests/real_woo/catalog.php. Everything it writes goes
+# Debian's PHP and MariaDB, loaded with tests/suite/real_woo/catalog.php. Everything it writes goes
 # under BCP_REAL_WOO_ROOT (default /tmp/bcp-real-woo): the shared folder is read-only in CI.
 # When the store cannot be stood up (no apt, no PHP/MariaDB), `up` says why in $ROOT/env.sh and
 # the tests report themselves skipped with that reason.
@@ -14,7 +14,7 @@ ROOT=${BCP_REAL_WOO_ROOT:-/tmp/bcp-real-woo}
 PORT=${BCP_REAL_WOO_PORT:-18391}
 DB=${BCP_REAL_WOO_DB:-bcp_real_woo}
 SHARED=${BCP_REAL_WOO_SHARED:-$REPO/../shared/upstream/woo/real-store}
-CATALOG=$REPO/tests/real_woo/catalog.php
+CATALOG=$REPO/tests/suite/real_woo/catalog.php
 URL="http://127.0.0.1:$PORT/"
 ENV_FILE=$ROOT/env.sh
 
@@ -107,7 +107,7 @@ case "${1:-up}" in
         . "$ENV_FILE"
         cd "$REPO"
         shift
-        cargo test --test real_woo "$@"
+        cargo test --test suite real_woo:: "$@"
         ;;
     down)
         if [ -f "$ROOT/web.pid" ]; then "$ROOT/stop-web.sh"; fi

@@ -20,6 +20,7 @@ mod hardening;
 mod idempotency;
 mod mcp;
 mod negotiation;
+mod real_woo;
 mod schemas;
 mod secrets;
 mod seeds;
