@@ -133,12 +133,12 @@ build_from_context() {
 run "release build from the image's context" build_from_context
 
 configs_check() {
-    local config name ok=0
+    local config variables ok=0
     [ -x "$BIN" ] || { echo "no binary"; return 1; }
     for config in "$WORK"/configs/*.toml; do
-        name=${config%.toml}
         # Only the variables the container, pod or unit would get.
-        if env -i PATH=/usr/bin:/bin $(grep -v '^#' "$name.env") "$BIN" check --config "$config"; then :; else ok=1; fi
+        mapfile -t variables < <(grep -v '^#' "${config%.toml}.env")
+        env -i PATH=/usr/bin:/bin "${variables[@]}" "$BIN" check --config "$config" || ok=1
     done
     return $ok
 }

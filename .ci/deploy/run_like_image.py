@@ -102,8 +102,9 @@ def build_root(root: Path, binary: Path, destination: str, config_text: str) -> 
         os.chown(path, 0, 0, follow_symlinks=False)
         if path.is_dir():
             path.chmod(0o755)
-        elif path != target:
-            path.chmod(0o644)
+        else:
+            # Modes as packaged (the dynamic loader is executable), never group/other-writable.
+            path.chmod(path.stat().st_mode & 0o755)
     return root
 
 
