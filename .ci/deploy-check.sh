@@ -48,6 +48,7 @@ offline() {
 }
 
 echo "== tools"
+tools_start=$(date +%s)
 missing=()
 for tool in redis-server:redis-server redis-cli:redis-tools curl:curl ip:iproute2 \
     systemd-analyze:systemd unshare:util-linux chroot:coreutils ldd:libc-bin; do
@@ -73,7 +74,7 @@ wheel = next((tools / "dl").glob("docker_compose-*.whl"))
 EOF
 fi
 PY=$TOOLS/bin/python
-echo "tools ready in $TOOLS"
+echo "-- tools ready in $TOOLS ($(($(date +%s) - tools_start)) s)"
 
 mapfile -t manifests < <(find deploy/kubernetes -name '*.yaml' ! -name kustomization.yaml | sort)
 
@@ -156,8 +157,8 @@ run_like_image() {
 run "release binary run as the image runs it" run_like_image
 
 echo
-echo "Not checked here (no container engine, no cluster): docker build, the image's own"
-echo "HEALTHCHECK under Docker, docker compose up, kubectl apply, the unit under systemd."
+echo "Not checked here (no container engine, no cluster, no systemd as PID 1): docker build,"
+echo "the HEALTHCHECK under Docker, docker compose up, kubectl apply, the unit under systemd."
 echo "deploy-check took $(($(date +%s) - started)) s"
 if [ "$failed" -gt 0 ]; then
     echo "failed: ${failures[*]}"
