@@ -192,7 +192,6 @@ def run(repo: Path, binary: Path, work: Path, shared_network: bool) -> None:
     files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
     step(f"scratch root holds only {len(files)} files: {', '.join(f for f in files if 'lib' not in f)} + libraries")
 
-    redis = start_redis(redis_port)
     environment = {
         "PATH": DOCKER_PATH,
         "BCP_WEBHOOK_SECRET": WEBHOOK_SECRET,
@@ -200,9 +199,16 @@ def run(repo: Path, binary: Path, work: Path, shared_network: bool) -> None:
         "RUST_LOG": "info,rmcp=warn",
     }
     stdout_path, stderr_path = work / "stdout.log", work / "stderr.log"
-    with open(stdout_path, "w") as stdout, open(stderr_path, "w") as stderr:
-        bridge = subprocess.Popen(command, env=environment, stdout=stdout, stderr=stderr,
-                                  preexec_fn=drop_to(uid, gid, root), close_fds=True)
+    redis = start_redis(redis_port)
+    try:
+        with open(stdout_path, "w") as stdout, open(stderr_path, "w") as stderr:
+            bridge = subprocess.Popen(command, env=environment, stdout=stdout, stderr=stderr,
+                                      preexec_fn=drop_to(uid, gid, root), close_fds=True)
+    except BaseException:
+        # redis-server would outlive a network namespace nobody can enter any more.
+        redis.kill()
+        redis.wait()
+        raise
     try:
         started = time.monotonic()
         while True:
