@@ -121,6 +121,17 @@ impl UpstreamClient {
         request: RequestBuilder,
         kind: CallKind,
     ) -> Result<UpstreamResponse, PlatformError> {
+        self.send_judged(request, kind, |_| None).await
+    }
+
+    /// `send`, with the adapter's own verdict on an answer that is HTTP-wise fine: GraphQL
+    /// says "throttled" in a 200 body, and such a verdict is retried exactly like a 429.
+    pub async fn send_judged(
+        &self,
+        request: RequestBuilder,
+        kind: CallKind,
+        judge: impl Fn(&UpstreamResponse) -> Option<PlatformError>,
+    ) -> Result<UpstreamResponse, PlatformError> {
         let policy = &self.guard.policy;
         let started = Instant::now();
         let deadline = started + policy.read_deadline;
@@ -149,7 +160,14 @@ impl UpstreamClient {
                 };
                 current = current.timeout(budget);
             }
-            let error = match self.attempt(current, kind).await {
+            let judged =
+                self.attempt(current, kind)
+                    .await
+                    .and_then(|response| match judge(&response) {
+                        Some(error) => Err(error),
+                        None => Ok(response),
+                    });
+            let error = match judged {
                 Ok(response) => {
                     crate::observability::upstream_call(self.name, "ok");
                     return Ok(response);
@@ -266,7 +284,9 @@ fn error_label(error: &PlatformError) -> &'static str {
         PlatformError::RateLimited { .. } => "throttled",
         PlatformError::Unavailable { .. } => "unavailable",
         PlatformError::BadResponse(_) => "bad_response",
-        PlatformError::InvalidInput(_) | PlatformError::Unsupported(_) => "refused",
+        PlatformError::InvalidInput(_)
+        | PlatformError::InvalidAt { .. }
+        | PlatformError::Unsupported(_) => "refused",
     }
 }
 
