@@ -1188,6 +1188,24 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
         return Json(json!({"errors": [{"message": invalid.errors.to_string()}]})).into_response();
     }
     let vars = &request["variables"];
+    // Enum variables outside the schema's values refuse the whole operation, as on Shopify.
+    for (name, value, enum_name) in [
+        ("country", &vars["country"], "CountryCode"),
+        ("language", &vars["language"], "LanguageCode"),
+        (
+            "input",
+            &vars["input"]["buyerIdentity"]["countryCode"],
+            "CountryCode",
+        ),
+    ] {
+        if let (Some(schema), Some(value)) = (full_schema(), value.as_str())
+            && let Some(apollo_compiler::schema::ExtendedType::Enum(known)) =
+                schema.types.get(enum_name)
+            && !known.values.keys().any(|known| known.as_str() == value)
+        {
+            return Json(json!({"errors": [{"message": format!("Variable ${name} of type {enum_name} was provided invalid value"), "extensions": {"code": "INVALID_VARIABLE", "value": value}}]})).into_response();
+        }
+    }
     IMAGES_FIRST.with(|first| first.set(images_first(query)));
     let answer = match operation.as_str() {
         "ShopInfo" => {
