@@ -454,3 +454,71 @@ async fn round_trips_at_the_floor() {
         .await;
     assert_eq!(gone["messages"][0]["code"], "not_found");
 }
+
+/// The five tools' upstream requests, printed (`-- --ignored --nocapture`) for the README and
+/// the before/after table; `round_trips_at_the_floor` asserts them.
+#[tokio::test]
+#[ignore = "measurement"]
+#[allow(clippy::print_stdout)]
+async fn measure_round_trips() {
+    let (standin, bridge) = setup().await;
+    let mut report = |tool: &str, standin: &Standin| {
+        println!(
+            "ROUNDTRIPS {tool} {} {:?}",
+            standin.requests(),
+            standin.operations()
+        );
+        standin.reset_counts();
+    };
+    bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": format!("gid://shopify/Product/{MUG}")}}),
+        )
+        .await;
+    report("get_product", &standin);
+    bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": format!("gid://shopify/Product/{TEE}")}}),
+        )
+        .await;
+    report("get_product_300_variants", &standin);
+    let mut ids: Vec<String> = (0..20)
+        .map(|index| format!("gid://shopify/Product/{}", SOCK_FIRST + index))
+        .collect();
+    ids.extend((20..30).map(|index| (SOCK_FIRST + index + 100_000).to_string()));
+    ids.extend((30..40).map(|index| format!("sock-{index}")));
+    ids.extend((40..47).map(|index| format!("SOCK-{index}")));
+    ids.extend([
+        "TEE-12-03".to_owned(),
+        "no-such-handle".to_owned(),
+        "gid://shopify/Product/424242".to_owned(),
+    ]);
+    bridge
+        .call(
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": ids}}),
+        )
+        .await;
+    report("lookup_catalog_50_mixed", &standin);
+    let created = bridge
+        .call(
+            "create_cart",
+            json!({"meta": key(), "cart": {"line_items": [line(MUG_VARIANT, 1), line(CANDLE_VARIANT, 1)]}}),
+        )
+        .await;
+    report("create_cart", &standin);
+    let id = created["id"].as_str().unwrap().to_owned();
+    bridge
+        .call(
+            "update_cart",
+            json!({"meta": key(), "id": id, "cart": {"line_items": [line(MUG_VARIANT, 3), line(CAT_FIRST_VARIANT, 1)]}}),
+        )
+        .await;
+    report("update_cart", &standin);
+    bridge
+        .call("cancel_cart", json!({"meta": key(), "id": id}))
+        .await;
+    report("cancel_cart", &standin);
+}
