@@ -462,7 +462,7 @@ async fn round_trips_at_the_floor() {
 #[allow(clippy::print_stdout)]
 async fn measure_round_trips() {
     let (standin, bridge) = setup().await;
-    let mut report = |tool: &str, standin: &Standin| {
+    let report = |tool: &str, standin: &Standin| {
         println!(
             "ROUNDTRIPS {tool} {} {:?}",
             standin.requests(),
