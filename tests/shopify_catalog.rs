@@ -320,7 +320,7 @@ async fn get_product_loads_all_variants_past_250() {
     assert_eq!(
         standin.operations(),
         ["Nodes", "ProductVariants"],
-        "100 with the product, then one page of 250"
+        "250 with the product, then the rest in one page"
     );
 
     // Availability of the last size is computed over variants 285..300. // CAT-014

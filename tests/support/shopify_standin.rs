@@ -834,13 +834,13 @@ impl Inner {
             .map(|id| {
                 let id = id.as_str().unwrap_or("");
                 if let Some(product) = gid_number(id, "Product").and_then(|n| self.product(n)) {
-                    return with_typename(product_json(product, 100), "Product");
+                    return with_typename(product_json(product, 250), "Product");
                 }
                 if let Some((product, variant)) =
                     gid_number(id, "ProductVariant").and_then(|n| self.variant(n))
                 {
                     let mut node = with_typename(variant_json(variant), "ProductVariant");
-                    node["product"] = product_json(product, 100);
+                    node["product"] = product_json(product, 250);
                     return node;
                 }
                 Value::Null

@@ -2,10 +2,11 @@
 //! - create: one `cartCreate` (a second one when Shopify refused the whole cart because of a
 //!   line, without the lines it named);
 //! - get: one `cart`;
-//! - replace: one `cart` read, then at most one `cartLinesUpdate` (quantity changes and, with
-//!   quantity 0, removals) and one `cartLinesAdd` (two when Shopify refuses a line, as above);
-//! - cancel: one `cart` read, one `cartAttributesUpdate` that marks the cart cancelled, and one
-//!   `cartLinesRemove` that empties it.
+//! - replace: one `cart` read, then ONE write: `cartLinesUpdate` (quantity changes and, with
+//!   quantity 0, removals) and `cartLinesAdd` as one document when both are needed (one more
+//!   `cartLinesAdd` when Shopify refuses a line, as above);
+//! - cancel: one `cart` read, then one document that marks the cart cancelled
+//!   (`cartAttributesUpdate`) and then empties it (`cartLinesRemove`).
 //!
 //! Shopify cannot delete a cart, so a cancelled cart is marked with the attribute
 //! `_bcp_cancelled`: the mark lives in the cart itself, so every replica and a restarted

@@ -1,14 +1,19 @@
 //! search, resolve and product over the Storefront API.
 //!
 //! Round trips:
-//! - search: one `search` (with words) or `products` (browse) call per page.
+//! - search: one `search` (with words, or "*" for a browse by one Shopify category) or
+//!   `products` (other browses) call per page.
 //! - resolve (lookup and cart lines): ONE `nodes(ids:)` call for every product gid, variant
-//!   gid and numeric id of the batch (a numeric id is asked as both gids), plus ONE `search`
-//!   call for all handles and SKUs together (`"a" OR "b"`), whose hits are then matched
-//!   exactly on `handle` / `variant.sku`. At most two requests for a batch of 50 (a SKU not
-//!   in the first 50 variants of a hit costs extra `product.variants` pages for that hit).
-//! - product: one `nodes` call (a handle or SKU first costs the `search` call), then
-//!   `product.variants` pages of 250 until every variant is loaded.
+//!   gid and numeric id of the batch (a numeric id is asked as both gids), plus, in parallel,
+//!   ONE `search` call for all handles and SKUs together (`"a" OR "b"`, 250 variants per hit),
+//!   whose hits are then matched exactly on `handle` / `variant.sku`. Two requests in one round
+//!   for a batch of 50 (a SKU beyond the first 250 variants of a hit no found id explains
+//!   costs extra `product.variants` pages for that hit).
+//! - product: one `nodes` call with 250 variants (a handle or SKU first costs the `search`
+//!   call), then `product.variants` pages of 250 until every variant is loaded.
+//!
+//! The buyer's country and language are checked against Shopify's enums before any call
+//! (`market`).
 
 use std::collections::HashSet;
 

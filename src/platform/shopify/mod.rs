@@ -111,7 +111,8 @@ fn build(
             // Prices go to Shopify as productFilters / variants.price; categories span three
             // taxonomies (product type, collections, Shopify and Google categories) that no
             // single Shopify filter covers, so the brain post-filters them: such pages can come
-            // back shorter than asked, never with a wrong product.
+            // back shorter than asked, never with a wrong product. One Shopify taxonomy key is
+            // still narrowed by Shopify (`catalog::search`), so its pages are not empty.
             pushdown: Pushdown {
                 categories: false,
                 price: true,

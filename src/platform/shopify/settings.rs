@@ -246,8 +246,8 @@ mod tests {
 
     #[test]
     fn language_tags_become_language_codes() {
-        assert_eq!(language_code("pt-BR").as_deref(), Some("PT_BR"));
-        assert_eq!(language_code("en").as_deref(), Some("EN"));
+        assert_eq!(language_code("pt-BR"), Some("PT_BR"));
+        assert_eq!(language_code("en"), Some("EN"));
         assert_eq!(language_code("e1"), None);
         assert_eq!(language_code("en-US-x"), None);
     }
