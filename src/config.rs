@@ -303,7 +303,19 @@ impl BridgeConfig {
         problems.extend(self.agents.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {
-                Some(factory) => problems.extend((factory.check)(&self.store)),
+                Some(factory) => {
+                    problems.extend((factory.check)(&self.store));
+                    for key in self.cart.checkout_params.keys() {
+                        if factory.reserved_checkout_params.contains(&key.as_str()) {
+                            problems.push(ConfigProblem::new(
+                                format!("cart.checkout_params.{key}"),
+                                format!(
+                                    "{key:?} is part of {name}'s own checkout URL and cannot be overridden"
+                                ),
+                            ));
+                        }
+                    }
+                }
                 None => problems.push(ConfigProblem::new(
                     "store.platform",
                     format!(

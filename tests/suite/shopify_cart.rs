@@ -58,7 +58,8 @@ async fn create_get_update_cancel() {
         .await;
     assert_eq!(lines(&got), lines(&created));
 
-    // Full replacement with the fewest writes: one update (quantity change + removal) and one add.
+    // Full replacement with the fewest writes: the update (quantity change + removal) and the
+    // add go out as one document.
     standin.reset_counts();
     let updated = bridge
         .call(
@@ -74,10 +75,7 @@ async fn create_get_update_cancel() {
         ]
     );
     assert_eq!(total(&updated, "subtotal"), 1800 + 900);
-    assert_eq!(
-        standin.operations(),
-        ["Nodes", "CartGet", "CartLinesUpdate", "CartLinesAdd"]
-    );
+    assert_eq!(standin.operations(), ["Nodes", "CartGet", "CartReplace"]);
 
     // The same lines again: nothing to write.
     standin.reset_counts();
