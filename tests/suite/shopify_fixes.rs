@@ -1,17 +1,12 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Issue 10's Shopify defects, each end to end: agent → bridge (real HTTP) → Shopify adapter →
 //! the schema-validating Storefront stand-in. Cache off, so every count is upstream requests.
 
-#[path = "support/shopify_standin.rs"]
-mod shopify_standin;
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::shopify_standin::*;
+use crate::support::{TestBridge, meta, meta_with_key};
 use bcp_bridge::config::{BridgeConfig, ConfigError};
 use serde_json::{Value, json};
-use shopify_standin::*;
-use support::{TestBridge, meta, meta_with_key};
 
 const NO_CACHE: &str = "\n[cache]\nenabled = false\n";
 
