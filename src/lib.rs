@@ -10,6 +10,7 @@ pub mod access;
 pub mod brain;
 pub mod config;
 pub mod discovery;
+pub mod doctor;
 pub mod gate;
 pub mod hardening;
 pub mod idempotency;

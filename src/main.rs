@@ -1,4 +1,5 @@
-//! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config).
+//! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config),
+//! `doctor` (the store as agents will see it).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -53,6 +54,14 @@ enum Command {
     Check {
         #[arg(long, short)]
         config: PathBuf,
+    },
+    /// Contact the store with the configured credentials and show what agents will see.
+    Doctor {
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Also create a one-line cart, show its continue_url, and cancel it.
+        #[arg(long)]
+        cart: bool,
     },
 }
 
@@ -194,6 +203,28 @@ fn main() -> ExitCode {
                     server.base_url(server.listen),
                 ));
                 return ExitCode::SUCCESS;
+            }
+            Err(error) => {
+                out(&format!("{}: {error}", config.display()));
+                return ExitCode::from(2);
+            }
+        },
+        Command::Doctor { config, cart } => match BridgeConfig::from_file(&config) {
+            Ok(parsed) => {
+                let report = match runtime() {
+                    Ok(runtime) => runtime.block_on(bcp_bridge::doctor::run(&parsed, cart)),
+                    Err(error) => {
+                        let _ = writeln!(std::io::stderr(), "error: {error:#}");
+                        return ExitCode::FAILURE;
+                    }
+                };
+                out(&format!("bcp-bridge doctor: {}", config.display()));
+                out(report.render().trim_end());
+                return if report.agent_could_shop() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(2)
+                };
             }
             Err(error) => {
                 out(&format!("{}: {error}", config.display()));

@@ -127,9 +127,13 @@ impl From<PlatformError> for ProtocolError {
             PlatformError::Unavailable { retry_after, .. } => Self::Unavailable {
                 retry_after_secs: retry_secs(retry_after),
             },
-            PlatformError::BadResponse(_) => Self::Unavailable {
-                retry_after_secs: DEFAULT_RETRY_AFTER_SECS,
-            },
+            // The merchant's credentials, not the agent's call: the agent only learns the
+            // store is unavailable.
+            PlatformError::BadResponse(_) | PlatformError::Unauthorized { .. } => {
+                Self::Unavailable {
+                    retry_after_secs: DEFAULT_RETRY_AFTER_SECS,
+                }
+            }
             PlatformError::InvalidInput(message) => Self::InvalidParams {
                 message,
                 data: None,

@@ -124,6 +124,7 @@ fn shared_error(error: &PlatformError) -> PlatformError {
             message: message.clone(),
         },
         PlatformError::Unsupported(what) => PlatformError::Unsupported(what),
+        PlatformError::Unauthorized { key } => PlatformError::Unauthorized { key },
     }
 }
 

@@ -23,4 +23,6 @@ pub struct PlatformFactory {
     /// Query keys the store's own checkout URL carries: `[cart] checkout_params` may not
     /// overwrite them (the buyer would land on a broken checkout).
     pub reserved_checkout_params: &'static [&'static str],
+    /// The keys that say where the store is, named when it cannot be reached (`doctor`).
+    pub address_keys: &'static [&'static str],
 }

@@ -34,6 +34,10 @@ pub enum PlatformError {
     InvalidAt { path: String, message: String },
     #[error("this store does not support {0}")]
     Unsupported(&'static str),
+    /// The store refused the bridge's own credentials: nothing the agent can fix; `key` is
+    /// the configuration key the merchant must.
+    #[error("the store refused the bridge's credentials ({key})")]
+    Unauthorized { key: &'static str },
 }
 
 /// Which catalog filters the upstream applies itself; the brain post-filters the rest.

@@ -13,6 +13,7 @@ mod cli;
 mod concurrent_carts;
 mod config_checks;
 mod conformance;
+mod doctor;
 mod errors;
 mod first_call;
 mod get_product;

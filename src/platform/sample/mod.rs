@@ -33,6 +33,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     check,
     build,
     reserved_checkout_params: &[],
+    address_keys: &[],
 };
 
 #[derive(Debug, Deserialize)]

@@ -25,13 +25,23 @@ pub struct Storefront {
     endpoint: Url,
     token_header: &'static str,
     token: HeaderValue,
+    /// The configuration key of the token, named when Shopify refuses it.
+    token_key: &'static str,
 }
 
 impl Storefront {
     pub fn new(endpoint: Url, token: &Token, timeout: Duration) -> Result<Self, String> {
-        let (token_header, secret) = match token {
-            Token::Public(secret) => ("X-Shopify-Storefront-Access-Token", secret),
-            Token::Private(secret) => ("Shopify-Storefront-Private-Token", secret),
+        let (token_header, token_key, secret) = match token {
+            Token::Public(secret) => (
+                "X-Shopify-Storefront-Access-Token",
+                "store.public_token",
+                secret,
+            ),
+            Token::Private(secret) => (
+                "Shopify-Storefront-Private-Token",
+                "store.private_token",
+                secret,
+            ),
         };
         let mut token = HeaderValue::from_str(secret.0.expose_secret()).map_err(|_| {
             "the Storefront token holds characters a header cannot carry".to_owned()
@@ -43,6 +53,7 @@ impl Storefront {
             endpoint,
             token_header,
             token,
+            token_key,
         })
     }
 
@@ -67,7 +78,12 @@ impl Storefront {
             .header(self.token_header, self.token.clone())
             .json(&body);
         let response = self.upstream.send_judged(request, kind, throttled).await?;
-        decode::<Q::ResponseData>(&response, operation)
+        decode::<Q::ResponseData>(&response, operation).map_err(|error| match error {
+            PlatformError::Unauthorized { .. } => PlatformError::Unauthorized {
+                key: self.token_key,
+            },
+            other => other,
+        })
     }
 }
 
@@ -127,9 +143,8 @@ fn decode<T: serde::de::DeserializeOwned>(
         200 => {}
         401 | 403 => {
             tracing::error!(operation, "Shopify refused the Storefront token");
-            return Err(PlatformError::Unavailable {
-                reason: "the store refused the bridge's credentials".to_owned(),
-                retry_after: None,
+            return Err(PlatformError::Unauthorized {
+                key: "store.public_token",
             });
         }
         402 | 423 => {
@@ -256,7 +271,7 @@ mod tests {
     fn statuses_and_bodies_map_without_echoing_content() {
         assert!(matches!(
             decoded(401, ""),
-            Err(PlatformError::Unavailable { .. })
+            Err(PlatformError::Unauthorized { .. })
         ));
         assert!(matches!(
             decoded(404, ""),

@@ -39,6 +39,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     check,
     build,
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
+    address_keys: &["store.shop_domain", "store.endpoint"],
 };
 
 /// `checkoutUrl` is `https://<shop>/cart/c/<token>?key=<secret>`: without its `key` the cart

@@ -318,6 +318,7 @@ fn error_label(error: &PlatformError) -> &'static str {
         PlatformError::RateLimited { .. } => "throttled",
         PlatformError::Unavailable { .. } => "unavailable",
         PlatformError::BadResponse(_) => "bad_response",
+        PlatformError::Unauthorized { .. } => "unauthorized",
         PlatformError::InvalidInput(_)
         | PlatformError::InvalidAt { .. }
         | PlatformError::Unsupported(_) => "refused",

@@ -39,6 +39,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     check,
     build,
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
+    address_keys: &["store.base_url"],
 };
 
 /// `?session=<Cart-Token>` (checkout = "session") and `/checkout-link/?products=…&coupon=…`
