@@ -1,5 +1,9 @@
-//! Carts are Store API carts. The BCP cart id wraps the `Cart-Token`; every write first reads
-//! the cart (for the diff, and for a fresh `Nonce`), then sends only the changes.
+//! Carts are Store API carts. The BCP cart id wraps the `Cart-Token`. Every write is one
+//! `POST /batch` (25 sub-requests each): create adds the lines to a new cart (with the guest
+//! Nonce any earlier answer carried; cold, one `GET /cart` first), update reads the cart,
+//! empties it and adds the new lines, cancel reads and empties it. Each sub-request answers
+//! for itself, so every refused line is judged from the store's own answer, and the last
+//! successful answer is the cart the store holds.
 //!
 //! A Store API cart cannot be deleted, so a cancelled cart is an emptied one, and an empty
 //! upstream cart reads as not found. That holds across restarts and replicas without any
@@ -8,12 +12,10 @@
 use std::sync::Arc;
 
 use iso_currency::Currency;
-use reqwest::Method;
-use serde_json::json;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::api::{Session, StoreApi, Written};
+use super::api::{CartCall, MAX_BATCH, StoreApi, SubAnswer};
 use super::ids::{WooId, cart_id, cart_token, claims};
 use super::mapping;
 use super::settings::CheckoutMode;
@@ -80,10 +82,104 @@ fn problem(variant_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LinePr
     }
 }
 
-/// A write that touches one line: `add-item` or `update-item`.
-enum LineWrite<'a> {
-    Add(WooId),
-    Update(&'a str),
+/// One sub-request and, for an add-item, the agent's line it carries.
+struct Step {
+    call: CartCall,
+    line: Option<(String, u32)>,
+}
+
+impl Step {
+    fn add(id: u64, variant_id: &str, quantity: u32) -> Self {
+        Self {
+            call: CartCall::Add { id, quantity },
+            line: Some((variant_id.to_owned(), quantity)),
+        }
+    }
+
+    fn plain(call: CartCall) -> Self {
+        Self { call, line: None }
+    }
+}
+
+/// What a run of batches did to one cart.
+#[derive(Default)]
+struct Applied {
+    /// The latest Cart-Token the store answered with.
+    token: Option<String>,
+    /// The cart as the last successful sub-request left it.
+    cart: Option<StoreCart>,
+    /// The cart as a `CartCall::Read` found it, before the writes after it.
+    before: Option<StoreCart>,
+    /// The store did not accept the session (an unknown or tampered token).
+    refused_session: bool,
+    problems: Vec<LineProblem>,
+    /// Lines the store would take fewer of: `(id, variant id, available, its refusal)`.
+    clamps: Vec<(u64, String, u32, ErrorBody)>,
+}
+
+impl Applied {
+    fn read(&mut self, step: &Step, answer: SubAnswer) -> Result<(), PlatformError> {
+        if let Some(token) = &answer.token {
+            self.token = Some(token.clone());
+        }
+        if answer.status == 401 || answer.status == 403 {
+            let error = answer.error();
+            tracing::warn!(code = %error.code, "the store refused the cart session");
+            self.refused_session = true;
+            return Ok(());
+        }
+        match (&step.call, answer.ok()) {
+            (CartCall::Add { .. }, true) => self.cart = Some(answer.cart()?),
+            (CartCall::Clear, true) => self.cart = Some(StoreCart::default()),
+            (CartCall::Read, false) => match answer.conflict_cart() {
+                Some(cart) => {
+                    self.before = Some(cart.clone());
+                    self.cart = Some(cart);
+                }
+                None => return Err(refused("reading the cart", &answer)),
+            },
+            (CartCall::Clear, false) => return Err(refused("emptying the cart", &answer)),
+            (CartCall::Read, true) => {
+                return Err(PlatformError::BadResponse(
+                    "batch: the cart read changed the cart".to_owned(),
+                ));
+            }
+            (CartCall::Add { id, .. }, false) => {
+                let error = answer.error();
+                let (variant_id, quantity) = step.line.clone().unwrap_or_default();
+                match classify(&error, quantity) {
+                    Refusal::Problem(kind) => {
+                        self.problems.push(problem(&variant_id, kind, &error));
+                    }
+                    Refusal::Limit(available) => {
+                        self.clamps.push((*id, variant_id, available, error));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A sub-request the adapter cannot do without was refused: the store's code and status
+/// go up as the error, never dropped.
+fn refused(what: &str, answer: &SubAnswer) -> PlatformError {
+    let error = answer.error();
+    PlatformError::BadResponse(format!(
+        "{what}: HTTP {} {}",
+        answer.status,
+        if error.code.is_empty() {
+            "(no code)"
+        } else {
+            error.code.as_str()
+        }
+    ))
+}
+
+/// Whether `token` names the same store session as the one the agent's id wraps.
+fn same_session(sent: &str, answered: Option<&str>) -> bool {
+    let sent = claims(sent).session;
+    sent.is_some() && answered.is_none_or(|answered| claims(answered).session == sent)
 }
 
 impl Carts {
@@ -139,209 +235,197 @@ impl Carts {
         )
     }
 
-    /// The live, non-empty cart behind a BCP id, with a session ready for writes.
-    async fn open(&self, id: &str) -> Result<Option<(String, Session, StoreCart)>, PlatformError> {
-        let Some(token) = cart_token(id) else {
-            return Ok(None);
-        };
-        let sent = claims(&token);
-        if sent
+    /// The token a BCP id wraps, unless it cannot name a live cart (never asks the store).
+    fn token_of(id: &str) -> Option<String> {
+        let token = cart_token(id)?;
+        let expired = claims(&token)
             .expires_at
-            .is_some_and(|expiry| expiry <= OffsetDateTime::now_utc())
-        {
-            return Ok(None);
-        }
-        let (cart, session) = self.api.cart(Some(&token)).await?;
-        // A token the store does not accept (forged, or for a purged session) gets a brand
-        // new session back: that cart is not the one the agent named.
-        if claims(&session.token).session != sent.session || sent.session.is_none() {
-            return Ok(None);
-        }
-        if cart.items.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some((token, session, cart)))
+            .is_some_and(|expiry| expiry <= OffsetDateTime::now_utc());
+        (!expired).then_some(token)
     }
 
-    async fn send_line(
-        &self,
-        session: &mut Session,
-        write: &LineWrite<'_>,
-        quantity: u32,
-    ) -> Result<Written, PlatformError> {
-        let (segments, body) = match write {
-            LineWrite::Add(id) => (
-                ["cart", "add-item"],
-                json!({"id": id.0, "quantity": quantity}),
-            ),
-            LineWrite::Update(key) => (
-                ["cart", "update-item"],
-                json!({"key": key, "quantity": quantity}),
-            ),
-        };
-        self.api
-            .write(session, Method::POST, &segments, Some(body))
-            .await
-    }
-
-    /// Adds each line in turn, keeping the latest cart the store returned and collecting what
-    /// it refused.
-    async fn add_lines<'l>(
-        &self,
-        session: &mut Session,
-        cart: &mut StoreCart,
-        lines: impl Iterator<Item = &'l CartLineInput>,
-        problems: &mut Vec<LineProblem>,
-    ) -> Result<(), PlatformError> {
-        for line in lines {
-            let Some(id) = WooId::parse(&line.variant_id) else {
-                problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
-                    kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
-                });
-                continue;
-            };
-            let (written, problem) = self
-                .write_line(session, LineWrite::Add(id), &line.variant_id, line.quantity)
-                .await?;
-            if let Some(written) = written {
-                *cart = written;
+    /// Add-item steps for the draft; lines whose id cannot be a store id are refused here.
+    fn add_steps(draft: &CartDraft, problems: &mut Vec<LineProblem>) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for line in &draft.lines {
+            match WooId::parse(&line.variant_id) {
+                Some(id) => steps.push(Step::add(id.0, &line.variant_id, line.quantity)),
+                None => problems.push(not_found(line)),
             }
-            problems.extend(problem);
         }
-        Ok(())
+        steps
     }
 
-    /// One line write; a quantity refusal is retried once with what the store can take.
-    async fn write_line(
+    /// Sends `steps` in order, 25 to a batch, the first batch on `token` (or on a new cart),
+    /// the later ones on whatever token the store answered with; then, in one more batch,
+    /// the lines the store would take fewer of, at the quantity it named.
+    async fn run(
         &self,
-        session: &mut Session,
-        write: LineWrite<'_>,
-        variant_id: &str,
-        quantity: u32,
-    ) -> Result<(Option<StoreCart>, Option<LineProblem>), PlatformError> {
-        let written = self.send_line(session, &write, quantity).await?;
-        let error = match written {
-            Written::Cart(cart) => return Ok((Some(cart), None)),
-            Written::Refused { error, .. } => error,
+        token: Option<String>,
+        steps: Vec<Step>,
+    ) -> Result<Applied, PlatformError> {
+        let mut applied = Applied {
+            token,
+            ..Applied::default()
         };
-        match classify(&error, quantity) {
-            Refusal::Problem(kind) => Ok((None, Some(problem(variant_id, kind, &error)))),
-            Refusal::Limit(available) => match self.send_line(session, &write, available).await? {
-                Written::Cart(cart) => {
+        for chunk in steps.chunks(MAX_BATCH) {
+            let calls: Vec<CartCall> = chunk.iter().map(|step| step.call.clone()).collect();
+            let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
+            for (step, answer) in chunk.iter().zip(answers) {
+                applied.read(step, answer)?;
+            }
+            if applied.refused_session {
+                return Ok(applied);
+            }
+        }
+        let clamps = std::mem::take(&mut applied.clamps);
+        for chunk in clamps.chunks(MAX_BATCH) {
+            let steps: Vec<Step> = chunk
+                .iter()
+                .map(|(id, variant_id, available, _)| Step::add(*id, variant_id, *available))
+                .collect();
+            let calls: Vec<CartCall> = steps.iter().map(|step| step.call.clone()).collect();
+            let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
+            for ((_, variant_id, available, first), answer) in chunk.iter().zip(answers) {
+                if let Some(token) = &answer.token {
+                    applied.token = Some(token.clone());
+                }
+                if answer.ok() {
+                    applied.cart = Some(answer.cart()?);
                     let mut adjusted = problem(
                         variant_id,
-                        LineProblemKind::InsufficientStock { available },
-                        &error,
+                        LineProblemKind::InsufficientStock {
+                            available: *available,
+                        },
+                        first,
                     );
                     adjusted.message = format!(
                         "{}. Quantity set to {available}.",
                         adjusted.message.trim_end_matches('.')
                     );
-                    Ok((Some(cart), Some(adjusted)))
+                    applied.problems.push(adjusted);
+                } else {
+                    let error = answer.error();
+                    applied
+                        .problems
+                        .push(problem(variant_id, LineProblemKind::Invalid, &error));
                 }
-                Written::Refused { error, .. } => Ok((
-                    None,
-                    Some(problem(variant_id, LineProblemKind::Invalid, &error)),
-                )),
-            },
+            }
         }
+        Ok(applied)
     }
 
     pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        // A cart read without a token opens a new session and hands out its token and nonce.
-        let (mut cart, mut session) = self.api.cart(None).await?;
         let mut problems = Vec::new();
-        self.add_lines(&mut session, &mut cart, draft.lines.iter(), &mut problems)
-            .await?;
+        let steps = Self::add_steps(draft, &mut problems);
+        // Cold (no guest Nonce seen yet): a cart read opens the session and hands out both.
+        let token = match self.api.known_nonce() {
+            Some(_) => None,
+            None => Some(self.api.cart(None).await?.1),
+        };
+        let mut applied = self.run(token.clone(), steps_or_read(steps)).await?;
+        if applied.refused_session && token.is_none() {
+            // The Nonce went stale (it rotates every 12–24 h): nothing was applied, and the
+            // refusals carried a fresh one and a new session's token. Once more on that.
+            let mut retry_problems = Vec::new();
+            let steps = Self::add_steps(draft, &mut retry_problems);
+            applied = self.run(applied.token.take(), steps_or_read(steps)).await?;
+        }
+        if applied.refused_session {
+            return Err(PlatformError::Unavailable {
+                reason: "the store refused the cart session".to_owned(),
+                retry_after: None,
+            });
+        }
+        let token = applied.token.clone().ok_or_else(|| {
+            PlatformError::BadResponse("cart: the store sent no Cart-Token".to_owned())
+        })?;
+        problems.append(&mut applied.problems);
+        let cart = applied.cart.unwrap_or_default();
         Ok(CartOutcome {
-            cart: self.state(&session.token, &cart)?,
+            cart: self.state(&token, &cart)?,
             problems,
         })
     }
 
+    /// The live, non-empty cart behind a BCP id.
     pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        match self.open(id).await? {
-            Some((token, _, cart)) => self.state(&token, &cart).map(Some),
-            None => Ok(None),
+        let Some(token) = Self::token_of(id) else {
+            return Ok(None);
+        };
+        let (cart, answered) = self.api.cart(Some(&token)).await?;
+        // A token the store does not accept (forged, or for a purged session) gets a brand
+        // new session back: that cart is not the one the agent named.
+        if !same_session(&token, Some(&answered)) || cart.items.is_empty() {
+            return Ok(None);
         }
+        self.state(&token, &cart).map(Some)
     }
 
-    /// Removes first (frees stock held by nothing), then updates, then adds.
+    /// One batch: read the cart, empty it, add the new lines (more batches past 23 lines).
+    /// An emptied (cancelled) cart is not found; if it turns out to have been one, the lines
+    /// just added are taken out again (one more request, only then).
     pub async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
-        let Some((token, mut session, mut cart)) = self.open(id).await? else {
+        let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };
         let mut problems = Vec::new();
-        let mut kept: Vec<String> = Vec::new();
-        let mut removals = Vec::new();
-        let mut updates = Vec::new();
-        for item in &cart.items {
-            let wanted = draft
-                .lines
-                .iter()
-                .find(|line| line.variant_id == item.id.to_string());
-            match wanted {
-                Some(line) if !kept.contains(&line.variant_id) => {
-                    kept.push(line.variant_id.clone());
-                    if line.quantity != item.quantity {
-                        updates.push((item.key.clone(), line.variant_id.clone(), line.quantity));
-                    }
-                }
-                _ => removals.push(item.key.clone()),
-            }
+        let mut steps = vec![Step::plain(CartCall::Read), Step::plain(CartCall::Clear)];
+        steps.extend(Self::add_steps(draft, &mut problems));
+        let mut applied = self.run(Some(token.clone()), steps).await?;
+        if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
+            return Ok(None);
         }
-        for key in removals {
-            match self
-                .api
-                .write(
-                    &mut session,
-                    Method::POST,
-                    &["cart", "remove-item"],
-                    Some(json!({ "key": key })),
-                )
-                .await?
-            {
-                Written::Cart(written) => cart = written,
-                // Already gone (another writer): the goal is reached.
-                Written::Refused { error, .. } => {
-                    tracing::debug!(code = %error.code, "remove-item refused")
-                }
+        if applied.before.as_ref().is_none_or(|cart| cart.items.is_empty()) {
+            if applied.cart.as_ref().is_some_and(|cart| !cart.items.is_empty()) {
+                self.run(Some(token), vec![Step::plain(CartCall::Clear)])
+                    .await?;
             }
+            return Ok(None);
         }
-        for (key, variant_id, quantity) in updates {
-            let (written, problem) = self
-                .write_line(&mut session, LineWrite::Update(&key), &variant_id, quantity)
-                .await?;
-            if let Some(written) = written {
-                cart = written;
-            }
-            problems.extend(problem);
-        }
-        let added = draft
-            .lines
-            .iter()
-            .filter(|line| !kept.contains(&line.variant_id));
-        self.add_lines(&mut session, &mut cart, added, &mut problems)
-            .await?;
+        problems.append(&mut applied.problems);
+        let cart = applied.cart.unwrap_or_default();
         Ok(Some(CartOutcome {
             cart: self.state(&token, &cart)?,
             problems,
         }))
     }
 
+    /// One batch: read the cart (the answer is the cart as it was), then empty it.
     pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        let Some((token, mut session, cart)) = self.open(id).await? else {
+        let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };
-        let before = self.state(&token, &cart)?;
-        self.api.empty(&mut session).await?;
-        Ok(Some(before))
+        let steps = vec![Step::plain(CartCall::Read), Step::plain(CartCall::Clear)];
+        let applied = self.run(Some(token.clone()), steps).await?;
+        if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
+            return Ok(None);
+        }
+        match applied.before {
+            Some(before) if !before.items.is_empty() => self.state(&token, &before).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+/// A cart with no line the store could be asked for still needs its session: a read opens it.
+fn steps_or_read(steps: Vec<Step>) -> Vec<Step> {
+    if steps.is_empty() {
+        vec![Step::plain(CartCall::Read)]
+    } else {
+        steps
+    }
+}
+
+fn not_found(line: &CartLineInput) -> LineProblem {
+    LineProblem {
+        variant_id: line.variant_id.clone(),
+        kind: LineProblemKind::NotFound,
+        message: format!("Item not found: {}", line.variant_id),
     }
 }
 

@@ -23,7 +23,7 @@ use self::cart::Carts;
 use self::catalog::Catalog;
 use self::categories::CategoryCache;
 use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolution, Resolved, SearchPage,
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
     SearchRequest,
 };
 use crate::platform::factory::{BuildContext, PlatformFactory};
@@ -131,14 +131,14 @@ impl Platform for WooStore {
         id: &str,
         _context: &BuyerContext,
     ) -> Result<Option<ProductHit>, PlatformError> {
-        let resolved = self.catalog.resolve(&[id.to_owned()]).await?;
-        Ok(resolved.into_iter().next().map(|hit| ProductHit {
-            variant_id: match hit.resolution {
-                Resolution::Variant(variant) => Some(variant),
-                Resolution::Product => None,
-            },
-            product: hit.product,
-        }))
+        Ok(self
+            .catalog
+            .product(id)
+            .await?
+            .map(|(product, variant_id)| ProductHit {
+                product,
+                variant_id,
+            }))
     }
 
     async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {

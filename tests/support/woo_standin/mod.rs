@@ -1,6 +1,8 @@
-//! A WooCommerce 7.9 stand-in: a real HTTP server on loopback answering the Store API the way
-//! the captured fixtures (`fixtures/`, from a real WooCommerce 7.9.0) do: same bodies, same
-//! `Cart-Token`/`Nonce`/`X-WP-Total` headers, same error codes. It records every request
+//! A WooCommerce stand-in: a real HTTP server on loopback answering the Store API the way a
+//! real WooCommerce 10.9.4 does (`/work/shared/upstream/woo/fixtures-real-wc10.9`): same
+//! routes (`/products/{id|slug}`, `/batch` with 207 and per-sub-request answers), same
+//! `Cart-Token`/`Nonce`/`X-WP-Total` headers and rules, same error codes and messages. The
+//! catalog data itself is the one captured from WooCommerce 7.9 (`fixtures/`). It records every request
 //! line it receives and can be switched into faults (429, 5xx, slow, garbage).
 #![allow(
     dead_code,
@@ -28,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 mod cart;
 mod catalog;
 
-pub use cart::token_for;
+pub use cart::{GUEST_NONCE, token_for};
 pub use catalog::{V3_KEY, V3_SECRET};
 
 const PREFIX: &str = "/wp-json/wc/store/v1";
@@ -58,6 +60,8 @@ struct Inner {
     requests: Vec<String>,
     /// Headers of every write, to check Nonce/Cart-Token handling.
     write_headers: Vec<HeaderMap>,
+    /// Each `/batch` as its sub-requests' `METHOD path` lines.
+    batches: Vec<Vec<String>>,
     fault: Fault,
     next_session: u64,
     /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
@@ -186,7 +190,10 @@ async fn handle(
         (Method::GET, "/products/categories") => {
             json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[])
         }
-        (_, p) if p.starts_with("/cart") => inner.cart_route(&method, p, &headers, &body),
+        (Method::GET, p) if p.starts_with("/products/") && p.matches('/').count() == 2 => {
+            inner.product_route(&p["/products/".len()..])
+        }
+        (_, p) if p.starts_with("/cart") || p == "/batch" => inner.cart_route(&method, p, &headers, &body),
         _ => error(
             StatusCode::NOT_FOUND,
             "rest_no_route",
@@ -205,6 +212,7 @@ impl WooStandin {
             sessions: HashMap::new(),
             requests: Vec::new(),
             write_headers: Vec::new(),
+            batches: Vec::new(),
             fault: Fault::None,
             next_session: 0,
             stale: Vec::new(),
@@ -246,6 +254,20 @@ impl WooStandin {
 
     pub fn write_headers(&self) -> Vec<HeaderMap> {
         self.inner.lock().unwrap().write_headers.clone()
+    }
+
+    /// Every `/batch` received, as its sub-requests' `METHOD path` lines.
+    pub fn batches(&self) -> Vec<Vec<String>> {
+        self.inner.lock().unwrap().batches.clone()
+    }
+
+    /// Items of the session a Cart-Token names, as `(id, quantity)`.
+    pub fn cart_of(&self, token: &str) -> Vec<(u64, u32)> {
+        let inner = self.inner.lock().unwrap();
+        cart::verify(token)
+            .and_then(|user| inner.sessions.get(&user))
+            .map(|items| items.iter().map(|item| (item.id, item.quantity)).collect())
+            .unwrap_or_default()
     }
 
     pub fn set_fault(&self, fault: Fault) {
