@@ -207,10 +207,11 @@ async fn lookup_by_every_kind_of_id_in_two_rounds() {
         .map(|m| m["content"].as_str().unwrap())
         .collect();
     assert_eq!(not_found, ["999", "nope"]);
-    // Round one: categories + by id (products, variations) + by SKU (both) + by slug;
-    // round two: all variations of the two variable products in one call.
+    // Round one: by id (products, variations), by SKU, by slug (each of the last two
+    // matches products and variations); round two: all variations of the two variable
+    // products in one call (ROUND-TRIPS.md a).
     let calls = product_calls(&woo);
-    assert_eq!(calls.len(), 6, "{calls:#?}");
+    assert_eq!(calls.len(), 5, "{calls:#?}");
     assert!(
         calls
             .iter()
@@ -404,4 +405,44 @@ async fn without_keys_the_first_purchasable_variation_is_featured() {
         .await;
     assert_eq!(product["product"]["variants"][0]["id"], "12");
     assert!(woo.requests().iter().all(|line| !line.contains("/wc/v3/")));
+}
+
+#[tokio::test]
+async fn price_range_reflects_the_variants_the_filter_kept() {
+    // Issue 10: Zip Hoodie's variants cost 4500 and 4800 (Woo's own range 4500–4800); with
+    // `min: 4600` only the 4800 one is in range, and so is the price range.
+    let (_woo, bridge) = setup().await;
+    for (tool, catalog) in [
+        (
+            "search_catalog",
+            json!({"query": "hoodie", "filters": {"price": {"min": 4600}}}),
+        ),
+        (
+            "lookup_catalog",
+            json!({"ids": ["20"], "filters": {"price": {"min": 4600}}}),
+        ),
+    ] {
+        let result = bridge
+            .call(tool, json!({"meta": meta(), "catalog": catalog}))
+            .await;
+        let hoodie = &result["products"][0];
+        assert_eq!(hoodie["id"], "20", "{tool}: {result}");
+        assert_eq!(hoodie["price_range"]["min"]["amount"], 4800, "{tool}");
+        assert_eq!(hoodie["price_range"]["max"]["amount"], 4800, "{tool}");
+    }
+    let product = bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "20", "filters": {"price": {"min": 4600}}}}),
+        )
+        .await;
+    assert_eq!(product["product"]["price_range"]["min"]["amount"], 4800);
+    // Without a filter the range is the whole product's.
+    let plain = bridge
+        .call(
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": ["20"]}}),
+        )
+        .await;
+    assert_eq!(plain["products"][0]["price_range"]["min"]["amount"], 4500);
 }

@@ -41,7 +41,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
 };
 
 fn check(store: &toml::Table) -> Vec<ConfigProblem> {
-    settings::parse(store).err().unwrap_or_default()
+    settings::check(store)
 }
 
 fn build(
@@ -61,6 +61,9 @@ fn build(
         attempt_timeout: None,
         ..UpstreamPolicy::from(context.upstream)
     });
+    if settings::v3_over_http(&settings) {
+        tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
+    }
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });

@@ -282,6 +282,22 @@ impl WooStandin {
         inner.writes_only = true;
     }
 
+    /// `count` more simple products (clones of the Espresso Cup) from id `first`, for carts
+    /// longer than one batch.
+    pub fn add_simple_products(&self, first: u64, count: u64) {
+        let mut inner = self.inner.lock().unwrap();
+        let cup = inner.product(30).unwrap().clone();
+        for id in first..first + count {
+            let mut clone = cup.clone();
+            clone["id"] = json!(id);
+            clone["name"] = json!(format!("Sticker {id}"));
+            clone["slug"] = json!(format!("sticker-{id}"));
+            clone["sku"] = json!(format!("STICKER-{id}"));
+            inner.products.push(clone);
+            inner.stock.insert(id, 50);
+        }
+    }
+
     pub fn set_stock(&self, id: u64, units: u32) {
         self.inner.lock().unwrap().stock.insert(id, units);
     }
