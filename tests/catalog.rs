@@ -319,7 +319,10 @@ async fn price_range_covers_only_the_variants_a_price_filter_kept() {
         )
         .await;
     assert!(
-        get["product"]["price_range"]["min"]["amount"].as_i64().unwrap() >= 13000,
+        get["product"]["price_range"]["min"]["amount"]
+            .as_i64()
+            .unwrap()
+            >= 13000,
         "{get}"
     );
 }

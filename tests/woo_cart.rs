@@ -51,8 +51,7 @@ fn cart_calls(woo: &WooStandin) -> Vec<String> {
 fn woo_standin_token(id: &str) -> String {
     let encoded = id.strip_prefix("wcc1_").unwrap();
     String::from_utf8(
-        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, encoded)
-            .unwrap(),
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, encoded).unwrap(),
     )
     .unwrap()
 }
@@ -105,7 +104,10 @@ async fn create_get_update_cancel_round_trip() {
     // the token on the outer request and on every sub-request (ROUND-TRIPS.md c).
     assert_eq!(
         cart_calls(&woo),
-        ["GET /wp-json/wc/store/v1/cart", "POST /wp-json/wc/store/v1/batch"]
+        [
+            "GET /wp-json/wc/store/v1/cart",
+            "POST /wp-json/wc/store/v1/batch"
+        ]
     );
     let headers = woo.write_headers();
     assert_eq!(headers.len(), 1);

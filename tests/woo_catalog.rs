@@ -322,8 +322,10 @@ async fn large_batches_are_chunked_to_the_store_page_size() {
 #[tokio::test]
 async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
     let woo = WooStandin::start().await;
+    // WooCommerce takes the keys only over TLS: the stand-in plays a store behind a
+    // TLS-terminating proxy on loopback, which the configuration must declare.
     let keys = format!(
-        "consumer_key = \"{}\"\nconsumer_secret = \"{}\"",
+        "consumer_key = \"{}\"\nconsumer_secret = \"{}\"\nrest_v3_tls_proxy = true",
         woo_standin::V3_KEY,
         woo_standin::V3_SECRET
     );
@@ -369,7 +371,9 @@ async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
 
     // Wrong keys: the store answers 401, the tools still work without the default.
     let wrong = TestBridge::start(
-        &woo.config("consumer_key = \"ck_wrong\"\nconsumer_secret = \"cs_wrong_secret_value\""),
+        &woo.config(
+            "consumer_key = \"ck_wrong\"\nconsumer_secret = \"cs_wrong_secret_value\"\nrest_v3_tls_proxy = true",
+        ),
     )
     .await;
     let fallback = wrong
@@ -392,6 +396,24 @@ async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
     ] {
         assert!(!text.contains(secret), "secret leaked into a response");
     }
+}
+
+#[test]
+fn rest_v3_keys_over_plain_http_are_a_configuration_problem() {
+    // Issue 10: WooCommerce answers every Basic-auth request over http with 401, loopback
+    // or not, so `check` (and start-up) names the case instead of a 401 at run time.
+    let config = format!(
+        "[store]\nplatform = \"woocommerce\"\nbase_url = \"http://127.0.0.1:8081\"\ncurrency = \"BRL\"\nconsumer_key = \"{}\"\nconsumer_secret = \"{}\"\n",
+        woo_standin::V3_KEY,
+        woo_standin::V3_SECRET
+    );
+    let problems = match bcp_bridge::config::BridgeConfig::from_toml(&config) {
+        Err(error) => format!("{error:?}"),
+        Ok(_) => panic!("http + REST v3 keys must not pass"),
+    };
+    assert!(problems.contains("store.consumer_key"), "{problems}");
+    assert!(problems.contains("only over https"), "{problems}");
+    assert!(!problems.contains(woo_standin::V3_SECRET));
 }
 
 #[tokio::test]

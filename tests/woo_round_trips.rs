@@ -88,11 +88,7 @@ async fn get_product_costs_two_parallel_requests_plus_a_round_from_a_variation_s
             "GET S/products?type=variation&parent%5B%5D=11&per_page=100&page=1"
         ]
     );
-    let one = rounds(
-        &woo,
-        catalog(&bridge, "get_product", json!({"id": "11"})),
-    )
-    .await;
+    let one = rounds(&woo, catalog(&bridge, "get_product", json!({"id": "11"}))).await;
     assert_eq!(one, 1);
 
     // A simple product: the same two (the variation list is empty); unknown: the same two.
@@ -114,11 +110,7 @@ async fn get_product_costs_two_parallel_requests_plus_a_round_from_a_variation_s
             "GET S/products?type=variation&parent%5B%5D=21&per_page=100&page=1"
         ]
     );
-    let two = rounds(
-        &woo,
-        catalog(&bridge, "get_product", json!({"id": "21"})),
-    )
-    .await;
+    let two = rounds(&woo, catalog(&bridge, "get_product", json!({"id": "21"}))).await;
     assert_eq!(two, 2);
 
     // A SKU (of a variation: its parent is fetched beside the variations) and a slug: +1 round.
@@ -227,7 +219,8 @@ async fn create(bridge: &TestBridge, lines: Value) -> Value {
 #[tokio::test]
 async fn carts_cost_one_batch_per_write() {
     let (woo, bridge) = setup().await;
-    let lines = json!([{"item": {"id": "10"}, "quantity": 1}, {"item": {"id": "21"}, "quantity": 2}]);
+    let lines =
+        json!([{"item": {"id": "10"}, "quantity": 1}, {"item": {"id": "21"}, "quantity": 2}]);
     // create, cold: the read that hands out the guest Nonce, then the batch.
     let cart = create(&bridge, lines.clone()).await;
     let id = cart["id"].as_str().unwrap().to_owned();
@@ -323,5 +316,8 @@ async fn refused_lines_are_judged_from_each_sub_response() {
             .contains("(2 remaining)")
     );
     // The partially-out-of-stock line costs one more batch at the quantity the store named.
-    assert_eq!(cart_calls(&woo), ["GET S/cart", "POST S/batch", "POST S/batch"]);
+    assert_eq!(
+        cart_calls(&woo),
+        ["GET S/cart", "POST S/batch", "POST S/batch"]
+    );
 }

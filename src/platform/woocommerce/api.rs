@@ -246,7 +246,10 @@ pub const MAX_BATCH: usize = 25;
 /// One cart write inside a batch.
 #[derive(Debug, Clone)]
 pub enum CartCall {
-    Add { id: u64, quantity: u32 },
+    Add {
+        id: u64,
+        quantity: u32,
+    },
     /// `DELETE /cart/items`: empties the cart, answers `[]`.
     Clear,
     /// `remove-item` of a key no cart item can have: the store answers 409
@@ -267,7 +270,11 @@ impl CartCall {
                 Some(json!({ "id": id, "quantity": quantity })),
             ),
             Self::Clear => ("DELETE", "cart/items", None),
-            Self::Read => ("POST", "cart/remove-item", Some(json!({ "key": NO_SUCH_KEY }))),
+            Self::Read => (
+                "POST",
+                "cart/remove-item",
+                Some(json!({ "key": NO_SUCH_KEY })),
+            ),
         }
     }
 }

@@ -259,11 +259,7 @@ impl Carts {
     /// Sends `steps` in order, 25 to a batch, the first batch on `token` (or on a new cart),
     /// the later ones on whatever token the store answered with; then, in one more batch,
     /// the lines the store would take fewer of, at the quantity it named.
-    async fn run(
-        &self,
-        token: Option<String>,
-        steps: Vec<Step>,
-    ) -> Result<Applied, PlatformError> {
+    async fn run(&self, token: Option<String>, steps: Vec<Step>) -> Result<Applied, PlatformError> {
         let mut applied = Applied {
             token,
             ..Applied::default()
@@ -380,8 +376,16 @@ impl Carts {
         if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
             return Ok(None);
         }
-        if applied.before.as_ref().is_none_or(|cart| cart.items.is_empty()) {
-            if applied.cart.as_ref().is_some_and(|cart| !cart.items.is_empty()) {
+        if applied
+            .before
+            .as_ref()
+            .is_none_or(|cart| cart.items.is_empty())
+        {
+            if applied
+                .cart
+                .as_ref()
+                .is_some_and(|cart| !cart.items.is_empty())
+            {
                 self.run(Some(token), vec![Step::plain(CartCall::Clear)])
                     .await?;
             }

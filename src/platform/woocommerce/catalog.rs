@@ -359,10 +359,7 @@ impl Catalog {
                 (item.id, Some(item.id))
             };
             // The store matches SKUs ignoring case; so does the correlation.
-            targets
-                .sku
-                .entry(item.sku.to_lowercase())
-                .or_insert(target);
+            targets.sku.entry(item.sku.to_lowercase()).or_insert(target);
         }
         for item in &by_slug {
             let target = if item.parent != 0 {

@@ -76,8 +76,7 @@ impl RestV3 {
                 }
                 Ok(response) => {
                     let status = response.status.as_u16();
-                    if response.status == StatusCode::UNAUTHORIZED && self.root.scheme() == "http"
-                    {
+                    if response.status == StatusCode::UNAUTHORIZED && self.root.scheme() == "http" {
                         // Over http the store never accepts the keys: permissions are not it.
                         tracing::warn!(status, "REST v3 refused the keys: {V3_NEEDS_TLS}");
                     } else {

@@ -216,7 +216,11 @@ impl Inner {
                     &outer,
                 );
             }
-            if !request["path"].as_str().unwrap_or("").starts_with("/wc/store") {
+            if !request["path"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("/wc/store")
+            {
                 return json_response(
                     StatusCode::BAD_REQUEST,
                     &json!({"code":"woocommerce_rest_invalid_path","message":"Invalid path provided.","data":{"status":400}}),
@@ -225,7 +229,8 @@ impl Inner {
             }
         }
         let presented = Self::presented(headers);
-        let sub_token = |request: &Value| request["headers"]["Cart-Token"].as_str().map(str::to_owned);
+        let sub_token =
+            |request: &Value| request["headers"]["Cart-Token"].as_str().map(str::to_owned);
         if presented.is_none() && requests.iter().any(|r| sub_token(r).is_some()) {
             // The 10.9.4 fatal TypeError (`batch-add-cart-token-in-subrequests`); nothing applied.
             return json_response(
@@ -245,7 +250,11 @@ impl Inner {
         let mut responses = Vec::new();
         let mut lines = Vec::new();
         for request in &requests {
-            let method: Method = request["method"].as_str().unwrap_or("POST").parse().unwrap();
+            let method: Method = request["method"]
+                .as_str()
+                .unwrap_or("POST")
+                .parse()
+                .unwrap();
             let path = request["path"].as_str().unwrap_or("");
             lines.push(format!("{method} {path}"));
             let local = path.strip_prefix("/wc/store/v1").unwrap_or(path);
@@ -271,7 +280,8 @@ impl Inner {
             }
             sub_headers.insert("Cache-Control".to_owned(), json!("no-store"));
             sub_headers.insert("Allow".to_owned(), json!("POST"));
-            responses.push(json!({"body": body, "status": status.as_u16(), "headers": sub_headers}));
+            responses
+                .push(json!({"body": body, "status": status.as_u16(), "headers": sub_headers}));
         }
         self.batches.push(lines);
         json_response(
@@ -300,7 +310,12 @@ impl Inner {
         }
         if !authorized {
             match nonce {
-                None => return (StatusCode::UNAUTHORIZED, serde_json::from_str(MISSING_NONCE).unwrap()),
+                None => {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        serde_json::from_str(MISSING_NONCE).unwrap(),
+                    );
+                }
                 Some(nonce) if nonce != GUEST_NONCE => {
                     return (
                         StatusCode::FORBIDDEN,
@@ -310,9 +325,7 @@ impl Inner {
                 Some(_) => {}
             }
         }
-        let invalid_key = |message: &str, cart: Value| {
-            json!({"code":"woocommerce_rest_cart_invalid_key","message":message,"data":{"status":409,"cart":cart}})
-        };
+        let invalid_key = |message: &str, cart: Value| json!({"code":"woocommerce_rest_cart_invalid_key","message":message,"data":{"status":409,"cart":cart}});
         match (method.clone(), path) {
             (Method::DELETE, "/cart/items") => {
                 self.sessions.insert(user.to_owned(), Vec::new());
@@ -388,7 +401,10 @@ impl Inner {
                 let id = self.sessions[user][index].id;
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if quantity > units {
-                    let name = self.product(id).unwrap()["name"].as_str().unwrap().to_owned();
+                    let name = self.product(id).unwrap()["name"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned();
                     return (
                         StatusCode::BAD_REQUEST,
                         json!({"code":"invalid_quantity","message":format!("The maximum quantity of &quot;{name}&quot; allowed in the cart is {units}"),"data":{"status":400}}),

@@ -117,10 +117,11 @@ impl Inner {
         let slugs = list(query.get("slug"));
         // `parent=24,12` and `parent[]=24&parent[]=12` are the same filter.
         let mut parents = list(query.get("parent"));
-        let bracketed: Vec<String> = url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
-            .filter(|(key, _)| key == "parent[]")
-            .flat_map(|(_, value)| list(Some(&value.into_owned())).unwrap_or_default())
-            .collect();
+        let bracketed: Vec<String> =
+            url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .filter(|(key, _)| key == "parent[]")
+                .flat_map(|(_, value)| list(Some(&value.into_owned())).unwrap_or_default())
+                .collect();
         if !bracketed.is_empty() {
             parents.get_or_insert_with(Vec::new).extend(bracketed);
         }
@@ -151,15 +152,14 @@ impl Inner {
                 })
             })
             .filter(|p| {
-                skus.as_ref()
-                    .is_none_or(|skus| {
-                        // MySQL's collation: SKUs match ignoring case.
-                        skus.iter().any(|sku| {
-                            p["sku"]
-                                .as_str()
-                                .is_some_and(|own| !own.is_empty() && own.eq_ignore_ascii_case(sku))
-                        })
+                skus.as_ref().is_none_or(|skus| {
+                    // MySQL's collation: SKUs match ignoring case.
+                    skus.iter().any(|sku| {
+                        p["sku"]
+                            .as_str()
+                            .is_some_and(|own| !own.is_empty() && own.eq_ignore_ascii_case(sku))
                     })
+                })
             })
             .filter(|p| {
                 slugs

@@ -193,7 +193,9 @@ async fn handle(
         (Method::GET, p) if p.starts_with("/products/") && p.matches('/').count() == 2 => {
             inner.product_route(&p["/products/".len()..])
         }
-        (_, p) if p.starts_with("/cart") || p == "/batch" => inner.cart_route(&method, p, &headers, &body),
+        (_, p) if p.starts_with("/cart") || p == "/batch" => {
+            inner.cart_route(&method, p, &headers, &body)
+        }
         _ => error(
             StatusCode::NOT_FOUND,
             "rest_no_route",
