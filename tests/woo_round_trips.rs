@@ -321,3 +321,20 @@ async fn refused_lines_are_judged_from_each_sub_response() {
         ["GET S/cart", "POST S/batch", "POST S/batch"]
     );
 }
+
+#[tokio::test]
+async fn a_stale_nonce_costs_one_retry_on_the_session_the_refusal_opened() {
+    let (woo, bridge) = setup().await;
+    let lines = json!([{"item": {"id": "10"}, "quantity": 1}]);
+    create(&bridge, lines.clone()).await;
+    cart_calls(&woo);
+    // The nonce tick turned: every sub-request of the tokenless batch is refused (403) and
+    // nothing is applied; the refusals carry the new Nonce and a session token.
+    woo.rotate_nonce("0badc0ffee");
+    let cart = create(&bridge, lines.clone()).await;
+    assert_eq!(cart["line_items"][0]["item"]["id"], "10", "{cart}");
+    assert_eq!(cart_calls(&woo), ["POST S/batch", "POST S/batch"]);
+    // The next cart uses the new Nonce at once.
+    create(&bridge, lines).await;
+    assert_eq!(cart_calls(&woo), ["POST S/batch"]);
+}

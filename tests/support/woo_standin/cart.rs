@@ -114,7 +114,7 @@ impl Inner {
 
     pub(super) fn session_headers(&self, user: &str) -> Vec<(&'static str, String)> {
         vec![
-            ("nonce", GUEST_NONCE.to_owned()),
+            ("nonce", self.guest_nonce.clone()),
             ("nonce-timestamp", now().to_string()),
             ("user-id", "0".to_owned()),
             ("cart-token", token_for(user, now() + 172_800)),
@@ -184,7 +184,7 @@ impl Inner {
     /// not atomic, 207 even when every one fails.
     fn batch(&mut self, headers: &HeaderMap, body: &Bytes) -> Response {
         let outer = [
-            ("nonce", GUEST_NONCE.to_owned()),
+            ("nonce", self.guest_nonce.clone()),
             ("nonce-timestamp", now().to_string()),
             ("user-id", "0".to_owned()),
             ("allow", "POST".to_owned()),
@@ -316,7 +316,7 @@ impl Inner {
                         serde_json::from_str(MISSING_NONCE).unwrap(),
                     );
                 }
-                Some(nonce) if nonce != GUEST_NONCE => {
+                Some(nonce) if nonce != self.guest_nonce => {
                     return (
                         StatusCode::FORBIDDEN,
                         json!({"code":"woocommerce_rest_invalid_nonce","message":"Nonce is invalid.","data":{"status":403}}),

@@ -62,6 +62,8 @@ struct Inner {
     write_headers: Vec<HeaderMap>,
     /// Each `/batch` as its sub-requests' `METHOD path` lines.
     batches: Vec<Vec<String>>,
+    /// The one Nonce every guest session gets during a nonce tick.
+    guest_nonce: String,
     fault: Fault,
     next_session: u64,
     /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
@@ -215,6 +217,7 @@ impl WooStandin {
             requests: Vec::new(),
             write_headers: Vec::new(),
             batches: Vec::new(),
+            guest_nonce: GUEST_NONCE.to_owned(),
             fault: Fault::None,
             next_session: 0,
             stale: Vec::new(),
@@ -298,6 +301,11 @@ impl WooStandin {
             inner.products.push(clone);
             inner.stock.insert(id, 50);
         }
+    }
+
+    /// A new nonce tick: the Nonce handed out so far is refused (403) from now on.
+    pub fn rotate_nonce(&self, nonce: &str) {
+        self.inner.lock().unwrap().guest_nonce = nonce.to_owned();
     }
 
     pub fn set_stock(&self, id: u64, units: u32) {
