@@ -116,6 +116,7 @@ pub fn build(
         },
     )
     .map_err(ConfigError::Invalid)?;
+    let platform = platform::serial::wrap(platform);
     let (platform, cache) = platform::cache::wrap(platform, &config.cache);
     // One inbound budget per agent across every namespace it may use.
     let guard = Arc::new(CallGuard::new(

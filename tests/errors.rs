@@ -254,3 +254,43 @@ async fn error_messages_do_not_echo_large_inputs() {
         .await;
     assert!(!error.to_string().contains("s3cr3t"), "{error}");
 }
+
+#[tokio::test]
+async fn every_invalid_params_path_is_spelled_as_json_path() {
+    // Schema errors and the brain's own checks name their argument the same way.
+    let bridge = TestBridge::sample().await;
+    let ids: Vec<String> = (0..51).map(|n| format!("prod_{n}")).collect();
+    for (tool, arguments, path) in [
+        (
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"filters": {"price": {"min": 500, "max": 100}}}}),
+            "$.catalog.filters.price",
+        ),
+        (
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "shoe", "pagination": {"cursor": "not-a-cursor"}}}),
+            "$.catalog.pagination.cursor",
+        ),
+        (
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": ids}}),
+            "$.catalog.ids",
+        ),
+        (
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": " "}}),
+            "$.catalog",
+        ),
+    ] {
+        let (_, error) = bridge.call_error(tool, arguments).await;
+        assert_eq!(error["code"], -32602, "{error}");
+        assert_eq!(error["data"]["path"], path, "{error}");
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains(&format!(" {path}: ")),
+            "{error}"
+        );
+    }
+}

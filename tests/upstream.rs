@@ -177,6 +177,39 @@ async fn retries_stop_at_the_read_deadline() {
 }
 
 #[tokio::test]
+async fn a_hung_store_never_holds_a_read_past_its_deadline() {
+    // The adapters keep their client's own per-attempt timeout (`attempt_timeout: None`);
+    // each retry must still get only what is left of the deadline, not a fresh timeout.
+    let (url, hits) = stand_in(usize::MAX, Failure::Slow(Duration::from_secs(30))).await;
+    let upstream = UpstreamClient::new("standin", Duration::from_millis(550), 1 << 20)
+        .unwrap()
+        .with_limits(UpstreamPolicy {
+            attempt_timeout: None,
+            ..policy(|config| {
+                config.max_retries = 3;
+                config.read_deadline_ms = 600;
+            })
+        });
+    let started = std::time::Instant::now();
+    let error = upstream
+        .send(upstream.http().get(&url), CallKind::Read)
+        .await
+        .unwrap_err();
+    let waited = started.elapsed();
+    assert!(
+        matches!(error, PlatformError::Unavailable { .. }),
+        "{error:?}"
+    );
+    assert!(hits.load(Ordering::SeqCst) >= 2, "the read was retried");
+    // 600 ms of deadline plus scheduling slack; a second fresh 550 ms attempt would end
+    // past 1.1 s.
+    assert!(
+        waited < Duration::from_millis(950),
+        "waited {waited:?} past a 600 ms deadline"
+    );
+}
+
+#[tokio::test]
 async fn writes_are_sent_exactly_once() {
     let (url, hits) = stand_in(usize::MAX, Failure::Status(503)).await;
     let upstream = client(policy(|_| {}));

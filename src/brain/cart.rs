@@ -10,6 +10,7 @@ use super::filters::buyer_context;
 use super::selection::option_axes;
 use super::{Brain, BrainError};
 use crate::model::{CartDraft, CartLineInput, CartState, LineProblemKind, Resolution};
+use crate::platform::LineJudge;
 use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
 use crate::protocol::envelope::Status;
 use crate::protocol::request::CartIn;
@@ -28,17 +29,54 @@ fn line_path(index: usize) -> String {
     format!("$.line_items[{index}]")
 }
 
+/// Each distinct requested item with its merged quantity and the index of the first request
+/// line that named it: repeated items merge into that line.
+fn merge_repeated(cart: &CartIn) -> Vec<(usize, String, u32)> {
+    let mut requested: Vec<(usize, String, u32)> = Vec::new();
+    for (index, line) in cart.line_items.iter().enumerate() {
+        match requested.iter_mut().find(|(_, id, _)| *id == line.item.id) {
+            Some((_, _, quantity)) => *quantity = quantity.saturating_add(line.quantity),
+            None => requested.push((index, line.item.id.clone(), line.quantity)),
+        }
+    }
+    requested
+}
+
+/// The message an agent reads for a line the store (or the catalog) refused.
+fn problem_message(kind: &LineProblemKind, text: String) -> Message {
+    match kind {
+        LineProblemKind::OutOfStock => Message::error("out_of_stock", text, Severity::Recoverable),
+        LineProblemKind::InsufficientStock { .. } => Message::warning("quantity_adjusted", text),
+        LineProblemKind::NotFound => Message::error("not_found", text, Severity::Recoverable),
+        LineProblemKind::Ambiguous => {
+            Message::error("item_unavailable", text, Severity::Recoverable)
+        }
+        LineProblemKind::Invalid => Message::error("invalid", text, Severity::Recoverable),
+    }
+}
+
 impl Brain {
-    /// Resolves every requested item id through the catalog, so unknown, ambiguous and
-    /// sold-out items are caught the same way on every platform before the store is touched.
+    /// The lines to write. When the brain judges lines, every requested item id is resolved
+    /// through the catalog first, so unknown, ambiguous and sold-out items are caught the
+    /// same way on every platform before the store is touched; when the store judges them,
+    /// its write answer reports the same problems and the catalog round trip is saved.
     async fn prepare_lines(&self, cart: &CartIn) -> Result<PreparedLines, BrainError> {
-        // Repeated items merge into the first line that named them.
-        let mut requested: Vec<(usize, String, u32)> = Vec::new();
-        for (index, line) in cart.line_items.iter().enumerate() {
-            match requested.iter_mut().find(|(_, id, _)| *id == line.item.id) {
-                Some((_, _, quantity)) => *quantity = quantity.saturating_add(line.quantity),
-                None => requested.push((index, line.item.id.clone(), line.quantity)),
+        let requested = merge_repeated(cart);
+        if self.store().cart_lines == LineJudge::Store {
+            let mut prepared = PreparedLines {
+                lines: Vec::with_capacity(requested.len()),
+                messages: Vec::new(),
+                refused_out_of_stock: 0,
+                origin: HashMap::new(),
+            };
+            for (index, id, quantity) in requested {
+                prepared.origin.insert(id.clone(), index);
+                prepared.lines.push(CartLineInput {
+                    variant_id: id,
+                    quantity: quantity.min(self.limits.max_line_quantity),
+                });
             }
+            return Ok(prepared);
         }
         let ids: Vec<String> = requested.iter().map(|(_, id, _)| id.clone()).collect();
         let context = buyer_context(&cart.context);
@@ -71,25 +109,22 @@ impl Brain {
                 }
             });
             let message = match (hit, variant) {
-                (None, _) => Some(Message::error(
-                    "not_found",
+                (None, _) => Some(problem_message(
+                    &LineProblemKind::NotFound,
                     format!("Item not found: {id}"),
-                    Severity::Recoverable,
                 )),
-                (Some(hit), None) => Some(Message::error(
-                    "item_unavailable",
+                (Some(hit), None) => Some(problem_message(
+                    &LineProblemKind::Ambiguous,
                     format!(
                         "{id} is the product \"{}\", which has several variants: add one of its variant ids",
                         hit.product.title
                     ),
-                    Severity::Recoverable,
                 )),
                 (Some(_), Some(variant)) if !variant.available => {
                     prepared.refused_out_of_stock += 1;
-                    Some(Message::error(
-                        "out_of_stock",
+                    Some(problem_message(
+                        &LineProblemKind::OutOfStock,
                         format!("{} is out of stock", variant.title),
-                        Severity::Recoverable,
                     ))
                 }
                 (Some(_), Some(variant)) => {
@@ -137,22 +172,7 @@ impl Brain {
         problems
             .iter()
             .map(|problem| {
-                let message = match problem.kind {
-                    LineProblemKind::OutOfStock => Message::error(
-                        "out_of_stock",
-                        problem.message.clone(),
-                        Severity::Recoverable,
-                    ),
-                    LineProblemKind::InsufficientStock { .. } => {
-                        Message::warning("quantity_adjusted", problem.message.clone())
-                    }
-                    LineProblemKind::NotFound => {
-                        Message::error("not_found", problem.message.clone(), Severity::Recoverable)
-                    }
-                    LineProblemKind::Invalid => {
-                        Message::error("invalid", problem.message.clone(), Severity::Recoverable)
-                    }
-                };
+                let message = problem_message(&problem.kind, problem.message.clone());
                 match origin.get(&problem.variant_id) {
                     Some(index) => message.at(line_path(*index)),
                     None => message,
@@ -265,19 +285,24 @@ impl Brain {
         let mut messages = prepared.messages;
         messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
         if outcome.cart.lines.is_empty() {
-            // The store refused every line after all (stock changed meanwhile): do not hand
-            // out an empty cart, and do not leave it behind either.
+            // The store refused every line (its own verdict, or stock changed since the
+            // catalog said otherwise): do not hand out an empty cart, nor leave it behind.
             if let Err(error) = self.platform().cancel_cart(&outcome.cart.id).await {
                 tracing::warn!(%error, "could not discard an empty upstream cart");
             }
-            messages.insert(
-                0,
-                Message::error(
-                    "out_of_stock",
-                    "All requested items are currently out of stock",
-                    Severity::Unrecoverable,
-                ),
-            );
+            let all_sold_out = messages
+                .iter()
+                .all(|message| message.code == "out_of_stock");
+            if all_sold_out {
+                messages.insert(
+                    0,
+                    Message::error(
+                        "out_of_stock",
+                        "All requested items are currently out of stock",
+                        Severity::Unrecoverable,
+                    ),
+                );
+            }
             return self.business_error(Capability::Cart, messages, self.storefront_url());
         }
         self.cart_response(&outcome.cart, messages)

@@ -35,9 +35,18 @@ pub enum BrainError {
 }
 
 impl BrainError {
+    /// `path` names the argument in JSONPath, as schema errors do (`$.catalog.ids`); a path
+    /// written from the arguments' root (`catalog.ids`) gets its `$.`, so every -32602 spells
+    /// paths one way.
     pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let path = path.into();
+        let path = if path.starts_with('$') {
+            path
+        } else {
+            format!("$.{path}")
+        };
         Self::InvalidParams {
-            path: path.into(),
+            path,
             message: message.into(),
         }
     }

@@ -221,7 +221,9 @@ pub struct ProductHit {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CartLineInput {
-    /// A variant id, already confirmed by the brain.
+    /// The id the line is written with: a variant id the brain confirmed or, for a store that
+    /// judges lines itself (`LineJudge::Store`), the agent's item id as sent. Distinct within
+    /// one draft, so store problems correlate by it.
     pub variant_id: String,
     pub quantity: u32,
 }
@@ -271,12 +273,15 @@ pub enum LineProblemKind {
         available: u32,
     },
     NotFound,
+    /// The id names a product with several variants: the agent must pick one.
+    Ambiguous,
     Invalid,
 }
 
 /// Something the upstream refused about one requested line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineProblem {
+    /// The `variant_id` of the draft line it is about.
     pub variant_id: String,
     pub kind: LineProblemKind,
     pub message: String,

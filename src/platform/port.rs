@@ -47,6 +47,20 @@ pub struct Capabilities {
     pub cart: bool,
 }
 
+/// Who judges the lines of a cart write: unknown ids, products that need a variant choice,
+/// sold-out and short-stocked items.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LineJudge {
+    /// The brain resolves every line through the catalog first, and the store receives only
+    /// confirmed variant ids. Right for stores whose catalog reads are cheap or cached.
+    #[default]
+    Brain,
+    /// The store's own write answer says which lines it refused, as `LineProblem`s: the
+    /// brain sends the agent's item ids straight to the write and saves the catalog round
+    /// trip. The rules that turn problems into messages stay in the brain.
+    Store,
+}
+
 #[derive(Debug, Clone)]
 pub struct StoreInfo {
     pub platform: &'static str,
@@ -56,6 +70,7 @@ pub struct StoreInfo {
     pub storefront_url: String,
     pub capabilities: Capabilities,
     pub pushdown: Pushdown,
+    pub cart_lines: LineJudge,
 }
 
 #[async_trait]

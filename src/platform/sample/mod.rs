@@ -24,7 +24,7 @@ use crate::model::{
 };
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::settings::{ConfigProblem, store_settings};
 
@@ -168,6 +168,7 @@ impl SampleStore {
                     categories: true,
                     price: true,
                 },
+                cart_lines: LineJudge::Brain,
             },
             indexes: loaded.products.iter().map(Index::new).collect(),
             products: loaded.products,

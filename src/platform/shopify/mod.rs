@@ -28,7 +28,7 @@ use crate::model::{
 };
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::UpstreamPolicy;
 use crate::settings::ConfigProblem;
@@ -110,6 +110,7 @@ fn build(
                 categories: false,
                 price: true,
             },
+            cart_lines: LineJudge::Brain,
         },
         client,
         settings,

@@ -72,6 +72,8 @@ pub struct UpstreamClient {
     /// For logs: "shopify", "woocommerce".
     name: &'static str,
     max_body_bytes: usize,
+    /// The per-attempt timeout the client was built with (when the policy sets none).
+    client_timeout: Duration,
     /// Budget, throttling hold and retries; shared by clones (one store, one budget).
     guard: Arc<UpstreamGuard>,
 }
@@ -93,6 +95,7 @@ impl UpstreamClient {
             http,
             name,
             max_body_bytes,
+            client_timeout: timeout,
             // Default budget and retries, but the per-attempt timeout stays the one given here.
             guard: Arc::new(UpstreamGuard::new(UpstreamPolicy {
                 attempt_timeout: None,
@@ -121,9 +124,38 @@ impl UpstreamClient {
         request: RequestBuilder,
         kind: CallKind,
     ) -> Result<UpstreamResponse, PlatformError> {
+        let deadline = Instant::now() + self.guard.policy.read_deadline;
+        if kind == CallKind::Write {
+            return self.send_until(request, kind, deadline).await;
+        }
+        // The deadline bounds the whole read: waiting for budget, every attempt and every
+        // backoff. Each attempt also gets at most what is left of it.
+        match tokio::time::timeout_at(deadline.into(), self.send_until(request, kind, deadline))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                crate::observability::upstream_call(self.name, "timeout");
+                tracing::warn!(
+                    upstream = self.name,
+                    deadline_ms = self.guard.policy.read_deadline.as_millis() as u64,
+                    "upstream read deadline passed"
+                );
+                Err(PlatformError::Unavailable {
+                    reason: "the store did not answer in time".to_owned(),
+                    retry_after: Some(Duration::from_secs(5)),
+                })
+            }
+        }
+    }
+
+    async fn send_until(
+        &self,
+        request: RequestBuilder,
+        kind: CallKind,
+        deadline: Instant,
+    ) -> Result<UpstreamResponse, PlatformError> {
         let policy = &self.guard.policy;
-        let started = Instant::now();
-        let deadline = started + policy.read_deadline;
         let mut pending = Some(request);
         let mut retry = 0u32;
         loop {
@@ -138,17 +170,15 @@ impl UpstreamClient {
                 pending = current.try_clone();
             }
             self.guard.admit(self.name).await?;
-            let mut current = current;
-            if let Some(timeout) = policy.attempt_timeout {
-                let budget = match kind {
-                    CallKind::Read => deadline
-                        .checked_duration_since(Instant::now())
-                        .unwrap_or(Duration::from_millis(1))
-                        .min(timeout),
-                    CallKind::Write => timeout,
-                };
-                current = current.timeout(budget);
-            }
+            let timeout = policy.attempt_timeout.unwrap_or(self.client_timeout);
+            let budget = match kind {
+                CallKind::Read => deadline
+                    .checked_duration_since(Instant::now())
+                    .unwrap_or(Duration::from_millis(1))
+                    .min(timeout),
+                CallKind::Write => timeout,
+            };
+            let current = current.timeout(budget);
             let error = match self.attempt(current, kind).await {
                 Ok(response) => {
                     crate::observability::upstream_call(self.name, "ok");

@@ -28,7 +28,7 @@ use crate::model::{
 };
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::UpstreamClient;
 use crate::platform::upstream::UpstreamPolicy;
@@ -86,6 +86,7 @@ fn build(
                 categories: true,
                 price: true,
             },
+            cart_lines: LineJudge::Brain,
         },
         catalog: Catalog::new(
             api.clone(),

@@ -1,0 +1,187 @@
+//! One cart, one writer at a time. Stores like WooCommerce are last-writer-wins with no
+//! version check, and a replacement can take several upstream requests, so two agents writing
+//! one cart at once would leave a mix neither asked for. This decorator runs every operation
+//! on an existing cart under that cart's lock, so each answer is the store's state right
+//! after its own write. The lock is per process; replicas need a shared lock on top.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use tokio::sync::OwnedMutexGuard;
+
+use super::port::{Platform, PlatformError, SharedPlatform, StoreInfo};
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
+    SearchRequest,
+};
+
+/// A lock per key, forgotten when nobody holds or waits for it, so the map stays as small
+/// as the number of carts being written right now.
+#[derive(Default)]
+pub struct KeyedLocks {
+    locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// Holds one key's lock; dropping it releases the lock and forgets an idle key.
+pub struct KeyGuard<'a> {
+    owner: &'a KeyedLocks,
+    key: String,
+    guard: Option<OwnedMutexGuard<()>>,
+}
+
+impl KeyedLocks {
+    pub async fn lock(&self, key: &str) -> KeyGuard<'_> {
+        let lock = {
+            let mut locks = self
+                .locks
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            locks.entry(key.to_owned()).or_default().clone()
+        };
+        KeyGuard {
+            owner: self,
+            key: key.to_owned(),
+            guard: Some(lock.lock_owned().await),
+        }
+    }
+
+    /// Keys currently held or awaited.
+    pub fn len(&self) -> usize {
+        self.locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Drop for KeyGuard<'_> {
+    fn drop(&mut self) {
+        let mut locks = self
+            .owner
+            .locks
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.guard = None;
+        // Only the map's own handle left: nobody holds or waits for this key.
+        if locks
+            .get(&self.key)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            locks.remove(&self.key);
+        }
+    }
+}
+
+pub struct SerializedCarts {
+    inner: SharedPlatform,
+    locks: KeyedLocks,
+}
+
+/// Puts `platform` behind per-cart serialisation.
+pub fn wrap(platform: SharedPlatform) -> SharedPlatform {
+    Arc::new(SerializedCarts {
+        inner: platform,
+        locks: KeyedLocks::default(),
+    })
+}
+
+#[async_trait]
+impl Platform for SerializedCarts {
+    fn info(&self) -> &StoreInfo {
+        self.inner.info()
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        self.inner.search(request).await
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.inner.resolve(ids, context).await
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        self.inner.product(id, context).await
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        // A new cart has no other writer yet.
+        self.inner.create_cart(draft).await
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        // Reads wait too, so they never see a replacement half done.
+        let _held = self.locks.lock(id).await;
+        self.inner.get_cart(id).await
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        let _held = self.locks.lock(id).await;
+        self.inner.replace_cart_lines(id, draft).await
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        let _held = self.locks.lock(id).await;
+        self.inner.cancel_cart(id).await
+    }
+
+    async fn ready(&self) -> Result<(), PlatformError> {
+        self.inner.ready().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn one_key_runs_one_holder_at_a_time_and_is_forgotten_after() {
+        let locks = Arc::new(KeyedLocks::default());
+        let inside = Arc::new(AtomicUsize::new(0));
+        let most = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (locks, inside, most) = (locks.clone(), inside.clone(), most.clone());
+            tasks.push(tokio::spawn(async move {
+                let _held = locks.lock("cart-1").await;
+                let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                inside.fetch_sub(1, Ordering::SeqCst);
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(most.load(Ordering::SeqCst), 1);
+        assert!(locks.is_empty(), "idle keys are forgotten");
+    }
+
+    #[tokio::test]
+    async fn different_keys_do_not_wait_for_each_other() {
+        let locks = KeyedLocks::default();
+        let _a = locks.lock("a").await;
+        let b = tokio::time::timeout(Duration::from_secs(1), locks.lock("b")).await;
+        assert!(b.is_ok());
+        assert_eq!(locks.len(), 2);
+    }
+}
