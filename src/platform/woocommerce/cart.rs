@@ -9,18 +9,19 @@
 //! upstream cart reads as not found. That holds across restarts and replicas without any
 //! bridge-side state; the price is that `update_cart` to zero lines also ends the cart.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use iso_currency::Currency;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::api::{CartCall, MAX_BATCH, StoreApi, SubAnswer};
-use super::ids::{WooId, cart_id, cart_token, claims};
+use super::api::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
+use super::ids::{WooId, cart_id, cart_token, claims, is_sku, is_slug};
 use super::mapping;
 use super::settings::CheckoutMode;
 use super::text::decode_entities;
-use super::wire::{ErrorBody, StoreCart};
+use super::wire::{ErrorBody, StoreCart, StoreProduct};
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
@@ -62,6 +63,9 @@ fn classify(error: &ErrorBody, wanted: u32) -> Refusal {
             Some(available) if available < wanted => Refusal::Limit(available),
             _ => Refusal::Problem(LineProblemKind::Invalid),
         },
+        "woocommerce_rest_missing_attributes" | "woocommerce_rest_invalid_variation_data" => {
+            Refusal::Problem(LineProblemKind::Ambiguous)
+        }
         "woocommerce_rest_cart_invalid_product"
         | "woocommerce_rest_product_invalid_id"
         | "woocommerce_rest_cart_invalid_key" => Refusal::Problem(LineProblemKind::NotFound),
@@ -73,7 +77,11 @@ fn problem(variant_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LinePr
     let text = decode_entities(&error.message);
     LineProblem {
         variant_id: variant_id.to_owned(),
-        message: if text.trim().is_empty() {
+        // The store only says "Missing attributes for variable product.": tell the agent
+        // what to do instead, as the brain does for the same case.
+        message: if kind == LineProblemKind::Ambiguous {
+            format!("{variant_id} is a product with several variants: add one of its variant ids")
+        } else if text.trim().is_empty() {
             format!("The store refused item {variant_id}")
         } else {
             text
@@ -244,16 +252,76 @@ impl Carts {
         (!expired).then_some(token)
     }
 
-    /// Add-item steps for the draft; lines whose id cannot be a store id are refused here.
-    fn add_steps(draft: &CartDraft, problems: &mut Vec<LineProblem>) -> Vec<Step> {
+    /// Add-item steps for the draft's lines, which carry the agent's item ids as sent: a
+    /// numeric id goes to the store as it is (a variation or simple product is added, a
+    /// variable product is refused as needing a variant, an unknown id as not found); SKUs
+    /// and slugs first become ids in one round (`sku=` and `slug=` together). Ids that can
+    /// be neither are not found without asking.
+    async fn add_steps(
+        &self,
+        draft: &CartDraft,
+        problems: &mut Vec<LineProblem>,
+    ) -> Result<Vec<Step>, PlatformError> {
+        let words: Vec<String> = draft
+            .lines
+            .iter()
+            .map(|line| line.variant_id.clone())
+            .filter(|id| WooId::parse(id).is_none() && (is_sku(id) || is_slug(id)))
+            .collect();
+        let named = self.ids_of(&words).await?;
         let mut steps = Vec::new();
         for line in &draft.lines {
-            match WooId::parse(&line.variant_id) {
-                Some(id) => steps.push(Step::add(id.0, &line.variant_id, line.quantity)),
+            let id = WooId::parse(&line.variant_id)
+                .map(|id| id.0)
+                .or_else(|| named.get(&line.variant_id).copied());
+            match id {
+                Some(id) => steps.push(Step::add(id, &line.variant_id, line.quantity)),
                 None => problems.push(not_found(line)),
             }
         }
-        steps
+        Ok(steps)
+    }
+
+    /// The store ids SKUs (ignoring case, as the store does) and slugs name: a variation's
+    /// own id, or the product's.
+    async fn ids_of(&self, words: &[String]) -> Result<HashMap<String, u64>, PlatformError> {
+        let mut out = HashMap::new();
+        if words.is_empty() {
+            return Ok(out);
+        }
+        let skus: Vec<&String> = words.iter().filter(|word| is_sku(word)).collect();
+        let slugs: Vec<&String> = words.iter().filter(|word| is_slug(word)).collect();
+        let (by_sku, by_slug) =
+            tokio::join!(self.list_by("sku", &skus), self.list_by("slug", &slugs));
+        let (by_sku, by_slug) = (by_sku?, by_slug?);
+        for word in words {
+            let hit = by_sku
+                .iter()
+                .find(|item| !item.sku.is_empty() && item.sku.eq_ignore_ascii_case(word))
+                .or_else(|| by_slug.iter().find(|item| item.slug == *word));
+            if let Some(item) = hit {
+                out.insert(word.clone(), item.id);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn list_by(
+        &self,
+        key: &'static str,
+        values: &[&String],
+    ) -> Result<Vec<StoreProduct>, PlatformError> {
+        let mut out = Vec::new();
+        for chunk in values.chunks(MAX_PER_PAGE as usize) {
+            let joined = chunk
+                .iter()
+                .map(|value| value.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
+            let query = [(key, joined), ("per_page", MAX_PER_PAGE.to_string())];
+            out.extend(self.api.products(&query).await?.items);
+        }
+        Ok(out)
     }
 
     /// Sends `steps` in order, 25 to a batch, the first batch on `token` (or on a new cart),
@@ -313,19 +381,32 @@ impl Carts {
 
     pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         let mut problems = Vec::new();
-        let steps = Self::add_steps(draft, &mut problems);
+        let steps = self.add_steps(draft, &mut problems).await?;
+        if steps.is_empty() {
+            // No line can reach the store: no upstream cart is opened, and the empty id of
+            // this empty answer names none (so discarding it asks nothing either).
+            return Ok(CartOutcome {
+                cart: mapping::cart(
+                    String::new(),
+                    &StoreCart::default(),
+                    self.currency,
+                    None,
+                    None,
+                )?,
+                problems,
+            });
+        }
         // Cold (no guest Nonce seen yet): a cart read opens the session and hands out both.
         let token = match self.api.known_nonce() {
             Some(_) => None,
             None => Some(self.api.cart(None).await?.1),
         };
-        let mut applied = self.run(token.clone(), steps_or_read(steps)).await?;
+        let mut applied = self.run(token.clone(), steps).await?;
         if applied.refused_session && token.is_none() {
             // The Nonce went stale (it rotates every 12–24 h): nothing was applied, and the
             // refusals carried a fresh one and a new session's token. Once more on that.
-            let mut retry_problems = Vec::new();
-            let steps = Self::add_steps(draft, &mut retry_problems);
-            applied = self.run(applied.token.take(), steps_or_read(steps)).await?;
+            let steps = self.add_steps(draft, &mut Vec::new()).await?;
+            applied = self.run(applied.token.take(), steps).await?;
         }
         if applied.refused_session {
             return Err(PlatformError::Unavailable {
@@ -371,7 +452,7 @@ impl Carts {
         };
         let mut problems = Vec::new();
         let mut steps = vec![Step::plain(CartCall::Read), Step::plain(CartCall::Clear)];
-        steps.extend(Self::add_steps(draft, &mut problems));
+        steps.extend(self.add_steps(draft, &mut problems).await?);
         let mut applied = self.run(Some(token.clone()), steps).await?;
         if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
             return Ok(None);
@@ -413,15 +494,6 @@ impl Carts {
             Some(before) if !before.items.is_empty() => self.state(&token, &before).map(Some),
             _ => Ok(None),
         }
-    }
-}
-
-/// A cart with no line the store could be asked for still needs its session: a read opens it.
-fn steps_or_read(steps: Vec<Step>) -> Vec<Step> {
-    if steps.is_empty() {
-        vec![Step::plain(CartCall::Read)]
-    } else {
-        steps
     }
 }
 

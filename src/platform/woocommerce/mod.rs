@@ -86,7 +86,9 @@ fn build(
                 categories: true,
                 price: true,
             },
-            cart_lines: LineJudge::Brain,
+            // Each add-item sub-request of the write answers for its line (unknown, needs a
+            // variant, sold out, short), so the catalog round trip before it is saved.
+            cart_lines: LineJudge::Store,
         },
         catalog: Catalog::new(
             api.clone(),
