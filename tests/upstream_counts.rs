@@ -58,17 +58,8 @@ async fn upstream_requests_per_tool_call() {
     woocommerce().await;
 }
 
-/// Requests that touch carts; the rest of a cart call is the brain's catalog read of its
-/// lines (which goes once the brain judges lines from the store's write answer).
-fn cart_only(requests: &[String]) -> usize {
-    requests
-        .iter()
-        .filter(|line| line.contains("/cart") || line.contains("/batch"))
-        .count()
-}
-
 /// Each WooCommerce tool cold (fresh bridge: no category tree, no guest Nonce yet) and warm
-/// (the same call again). `_store` rows leave out the brain's catalog read of cart lines.
+/// (the same call again). Carts: no catalog read before the write (the store judges lines).
 async fn woocommerce() {
     let woo = woo_standin::WooStandin::start().await;
     let config = woo.config("") + NO_CACHE;
@@ -132,14 +123,17 @@ async fn woocommerce() {
                 json!({"meta": support::meta_with_key(&format!("create-{round}")), "cart": {"line_items": lines}}),
             )
             .await;
-        let requests = measure(&woo);
-        print(&format!("create_cart_3_lines_{round}"), &requests);
-        println!(
-            "UPSTREAM woocommerce create_cart_3_lines_{round}_store {}",
-            cart_only(&requests)
-        );
+        print(&format!("create_cart_3_lines_{round}"), &measure(&woo));
         ids.push(created["id"].as_str().unwrap().to_owned());
     }
+    // A SKU line costs one lookup round before the write.
+    bridge
+        .call(
+            "create_cart",
+            json!({"meta": support::meta_with_key("create-sku"), "cart": {"line_items": [{"item": {"id": "MUG-1"}, "quantity": 1}]}}),
+        )
+        .await;
+    print("create_cart_sku_line_warm", &measure(&woo));
     for (round, id) in ["cold", "warm"].iter().zip(&ids) {
         bridge
             .call("get_cart", json!({"meta": meta(), "id": id}))
@@ -153,12 +147,7 @@ async fn woocommerce() {
                 json!({"meta": support::meta_with_key(&format!("update-{round}")), "id": id, "cart": {"line_items": replacement}}),
             )
             .await;
-        let requests = measure(&woo);
-        print(&format!("update_cart_2_lines_{round}"), &requests);
-        println!(
-            "UPSTREAM woocommerce update_cart_2_lines_{round}_store {}",
-            cart_only(&requests)
-        );
+        print(&format!("update_cart_2_lines_{round}"), &measure(&woo));
         bridge
             .call(
                 "cancel_cart",
