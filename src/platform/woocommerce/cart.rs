@@ -507,6 +507,7 @@ fn not_found(line: &CartLineInput) -> LineProblem {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn error(code: &str, message: &str) -> ErrorBody {
@@ -514,6 +515,44 @@ mod tests {
             code: code.to_owned(),
             message: message.to_owned(),
         }
+    }
+
+    fn answer(status: u16, body: serde_json::Value) -> SubAnswer {
+        SubAnswer {
+            status,
+            body,
+            token: None,
+            nonce: None,
+        }
+    }
+
+    #[test]
+    fn refused_sub_requests_are_never_dropped() {
+        let conflict = serde_json::json!({"code": "woocommerce_rest_cart_invalid_key", "message": "Cart item no longer exists or is invalid.", "data": {"status": 409}});
+        // The read's 409 must carry the cart; without it the write cannot be judged.
+        let mut applied = Applied::default();
+        let read = Step::plain(CartCall::Read);
+        assert!(applied.read(&read, answer(409, conflict.clone())).is_err());
+        // A 409 anywhere else (emptying the cart) surfaces as an error with its code.
+        let clear = Step::plain(CartCall::Clear);
+        let error = applied.read(&clear, answer(409, conflict)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("woocommerce_rest_cart_invalid_key"),
+            "{error}"
+        );
+        // A refused add-item becomes that line's problem, keyed by the agent's id.
+        let add = Step::add(24, "TEE-LOGO", 1);
+        let missing = serde_json::json!({"code": "woocommerce_rest_missing_attributes", "message": "Missing attributes for variable product.", "data": {"status": 400}});
+        applied.read(&add, answer(400, missing)).unwrap();
+        assert_eq!(applied.problems[0].variant_id, "TEE-LOGO");
+        assert_eq!(applied.problems[0].kind, LineProblemKind::Ambiguous);
+        // A refused session (401/403) is noted, not taken for a cart.
+        let nonce = serde_json::json!({"code": "woocommerce_rest_missing_nonce", "message": "", "data": {"status": 401}});
+        applied.read(&add, answer(401, nonce)).unwrap();
+        assert!(applied.refused_session);
+        assert!(applied.cart.is_none());
     }
 
     #[test]
@@ -537,6 +576,11 @@ mod tests {
             classify(&oos, 1),
             Refusal::Problem(LineProblemKind::OutOfStock)
         ));
+        let partial = error(
+            "woocommerce_rest_product_partially_out_of_stock",
+            "You cannot add that amount of &quot;Meia Limitada&quot; to the cart because there is not enough stock (2 remaining).",
+        );
+        assert!(matches!(classify(&partial, 3), Refusal::Limit(2)));
         let gone = error("woocommerce_rest_cart_invalid_product", "x");
         assert!(matches!(
             classify(&gone, 1),
