@@ -1,5 +1,6 @@
 //! The stand-in cart: Cart-Token sessions, the WooCommerce 10.9.4 Nonce rule (none with a
-//! valid token, the one guest Nonce without), cart routes and `/batch`.
+//! valid token, the one guest Nonce without), cart routes and `/batch`. Bodies, error codes
+//! and messages are those of a real WooCommerce 10.9.4 (tests/suite/real_woo runs one).
 
 use super::catalog::amount;
 use super::*;
@@ -33,7 +34,7 @@ pub(super) fn now() -> u64 {
 /// A token shaped like WooCommerce's HS256 JWT (`user_id`, `exp` 48 h ahead, `iss`, `iat`).
 pub fn token_for(user_id: &str, exp: u64) -> String {
     let payload = URL_SAFE_NO_PAD.encode(
-        json!({"user_id": user_id, "exp": exp, "iss": "wc/store/v1", "iat": exp - 172_800})
+        json!({"user_id": user_id, "exp": exp, "iss": "store-api", "iat": exp - 172_800})
             .to_string(),
     );
     let signature = URL_SAFE_NO_PAD.encode(hash_hex(&[SECRET, JWT_HEADER, &payload]));
@@ -55,6 +56,65 @@ pub(super) fn verify(token: &str) -> Option<String> {
 }
 
 impl Inner {
+    /// How WooCommerce names an item in its messages: "Logo Tee - M, Red".
+    fn display_name(product: &Value) -> String {
+        match product["variation"].as_str().filter(|v| !v.is_empty()) {
+            Some(variation) => format!(
+                "{} - {}",
+                product["name"].as_str().unwrap(),
+                variation
+                    .split(", ")
+                    .map(|pair| pair.split(": ").nth(1).unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => product["name"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// A cart item's `variation`: the parent's reference pairs, with taxonomy slugs turned
+    /// into term names (10.9: `{"raw_attribute":"attribute_pa_color","attribute":"Color","value":"Azul"}`).
+    fn item_variation(parent: &Value, item_id: u64) -> Value {
+        let reference = parent["variations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["id"].as_u64() == Some(item_id))
+            .unwrap();
+        let attributes = parent["attributes"].as_array().cloned().unwrap_or_default();
+        Value::Array(
+            reference["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|pair| {
+                    let attribute = attributes.iter().find(|a| a["name"] == pair["name"]);
+                    let taxonomy = attribute
+                        .and_then(|a| a["taxonomy"].as_str())
+                        .filter(|t| !t.is_empty());
+                    let (raw, value) = match taxonomy {
+                        Some(taxonomy) => (
+                            format!("attribute_{taxonomy}"),
+                            attribute
+                                .and_then(|a| a["terms"].as_array())
+                                .and_then(|terms| terms.iter().find(|t| t["slug"] == pair["value"]))
+                                .map(|t| t["name"].clone())
+                                .unwrap_or_else(|| pair["value"].clone()),
+                        ),
+                        None => (
+                            format!(
+                                "attribute_{}",
+                                pair["name"].as_str().unwrap().to_lowercase()
+                            ),
+                            pair["value"].clone(),
+                        ),
+                    };
+                    json!({"raw_attribute": raw, "attribute": pair["name"], "value": value})
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn cart_json(&self, user: &str) -> Value {
         let mut cart: Value = serde_json::from_str(CART_EMPTY).unwrap();
         let template: Value = serde_json::from_str(CART_WITH_MUG).unwrap();
@@ -79,23 +139,10 @@ impl Inner {
             out["prices"]["price"] = product["prices"]["price"].clone();
             out["prices"]["regular_price"] = product["prices"]["regular_price"].clone();
             out["prices"]["sale_price"] = product["prices"]["sale_price"].clone();
+            out["type"] = product["type"].clone();
             out["variation"] = json!([]);
             if let Some(parent) = product["parent"].as_u64().filter(|p| *p != 0) {
-                let parent = self.product(parent).unwrap();
-                let reference = parent["variations"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|v| v["id"].as_u64() == Some(item.id))
-                    .unwrap();
-                out["variation"] = Value::Array(
-                    reference["attributes"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|pair| json!({"attribute": pair["name"], "value": pair["value"]}))
-                        .collect(),
-                );
+                out["variation"] = Self::item_variation(self.product(parent).unwrap(), item.id);
             }
             out["totals"]["line_subtotal"] = json!(line.to_string());
             out["totals"]["line_total"] = json!(line.to_string());
@@ -108,6 +155,10 @@ impl Inner {
         cart["items_count"] = json!(count);
         for key in ["total_items", "total_price"] {
             cart["totals"][key] = json!(total.to_string());
+        }
+        // No shipping zone configured: 10.9 answers null, not "0".
+        for key in ["total_shipping", "total_shipping_tax"] {
+            cart["totals"][key] = Value::Null;
         }
         cart
     }
@@ -346,18 +397,7 @@ impl Inner {
                         json!({"code":"woocommerce_rest_missing_attributes","message":"Missing attributes for variable product.","data":{"status":400}}),
                     );
                 }
-                let name = match product["variation"].as_str().filter(|v| !v.is_empty()) {
-                    Some(variation) => format!(
-                        "{} - {}",
-                        product["name"].as_str().unwrap(),
-                        variation
-                            .split(", ")
-                            .map(|pair| pair.split(": ").nth(1).unwrap_or(""))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                    None => product["name"].as_str().unwrap().to_owned(),
-                };
+                let name = Self::display_name(&product);
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if units == 0 {
                     return (
@@ -368,6 +408,7 @@ impl Inner {
                 let items = self.sessions.get_mut(user).unwrap();
                 let existing = items.iter().position(|item| item.id == id);
                 let already = existing.map(|i| items[i].quantity).unwrap_or(0);
+                // 10.9 names the whole stock, whatever the cart already holds.
                 if already + quantity > units {
                     return (
                         StatusCode::BAD_REQUEST,
@@ -401,10 +442,7 @@ impl Inner {
                 let id = self.sessions[user][index].id;
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if quantity > units {
-                    let name = self.product(id).unwrap()["name"]
-                        .as_str()
-                        .unwrap()
-                        .to_owned();
+                    let name = Self::display_name(self.product(id).unwrap());
                     return (
                         StatusCode::BAD_REQUEST,
                         json!({"code":"invalid_quantity","message":format!("The maximum quantity of &quot;{name}&quot; allowed in the cart is {units}"),"data":{"status":400}}),
@@ -430,7 +468,7 @@ impl Inner {
             }
             _ => (
                 StatusCode::NOT_FOUND,
-                json!({"code":"rest_no_route","message":"No route was found matching the URL and request method.","data":{"status":404}}),
+                json!({"code": "rest_no_route", "message": "No route was found matching the URL and request method.", "data": {"status": 404}}),
             ),
         }
     }

@@ -1,16 +1,9 @@
 //! A WooCommerce stand-in: a real HTTP server on loopback answering the Store API the way a
-//! real WooCommerce 10.9.4 does (`/work/shared/upstream/woo/fixtures-real-wc10.9`): same
-//! routes (`/products/{id|slug}`, `/batch` with 207 and per-sub-request answers), same
-//! `Cart-Token`/`Nonce`/`X-WP-Total` headers and rules, same error codes and messages. The
-//! catalog data itself is the one captured from WooCommerce 7.9 (`fixtures/`). It records every request
+//! real WooCommerce 10.9.4 does (the shared `fixtures-real-wc10.9`, and tests/real_woo.rs runs
+//! against one): same routes (`/products/{id|slug}`, `/batch` with 207 and per-sub-request
+//! answers), same `Cart-Token`/`Nonce`/`X-WP-Total` headers and rules, same error codes and
+//! messages. The catalog data is the one captured from WooCommerce 7.9 (`fixtures/`). It records every request
 //! line it receives and can be switched into faults (429, 5xx, slow, garbage).
-#![allow(
-    dead_code,
-    unused_imports,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic
-)]
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -106,7 +99,7 @@ fn json_response(status: StatusCode, body: &Value, headers: &[(&str, String)]) -
         .header("x-robots-tag", "noindex")
         .header(
             "access-control-expose-headers",
-            "X-WP-Total, X-WP-TotalPages, Link",
+            "X-WP-Total, X-WP-TotalPages, Link, Cart-Token",
         );
     for (name, value) in headers {
         builder = builder.header(*name, value);
@@ -319,14 +312,4 @@ impl WooStandin {
         inner.stale.push(id);
     }
 
-    /// Number of items in every live session (to check a cancelled cart was emptied).
-    pub fn session_items(&self) -> Vec<usize> {
-        self.inner
-            .lock()
-            .unwrap()
-            .sessions
-            .values()
-            .map(Vec::len)
-            .collect()
-    }
 }
