@@ -27,6 +27,7 @@ mod seeds;
 mod shopify_cart;
 mod shopify_catalog;
 mod shopify_errors;
+mod shopify_fixes;
 mod shopify_schema;
 mod shutdown;
 mod smoke;
