@@ -311,5 +311,4 @@ impl WooStandin {
         inner.stock.insert(id, units);
         inner.stale.push(id);
     }
-
 }
