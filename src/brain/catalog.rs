@@ -119,7 +119,7 @@ impl Brain {
                 let shown = featured(product, &pool)
                     .map(|variant| vec![render::variant(product, variant, None)])
                     .unwrap_or_default();
-                render::product(product, shown, store.currency)
+                render::product(product, shown, &pool, store.currency)
             })
             .filter(|product| !product.variants.is_empty())
             .collect();
@@ -253,7 +253,12 @@ impl Brain {
                             .map(|variant| render::variant(group.product, variant, Some(inputs)))
                     })
                     .collect();
-                render::product(group.product, variants, store.currency)
+                render::product(
+                    group.product,
+                    variants,
+                    &passing(group.product, &filters),
+                    store.currency,
+                )
             })
             .collect();
 
@@ -311,7 +316,7 @@ impl Brain {
             .iter()
             .map(|variant| render::variant(product, variant, None))
             .collect();
-        let mut out = render::product(product, variants, store.currency);
+        let mut out = render::product(product, variants, &pool, store.currency);
         out.options = render::signal_options(selection.options);
         out.selected = Some(render::selected(&selection.selected));
         Self::to_json(&ProductResponse {

@@ -150,31 +150,44 @@ pub fn signal_options(signals: Vec<OptionSignals>) -> Vec<OptionOut> {
         .collect()
 }
 
-/// A product with the given variants already rendered. The price range covers all the
-/// product's variants (as known to the adapter), not just the ones shown.
-pub fn product(
-    product: &Product,
-    variants: Vec<VariantOut>,
-    store_currency: Currency,
-) -> ProductOut {
-    let price_range = product
-        .price_range
-        .map(|(min, max)| PriceRangeOut { min, max })
-        .or_else(|| range(product.variants.iter().map(|variant| variant.price)))
-        .or_else(|| range(variants.iter().map(|variant| variant.price)));
-    let list_price_range = if product.variants.iter().any(|variant| {
+fn list_range<'v>(variants: impl Iterator<Item = &'v Variant> + Clone) -> Option<PriceRangeOut> {
+    let discounted = variants.clone().any(|variant| {
         variant
             .list_price
             .is_some_and(|list| list.amount > variant.price.amount)
-    }) {
-        range(
-            product
-                .variants
-                .iter()
-                .map(|variant| variant.list_price.unwrap_or(variant.price)),
-        )
+    });
+    if discounted {
+        range(variants.map(|variant| variant.list_price.unwrap_or(variant.price)))
     } else {
         None
+    }
+}
+
+/// A product with the given variants already rendered. `kept` are the variants the
+/// filters let through: when they are fewer than the product's, the price ranges cover
+/// only them (a `min: 5000` filter must not show a 4990 minimum); otherwise the ranges
+/// cover all the product's variants (as known to the adapter), not just the ones shown.
+pub fn product(
+    product: &Product,
+    variants: Vec<VariantOut>,
+    kept: &[&Variant],
+    store_currency: Currency,
+) -> ProductOut {
+    let filtered = !kept.is_empty() && kept.len() < product.variants.len();
+    let (price_range, list_price_range) = if filtered {
+        (
+            range(kept.iter().map(|variant| variant.price)),
+            list_range(kept.iter().copied()),
+        )
+    } else {
+        (
+            product
+                .price_range
+                .map(|(min, max)| PriceRangeOut { min, max })
+                .or_else(|| range(product.variants.iter().map(|variant| variant.price)))
+                .or_else(|| range(variants.iter().map(|variant| variant.price))),
+            list_range(product.variants.iter()),
+        )
     };
     // An adapter always hands over at least one variant or a price range; a product with
     // neither would be unsellable, and is rendered at zero rather than dropped.

@@ -246,3 +246,42 @@ async fn lookup_over_the_batch_limit_is_invalid_params() {
     let response = lookup(&bridge, json!({"ids": ["item_123", "item_456", "x"]})).await;
     assert_eq!(response["products"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn price_range_covers_only_the_variants_a_price_filter_kept() {
+    // Issue 10: with `min` above the cheapest variant, the range must not show that variant.
+    let bridge = TestBridge::sample().await;
+    let all = lookup(&bridge, json!({"ids": ["prod_abc123"]})).await;
+    assert_eq!(all["products"][0]["price_range"]["min"]["amount"], 12000);
+    let filtered = lookup(
+        &bridge,
+        json!({"ids": ["prod_abc123"], "filters": {"price": {"min": 13000}}}),
+    )
+    .await;
+    let product = &filtered["products"][0];
+    let kept: Vec<i64> = product["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["price"]["amount"].as_i64().unwrap())
+        .collect();
+    assert!(kept.iter().all(|price| *price >= 13000), "{kept:?}");
+    assert!(
+        product["price_range"]["min"]["amount"].as_i64().unwrap() >= 13000,
+        "{product}"
+    );
+    assert_eq!(product["price_range"]["max"]["amount"], 15000);
+    let get = bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "prod_abc123", "filters": {"price": {"min": 13000}}}}),
+        )
+        .await;
+    assert!(
+        get["product"]["price_range"]["min"]["amount"]
+            .as_i64()
+            .unwrap()
+            >= 13000,
+        "{get}"
+    );
+}

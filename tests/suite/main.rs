@@ -37,4 +37,5 @@ mod upstream;
 mod upstream_counts;
 mod woo_cart;
 mod woo_catalog;
+mod woo_round_trips;
 mod woo_safety;

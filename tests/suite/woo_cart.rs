@@ -11,11 +11,21 @@ async fn setup(extra: &str) -> (WooStandin, TestBridge) {
     (woo, bridge)
 }
 
-fn cart_writes(woo: &WooStandin) -> Vec<String> {
+/// Requests that touch carts (catalog reads left out).
+fn cart_calls(woo: &WooStandin) -> Vec<String> {
     woo.requests()
         .into_iter()
-        .filter(|line| line.contains("/cart") && !line.starts_with("GET"))
+        .filter(|line| line.contains("/cart") || line.contains("/batch"))
         .collect()
+}
+
+/// The Cart-Token a BCP cart id wraps.
+fn woo_standin_token(id: &str) -> String {
+    let encoded = id.strip_prefix("wcc1_").unwrap();
+    String::from_utf8(
+        base64::Engine::decode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, encoded).unwrap(),
+    )
+    .unwrap()
 }
 
 async fn create(bridge: &TestBridge, items: Value) -> Value {
@@ -62,21 +72,45 @@ async fn create_get_update_cancel_round_trip() {
     assert_eq!(continue_url.path(), "/checkout/");
     assert!(continue_url.query_pairs().any(|(k, _)| k == "session"));
 
-    // Every write carried the latest Cart-Token and a Nonce (WooCommerce 7.9 demands it).
+    // Cold (no guest Nonce seen yet): one cart read for the session, then ONE batch with
+    // the token on the outer request and on every sub-request (ROUND-TRIPS.md c).
+    assert_eq!(
+        cart_calls(&woo),
+        [
+            "GET /wp-json/wc/store/v1/cart",
+            "POST /wp-json/wc/store/v1/batch"
+        ]
+    );
     let headers = woo.write_headers();
-    assert_eq!(headers.len(), 2);
-    for h in &headers {
-        assert!(h.get("nonce").is_some() && h.get("cart-token").is_some());
-    }
+    assert_eq!(headers.len(), 1);
+    assert!(headers[0].get("cart-token").is_some());
+    assert_eq!(
+        woo.batches(),
+        [vec!["POST /wc/store/v1/cart/add-item".to_owned(); 2]]
+    );
 
+    // get_cart: one read.
+    woo.clear_requests();
     let fetched = bridge
         .call("get_cart", json!({"meta": meta(), "id": id}))
         .await;
     assert_eq!(fetched["id"], id.as_str());
     assert_eq!(lines(&fetched), lines(&created));
+    assert_eq!(cart_calls(&woo), ["GET /wp-json/wc/store/v1/cart"]);
 
-    // CART-017: full replacement with the fewest writes: one update, one remove, one add.
+    // Warm: the guest Nonce from an earlier answer creates the next cart in ONE batch, with
+    // no token anywhere and the Nonce in every sub-request.
     woo.clear_requests();
+    let second = create(&bridge, json!([{"item": {"id": "30"}, "quantity": 1}])).await;
+    assert_eq!(lines(&second), [("30".to_owned(), 1)]);
+    assert_eq!(cart_calls(&woo), ["POST /wp-json/wc/store/v1/batch"]);
+    let outer = woo.write_headers().pop().unwrap();
+    assert!(outer.get("cart-token").is_none());
+    assert_ne!(second["id"], created["id"]);
+
+    // CART-017: full replacement in ONE batch: read, empty, add the new lines.
+    woo.clear_requests();
+    let before = woo.batches().len();
     let updated = bridge
         .call(
             "update_cart",
@@ -92,13 +126,25 @@ async fn create_get_update_cancel_round_trip() {
         [("10".to_owned(), 3), ("31".to_owned(), 1)]
     );
     assert_eq!(total(&updated, "total"), 3 * 999 + 700);
-    let writes = cart_writes(&woo);
-    assert_eq!(writes.len(), 3, "{writes:?}");
-    assert!(writes[0].ends_with("/cart/remove-item"));
-    assert!(writes[1].ends_with("/cart/update-item"));
-    assert!(writes[2].ends_with("/cart/add-item"));
+    assert_eq!(cart_calls(&woo), ["POST /wp-json/wc/store/v1/batch"]);
+    assert_eq!(
+        woo.batches()[before],
+        [
+            "POST /wc/store/v1/cart/remove-item",
+            "DELETE /wc/store/v1/cart/items",
+            "POST /wc/store/v1/cart/add-item",
+            "POST /wc/store/v1/cart/add-item"
+        ]
+    );
+    let token = woo_standin_token(&id);
+    assert_eq!(woo.cart_of(&token), [(10, 3), (31, 1)]);
+
+    // The second cart was not touched by any of this.
+    let second_token = woo_standin_token(second["id"].as_str().unwrap());
+    assert_eq!(woo.cart_of(&second_token), [(30, 1)]);
 
     // CART-018, CART-019: cancel returns the cart as it was, then the id is gone.
+    woo.clear_requests();
     let cancelled = bridge
         .call(
             "cancel_cart",
@@ -106,10 +152,9 @@ async fn create_get_update_cancel_round_trip() {
         )
         .await;
     assert_eq!(lines(&cancelled), lines(&updated));
-    assert!(
-        woo.session_items().iter().all(|n| *n == 0),
-        "upstream cart emptied"
-    );
+    // One batch: the read answers the cart as it was, the DELETE empties it.
+    assert_eq!(cart_calls(&woo), ["POST /wp-json/wc/store/v1/batch"]);
+    assert!(woo.cart_of(&token).is_empty(), "upstream cart emptied");
     for tool in ["get_cart", "cancel_cart"] {
         let gone = bridge
             .call(tool, json!({"meta": meta_with_key("c2"), "id": id}))
@@ -125,6 +170,8 @@ async fn create_get_update_cancel_round_trip() {
         )
         .await;
     assert_eq!(revive["messages"][0]["code"], "not_found");
+    // The line that batch added to the emptied cart was taken out again.
+    assert!(woo.cart_of(&token).is_empty());
 
     // A bridge restart (or another replica) sees the same: no state lives in the bridge.
     let other = TestBridge::start(&woo.config("")).await;

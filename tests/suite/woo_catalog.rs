@@ -195,10 +195,11 @@ async fn lookup_by_every_kind_of_id_in_two_rounds() {
         .map(|m| m["content"].as_str().unwrap())
         .collect();
     assert_eq!(not_found, ["999", "nope"]);
-    // Round one: categories + by id (products, variations) + by SKU (both) + by slug;
-    // round two: all variations of the two variable products in one call.
+    // Round one: by id (products, variations), by SKU, by slug (each of the last two
+    // matches products and variations); round two: all variations of the two variable
+    // products in one call (ROUND-TRIPS.md a).
     let calls = product_calls(&woo);
-    assert_eq!(calls.len(), 6, "{calls:#?}");
+    assert_eq!(calls.len(), 5, "{calls:#?}");
     assert!(
         calls
             .iter()
@@ -309,8 +310,10 @@ async fn large_batches_are_chunked_to_the_store_page_size() {
 #[tokio::test]
 async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
     let woo = WooStandin::start().await;
+    // WooCommerce takes the keys only over TLS: the stand-in plays a store behind a
+    // TLS-terminating proxy on loopback, which the configuration must declare.
     let keys = format!(
-        "consumer_key = \"{}\"\nconsumer_secret = \"{}\"",
+        "consumer_key = \"{}\"\nconsumer_secret = \"{}\"\nrest_v3_tls_proxy = true",
         woo_standin::V3_KEY,
         woo_standin::V3_SECRET
     );
@@ -356,7 +359,9 @@ async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
 
     // Wrong keys: the store answers 401, the tools still work without the default.
     let wrong = TestBridge::start(
-        &woo.config("consumer_key = \"ck_wrong\"\nconsumer_secret = \"cs_wrong_secret_value\""),
+        &woo.config(
+            "consumer_key = \"ck_wrong\"\nconsumer_secret = \"cs_wrong_secret_value\"\nrest_v3_tls_proxy = true",
+        ),
     )
     .await;
     let fallback = wrong
@@ -381,6 +386,24 @@ async fn rest_v3_keys_add_the_merchant_default_variation_and_stay_secret() {
     }
 }
 
+#[test]
+fn rest_v3_keys_over_plain_http_are_a_configuration_problem() {
+    // Issue 10: WooCommerce answers every Basic-auth request over http with 401, loopback
+    // or not, so `check` (and start-up) names the case instead of a 401 at run time.
+    let config = format!(
+        "[store]\nplatform = \"woocommerce\"\nbase_url = \"http://127.0.0.1:8081\"\ncurrency = \"BRL\"\nconsumer_key = \"{}\"\nconsumer_secret = \"{}\"\n",
+        woo_standin::V3_KEY,
+        woo_standin::V3_SECRET
+    );
+    let problems = match bcp_bridge::config::BridgeConfig::from_toml(&config) {
+        Err(error) => format!("{error:?}"),
+        Ok(_) => panic!("http + REST v3 keys must not pass"),
+    };
+    assert!(problems.contains("store.consumer_key"), "{problems}");
+    assert!(problems.contains("only over https"), "{problems}");
+    assert!(!problems.contains(woo_standin::V3_SECRET));
+}
+
 #[tokio::test]
 async fn without_keys_the_first_purchasable_variation_is_featured() {
     let (woo, bridge) = setup().await;
@@ -392,4 +415,44 @@ async fn without_keys_the_first_purchasable_variation_is_featured() {
         .await;
     assert_eq!(product["product"]["variants"][0]["id"], "12");
     assert!(woo.requests().iter().all(|line| !line.contains("/wc/v3/")));
+}
+
+#[tokio::test]
+async fn price_range_reflects_the_variants_the_filter_kept() {
+    // Issue 10: Zip Hoodie's variants cost 4500 and 4800 (Woo's own range 4500–4800); with
+    // `min: 4600` only the 4800 one is in range, and so is the price range.
+    let (_woo, bridge) = setup().await;
+    for (tool, catalog) in [
+        (
+            "search_catalog",
+            json!({"query": "hoodie", "filters": {"price": {"min": 4600}}}),
+        ),
+        (
+            "lookup_catalog",
+            json!({"ids": ["20"], "filters": {"price": {"min": 4600}}}),
+        ),
+    ] {
+        let result = bridge
+            .call(tool, json!({"meta": meta(), "catalog": catalog}))
+            .await;
+        let hoodie = &result["products"][0];
+        assert_eq!(hoodie["id"], "20", "{tool}: {result}");
+        assert_eq!(hoodie["price_range"]["min"]["amount"], 4800, "{tool}");
+        assert_eq!(hoodie["price_range"]["max"]["amount"], 4800, "{tool}");
+    }
+    let product = bridge
+        .call(
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "20", "filters": {"price": {"min": 4600}}}}),
+        )
+        .await;
+    assert_eq!(product["product"]["price_range"]["min"]["amount"], 4800);
+    // Without a filter the range is the whole product's.
+    let plain = bridge
+        .call(
+            "lookup_catalog",
+            json!({"meta": meta(), "catalog": {"ids": ["20"]}}),
+        )
+        .await;
+    assert_eq!(plain["products"][0]["price_range"]["min"]["amount"], 4500);
 }

@@ -1,9 +1,11 @@
 //! The Store API over `UpstreamClient`: URL building from fixed segments and typed query
-//! values, the `Cart-Token`/`Nonce` handshake, and WordPress error bodies.
+//! values, the `Cart-Token`/`Nonce` rules of WooCommerce 10.9.4, `/batch`, and WordPress
+//! error bodies.
 
-use reqwest::Method;
 use reqwest::StatusCode;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 use url::Url;
 
 use super::wire::{ErrorBody, StoreCart, StoreCategory, StoreProduct};
@@ -17,6 +19,8 @@ pub struct StoreApi {
     client: UpstreamClient,
     /// `<base>/wp-json/wc/store/v1`
     root: Url,
+    /// The latest guest Nonce any cart answer carried.
+    nonce: std::sync::Mutex<Option<String>>,
 }
 
 /// One page of a collection plus WordPress's pagination headers.
@@ -24,26 +28,6 @@ pub struct Listing<T> {
     pub items: Vec<T>,
     pub total: Option<u64>,
     pub total_pages: Option<u32>,
-}
-
-/// The buyer's Store API session: the latest token and nonce the store handed out.
-#[derive(Clone)]
-pub struct Session {
-    pub token: String,
-    pub nonce: Option<String>,
-}
-
-impl std::fmt::Debug for Session {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The token is a bearer credential for the buyer's cart.
-        f.write_str("Session([REDACTED])")
-    }
-}
-
-/// What a cart write came back with.
-pub enum Written {
-    Cart(StoreCart),
-    Refused { error: ErrorBody },
 }
 
 /// The Cart-Token is a bearer credential for the buyer's cart: marked sensitive so no
@@ -66,7 +50,11 @@ impl StoreApi {
             .map_err(|()| "the base URL cannot have a path".to_owned())?
             .pop_if_empty()
             .extend(["wp-json", "wc", "store", "v1"]);
-        Ok(Self { client, root })
+        Ok(Self {
+            client,
+            root,
+            nonce: std::sync::Mutex::new(None),
+        })
     }
 
     fn url(&self, segments: &[&str], query: &[(&str, String)]) -> Url {
@@ -114,6 +102,16 @@ impl StoreApi {
         })
     }
 
+    /// `GET /products/{id or slug}`: a product or a variation; `None` when the store says
+    /// there is no such id or slug (404).
+    pub async fn product(&self, key: &str) -> Result<Option<StoreProduct>, PlatformError> {
+        let response = self.get(&["products", key], &[]).await?;
+        if response.status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        Self::decode(&response, "product").map(Some)
+    }
+
     pub async fn categories(&self) -> Result<Vec<StoreCategory>, PlatformError> {
         let response = self.get(&["products", "categories"], &[]).await?;
         Self::decode(&response, "categories")
@@ -126,101 +124,221 @@ impl StoreApi {
         Self::decode::<serde_json::Value>(&response, "products").map(|_| ())
     }
 
-    fn session_from(response: &UpstreamResponse, previous: Option<&Session>) -> Option<Session> {
-        let token = response
-            .header("cart-token")
-            .map(str::to_owned)
-            .or_else(|| previous.map(|session| session.token.clone()))?;
-        let nonce = response
-            .header("nonce")
-            .or_else(|| response.header("x-wc-store-api-nonce"))
-            .map(str::to_owned)
-            .or_else(|| previous.and_then(|session| session.nonce.clone()));
-        Some(Session { token, nonce })
+    /// Keeps the guest Nonce a cart answer carried: WooCommerce hands every guest session the
+    /// same one for a nonce tick (12–24 h), so any earlier answer's Nonce lets a new cart be
+    /// created without a read first.
+    fn remember_nonce(&self, response: &UpstreamResponse) {
+        if let Some(nonce) = response.header("nonce").filter(|nonce| !nonce.is_empty())
+            && let Ok(mut known) = self.nonce.lock()
+        {
+            *known = Some(nonce.to_owned());
+        }
     }
 
-    /// `GET /cart`; without a token the store starts a new session and names it.
-    pub async fn cart(&self, token: Option<&str>) -> Result<(StoreCart, Session), PlatformError> {
+    pub fn known_nonce(&self) -> Option<String> {
+        self.nonce.lock().ok().and_then(|known| known.clone())
+    }
+
+    /// `GET /cart`; without a token the store starts a new session and names it. Returns the
+    /// token the store answered with.
+    pub async fn cart(&self, token: Option<&str>) -> Result<(StoreCart, String), PlatformError> {
         let mut request = self.client.http().get(self.url(&["cart"], &[]));
         if let Some(token) = token {
             request = request.header("Cart-Token", token_header(token)?);
         }
         let response = self.client.send(request, CallKind::Read).await?;
+        self.remember_nonce(&response);
         let cart = Self::decode(&response, "cart")?;
         // A store that echoes no token for a token it was sent keeps using that one.
-        let sent = token.map(|token| Session {
-            token: token.to_owned(),
-            nonce: None,
-        });
-        let session = Self::session_from(&response, sent.as_ref()).ok_or_else(|| {
-            PlatformError::BadResponse("cart: the store sent no Cart-Token".to_owned())
-        })?;
-        Ok((cart, session))
+        let answered = response
+            .header("cart-token")
+            .map(str::to_owned)
+            .or_else(|| token.map(str::to_owned))
+            .ok_or_else(|| {
+                PlatformError::BadResponse("cart: the store sent no Cart-Token".to_owned())
+            })?;
+        Ok((cart, answered))
     }
 
-    /// One cart write, carrying the session's latest token and nonce; the session is updated
-    /// from the answer so the next write uses what the store handed out last.
-    pub async fn write(
+    /// One `POST /batch`: the sub-requests run in order on one cart and each answers for
+    /// itself (the batch is not atomic). With a token, it goes on the outer request (which
+    /// picks the cart) AND on every sub-request (which then needs no Nonce; a token only on
+    /// the sub-requests is a fatal error in WooCommerce 10.9.4). Without a token every
+    /// sub-request carries the guest Nonce and the store opens a new cart.
+    pub async fn batch(
         &self,
-        session: &mut Session,
-        method: Method,
-        segments: &[&str],
-        body: Option<serde_json::Value>,
-    ) -> Result<Written, PlatformError> {
+        token: Option<&str>,
+        calls: &[CartCall],
+    ) -> Result<Vec<SubAnswer>, PlatformError> {
+        if calls.len() > MAX_BATCH {
+            return Err(PlatformError::BadResponse(format!(
+                "batch: {} sub-requests, the store takes at most {MAX_BATCH}",
+                calls.len()
+            )));
+        }
+        let sub_headers = match token {
+            Some(token) => json!({ "Cart-Token": token }),
+            None => match self.known_nonce() {
+                Some(nonce) => json!({ "Nonce": nonce }),
+                None => json!({}),
+            },
+        };
+        let requests: Vec<Value> = calls
+            .iter()
+            .map(|call| {
+                let (method, path, body) = call.parts();
+                let mut request = json!({
+                    "path": format!("/wc/store/v1/{path}"),
+                    "method": method,
+                    "headers": sub_headers,
+                });
+                if let Some(body) = body {
+                    request["body"] = body;
+                }
+                request
+            })
+            .collect();
         let mut request = self
             .client
             .http()
-            .request(method, self.url(segments, &[]))
-            .header("Cart-Token", token_header(&session.token)?);
-        if let Some(nonce) = &session.nonce {
-            request = request
-                .header("Nonce", nonce.as_str())
-                .header("X-WC-Store-API-Nonce", nonce.as_str());
-        }
-        if let Some(body) = body {
-            request = request.json(&body);
+            .post(self.url(&["batch"], &[]))
+            .json(&json!({ "requests": requests }));
+        if let Some(token) = token {
+            request = request.header("Cart-Token", token_header(token)?);
         }
         let response = self.client.send(request, CallKind::Write).await?;
-        if let Some(next) = Self::session_from(&response, Some(session)) {
-            *session = next;
+        self.remember_nonce(&response);
+        if response.status != StatusCode::MULTI_STATUS && response.status != StatusCode::OK {
+            // The whole batch was refused (too many sub-requests, a bad path or method):
+            // nothing was applied, and the store's code says why.
+            let error: ErrorBody = response.json("batch error").unwrap_or_default();
+            return Err(PlatformError::BadResponse(format!(
+                "batch: HTTP {} {}",
+                response.status.as_u16(),
+                error.code
+            )));
         }
-        match response.status {
-            StatusCode::OK | StatusCode::CREATED => Ok(Written::Cart(response.json("cart")?)),
-            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                let error: ErrorBody = response.json("cart error").unwrap_or_default();
-                tracing::warn!(code = %error.code, "the store refused a cart write");
-                Err(PlatformError::Unavailable {
-                    reason: "the store refused the cart session".to_owned(),
-                    retry_after: None,
-                })
-            }
-            status if status.is_client_error() => Ok(Written::Refused {
-                error: response.json("cart error")?,
-            }),
-            status => Err(unexpected("cart", status)),
+        let answer: BatchAnswer = response.json("batch")?;
+        if answer.responses.len() != calls.len() {
+            return Err(PlatformError::BadResponse(format!(
+                "batch: {} answers for {} sub-requests",
+                answer.responses.len(),
+                calls.len()
+            )));
+        }
+        let answers: Vec<SubAnswer> = answer
+            .responses
+            .into_iter()
+            .map(SubAnswer::from_wire)
+            .collect();
+        if let Some(nonce) = answers.iter().rev().find_map(|answer| answer.nonce.clone())
+            && let Ok(mut known) = self.nonce.lock()
+        {
+            *known = Some(nonce);
+        }
+        Ok(answers)
+    }
+}
+
+/// The Store API's `/batch` limit: 26 sub-requests reject the whole batch.
+pub const MAX_BATCH: usize = 25;
+
+/// One cart write inside a batch.
+#[derive(Debug, Clone)]
+pub enum CartCall {
+    Add {
+        id: u64,
+        quantity: u32,
+    },
+    /// `DELETE /cart/items`: empties the cart, answers `[]`.
+    Clear,
+    /// `remove-item` of a key no cart item can have: the store answers 409
+    /// `woocommerce_rest_cart_invalid_key` with the current cart in `data.cart` and changes
+    /// nothing, which is how a batch reads the cart before its writes.
+    Read,
+}
+
+/// Item keys are md5 hex; this one is not hex, so it can never name an item.
+const NO_SUCH_KEY: &str = "bcp-bridge-reads-the-cart";
+
+impl CartCall {
+    fn parts(&self) -> (&'static str, &'static str, Option<Value>) {
+        match self {
+            Self::Add { id, quantity } => (
+                "POST",
+                "cart/add-item",
+                Some(json!({ "id": id, "quantity": quantity })),
+            ),
+            Self::Clear => ("DELETE", "cart/items", None),
+            Self::Read => (
+                "POST",
+                "cart/remove-item",
+                Some(json!({ "key": NO_SUCH_KEY })),
+            ),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct BatchAnswer {
+    responses: Vec<WireSub>,
+}
+
+#[derive(Deserialize)]
+struct WireSub {
+    #[serde(default)]
+    status: u16,
+    #[serde(default)]
+    body: Value,
+    #[serde(default)]
+    headers: serde_json::Map<String, Value>,
+}
+
+/// One sub-request's answer: its status, body and the session headers it carried.
+#[derive(Debug)]
+pub struct SubAnswer {
+    pub status: u16,
+    pub body: Value,
+    pub token: Option<String>,
+    pub nonce: Option<String>,
+}
+
+impl SubAnswer {
+    fn from_wire(sub: WireSub) -> Self {
+        let header = |name: &str| {
+            sub.headers
+                .iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .and_then(|(_, value)| value.as_str())
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+        };
+        Self {
+            token: header("cart-token"),
+            nonce: header("nonce"),
+            status: sub.status,
+            body: sub.body,
         }
     }
 
-    /// `DELETE /cart/items` answers `[]`, not a cart.
-    pub async fn empty(&self, session: &mut Session) -> Result<(), PlatformError> {
-        let mut request = self
-            .client
-            .http()
-            .delete(self.url(&["cart", "items"], &[]))
-            .header("Cart-Token", token_header(&session.token)?);
-        if let Some(nonce) = &session.nonce {
-            request = request
-                .header("Nonce", nonce.as_str())
-                .header("X-WC-Store-API-Nonce", nonce.as_str());
-        }
-        let response = self.client.send(request, CallKind::Write).await?;
-        if let Some(next) = Self::session_from(&response, Some(session)) {
-            *session = next;
-        }
-        if response.status.is_success() {
-            Ok(())
-        } else {
-            Err(unexpected("empty cart", response.status))
-        }
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// The whole cart a successful add-item (or any cart route) answers with.
+    pub fn cart(&self) -> Result<StoreCart, PlatformError> {
+        serde_json::from_value(self.body.clone())
+            .map_err(|_| PlatformError::BadResponse("batch: a cart answer is not a cart".into()))
+    }
+
+    pub fn error(&self) -> ErrorBody {
+        serde_json::from_value(self.body.clone()).unwrap_or_default()
+    }
+
+    /// The cart a 409 `woocommerce_rest_cart_invalid_key` carries in `data.cart`.
+    pub fn conflict_cart(&self) -> Option<StoreCart> {
+        (self.status == 409 && self.error().code == "woocommerce_rest_cart_invalid_key")
+            .then(|| serde_json::from_value(self.body["data"]["cart"].clone()).ok())
+            .flatten()
     }
 }

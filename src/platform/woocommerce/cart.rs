@@ -1,24 +1,27 @@
-//! Carts are Store API carts. The BCP cart id wraps the `Cart-Token`; every write first reads
-//! the cart (for the diff, and for a fresh `Nonce`), then sends only the changes.
+//! Carts are Store API carts. The BCP cart id wraps the `Cart-Token`. Every write is one
+//! `POST /batch` (25 sub-requests each): create adds the lines to a new cart (with the guest
+//! Nonce any earlier answer carried; cold, one `GET /cart` first), update reads the cart,
+//! empties it and adds the new lines, cancel reads and empties it. Each sub-request answers
+//! for itself, so every refused line is judged from the store's own answer, and the last
+//! successful answer is the cart the store holds.
 //!
 //! A Store API cart cannot be deleted, so a cancelled cart is an emptied one, and an empty
 //! upstream cart reads as not found. That holds across restarts and replicas without any
 //! bridge-side state; the price is that `update_cart` to zero lines also ends the cart.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use iso_currency::Currency;
-use reqwest::Method;
-use serde_json::json;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::api::{Session, StoreApi, Written};
-use super::ids::{WooId, cart_id, cart_token, claims};
+use super::api::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
+use super::ids::{WooId, cart_id, cart_token, claims, is_sku, is_slug};
 use super::mapping;
 use super::settings::CheckoutMode;
 use super::text::decode_entities;
-use super::wire::{ErrorBody, StoreCart};
+use super::wire::{ErrorBody, StoreCart, StoreProduct};
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
@@ -60,6 +63,9 @@ fn classify(error: &ErrorBody, wanted: u32) -> Refusal {
             Some(available) if available < wanted => Refusal::Limit(available),
             _ => Refusal::Problem(LineProblemKind::Invalid),
         },
+        "woocommerce_rest_missing_attributes" | "woocommerce_rest_invalid_variation_data" => {
+            Refusal::Problem(LineProblemKind::Ambiguous)
+        }
         "woocommerce_rest_cart_invalid_product"
         | "woocommerce_rest_product_invalid_id"
         | "woocommerce_rest_cart_invalid_key" => Refusal::Problem(LineProblemKind::NotFound),
@@ -71,7 +77,11 @@ fn problem(variant_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LinePr
     let text = decode_entities(&error.message);
     LineProblem {
         variant_id: variant_id.to_owned(),
-        message: if text.trim().is_empty() {
+        // The store only says "Missing attributes for variable product.": tell the agent
+        // what to do instead, as the brain does for the same case.
+        message: if kind == LineProblemKind::Ambiguous {
+            format!("{variant_id} is a product with several variants: add one of its variant ids")
+        } else if text.trim().is_empty() {
             format!("The store refused item {variant_id}")
         } else {
             text
@@ -80,10 +90,104 @@ fn problem(variant_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LinePr
     }
 }
 
-/// A write that touches one line: `add-item` or `update-item`.
-enum LineWrite<'a> {
-    Add(WooId),
-    Update(&'a str),
+/// One sub-request and, for an add-item, the agent's line it carries.
+struct Step {
+    call: CartCall,
+    line: Option<(String, u32)>,
+}
+
+impl Step {
+    fn add(id: u64, variant_id: &str, quantity: u32) -> Self {
+        Self {
+            call: CartCall::Add { id, quantity },
+            line: Some((variant_id.to_owned(), quantity)),
+        }
+    }
+
+    fn plain(call: CartCall) -> Self {
+        Self { call, line: None }
+    }
+}
+
+/// What a run of batches did to one cart.
+#[derive(Default)]
+struct Applied {
+    /// The latest Cart-Token the store answered with.
+    token: Option<String>,
+    /// The cart as the last successful sub-request left it.
+    cart: Option<StoreCart>,
+    /// The cart as a `CartCall::Read` found it, before the writes after it.
+    before: Option<StoreCart>,
+    /// The store did not accept the session (an unknown or tampered token).
+    refused_session: bool,
+    problems: Vec<LineProblem>,
+    /// Lines the store would take fewer of: `(id, variant id, available, its refusal)`.
+    clamps: Vec<(u64, String, u32, ErrorBody)>,
+}
+
+impl Applied {
+    fn read(&mut self, step: &Step, answer: SubAnswer) -> Result<(), PlatformError> {
+        if let Some(token) = &answer.token {
+            self.token = Some(token.clone());
+        }
+        if answer.status == 401 || answer.status == 403 {
+            let error = answer.error();
+            tracing::warn!(code = %error.code, "the store refused the cart session");
+            self.refused_session = true;
+            return Ok(());
+        }
+        match (&step.call, answer.ok()) {
+            (CartCall::Add { .. }, true) => self.cart = Some(answer.cart()?),
+            (CartCall::Clear, true) => self.cart = Some(StoreCart::default()),
+            (CartCall::Read, false) => match answer.conflict_cart() {
+                Some(cart) => {
+                    self.before = Some(cart.clone());
+                    self.cart = Some(cart);
+                }
+                None => return Err(refused("reading the cart", &answer)),
+            },
+            (CartCall::Clear, false) => return Err(refused("emptying the cart", &answer)),
+            (CartCall::Read, true) => {
+                return Err(PlatformError::BadResponse(
+                    "batch: the cart read changed the cart".to_owned(),
+                ));
+            }
+            (CartCall::Add { id, .. }, false) => {
+                let error = answer.error();
+                let (variant_id, quantity) = step.line.clone().unwrap_or_default();
+                match classify(&error, quantity) {
+                    Refusal::Problem(kind) => {
+                        self.problems.push(problem(&variant_id, kind, &error));
+                    }
+                    Refusal::Limit(available) => {
+                        self.clamps.push((*id, variant_id, available, error));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A sub-request the adapter cannot do without was refused: the store's code and status
+/// go up as the error, never dropped.
+fn refused(what: &str, answer: &SubAnswer) -> PlatformError {
+    let error = answer.error();
+    PlatformError::BadResponse(format!(
+        "{what}: HTTP {} {}",
+        answer.status,
+        if error.code.is_empty() {
+            "(no code)"
+        } else {
+            error.code.as_str()
+        }
+    ))
+}
+
+/// Whether `token` names the same store session as the one the agent's id wraps.
+fn same_session(sent: &str, answered: Option<&str>) -> bool {
+    let sent = claims(sent).session;
+    sent.is_some() && answered.is_none_or(|answered| claims(answered).session == sent)
 }
 
 impl Carts {
@@ -139,214 +243,271 @@ impl Carts {
         )
     }
 
-    /// The live, non-empty cart behind a BCP id, with a session ready for writes.
-    async fn open(&self, id: &str) -> Result<Option<(String, Session, StoreCart)>, PlatformError> {
-        let Some(token) = cart_token(id) else {
-            return Ok(None);
-        };
-        let sent = claims(&token);
-        if sent
+    /// The token a BCP id wraps, unless it cannot name a live cart (never asks the store).
+    fn token_of(id: &str) -> Option<String> {
+        let token = cart_token(id)?;
+        let expired = claims(&token)
             .expires_at
-            .is_some_and(|expiry| expiry <= OffsetDateTime::now_utc())
-        {
-            return Ok(None);
-        }
-        let (cart, session) = self.api.cart(Some(&token)).await?;
-        // A token the store does not accept (forged, or for a purged session) gets a brand
-        // new session back: that cart is not the one the agent named.
-        if claims(&session.token).session != sent.session || sent.session.is_none() {
-            return Ok(None);
-        }
-        if cart.items.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some((token, session, cart)))
+            .is_some_and(|expiry| expiry <= OffsetDateTime::now_utc());
+        (!expired).then_some(token)
     }
 
-    async fn send_line(
+    /// Add-item steps for the draft's lines, which carry the agent's item ids as sent: a
+    /// numeric id goes to the store as it is (a variation or simple product is added, a
+    /// variable product is refused as needing a variant, an unknown id as not found); SKUs
+    /// and slugs first become ids in one round (`sku=` and `slug=` together). Ids that can
+    /// be neither are not found without asking.
+    async fn add_steps(
         &self,
-        session: &mut Session,
-        write: &LineWrite<'_>,
-        quantity: u32,
-    ) -> Result<Written, PlatformError> {
-        let (segments, body) = match write {
-            LineWrite::Add(id) => (
-                ["cart", "add-item"],
-                json!({"id": id.0, "quantity": quantity}),
-            ),
-            LineWrite::Update(key) => (
-                ["cart", "update-item"],
-                json!({"key": key, "quantity": quantity}),
-            ),
-        };
-        self.api
-            .write(session, Method::POST, &segments, Some(body))
-            .await
-    }
-
-    /// Adds each line in turn, keeping the latest cart the store returned and collecting what
-    /// it refused.
-    async fn add_lines<'l>(
-        &self,
-        session: &mut Session,
-        cart: &mut StoreCart,
-        lines: impl Iterator<Item = &'l CartLineInput>,
+        draft: &CartDraft,
         problems: &mut Vec<LineProblem>,
-    ) -> Result<(), PlatformError> {
-        for line in lines {
-            let Some(id) = WooId::parse(&line.variant_id) else {
-                problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
-                    kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
-                });
-                continue;
-            };
-            let (written, problem) = self
-                .write_line(session, LineWrite::Add(id), &line.variant_id, line.quantity)
-                .await?;
-            if let Some(written) = written {
-                *cart = written;
+    ) -> Result<Vec<Step>, PlatformError> {
+        let words: Vec<String> = draft
+            .lines
+            .iter()
+            .map(|line| line.variant_id.clone())
+            .filter(|id| WooId::parse(id).is_none() && (is_sku(id) || is_slug(id)))
+            .collect();
+        let named = self.ids_of(&words).await?;
+        let mut steps = Vec::new();
+        for line in &draft.lines {
+            let id = WooId::parse(&line.variant_id)
+                .map(|id| id.0)
+                .or_else(|| named.get(&line.variant_id).copied());
+            match id {
+                Some(id) => steps.push(Step::add(id, &line.variant_id, line.quantity)),
+                None => problems.push(not_found(line)),
             }
-            problems.extend(problem);
         }
-        Ok(())
+        Ok(steps)
     }
 
-    /// One line write; a quantity refusal is retried once with what the store can take.
-    async fn write_line(
+    /// The store ids SKUs (ignoring case, as the store does) and slugs name: a variation's
+    /// own id, or the product's.
+    async fn ids_of(&self, words: &[String]) -> Result<HashMap<String, u64>, PlatformError> {
+        let mut out = HashMap::new();
+        if words.is_empty() {
+            return Ok(out);
+        }
+        let skus: Vec<&String> = words.iter().filter(|word| is_sku(word)).collect();
+        let slugs: Vec<&String> = words.iter().filter(|word| is_slug(word)).collect();
+        let (by_sku, by_slug) =
+            tokio::join!(self.list_by("sku", &skus), self.list_by("slug", &slugs));
+        let (by_sku, by_slug) = (by_sku?, by_slug?);
+        for word in words {
+            let hit = by_sku
+                .iter()
+                .find(|item| !item.sku.is_empty() && item.sku.eq_ignore_ascii_case(word))
+                .or_else(|| by_slug.iter().find(|item| item.slug == *word));
+            if let Some(item) = hit {
+                out.insert(word.clone(), item.id);
+            }
+        }
+        Ok(out)
+    }
+
+    async fn list_by(
         &self,
-        session: &mut Session,
-        write: LineWrite<'_>,
-        variant_id: &str,
-        quantity: u32,
-    ) -> Result<(Option<StoreCart>, Option<LineProblem>), PlatformError> {
-        let written = self.send_line(session, &write, quantity).await?;
-        let error = match written {
-            Written::Cart(cart) => return Ok((Some(cart), None)),
-            Written::Refused { error, .. } => error,
+        key: &'static str,
+        values: &[&String],
+    ) -> Result<Vec<StoreProduct>, PlatformError> {
+        let mut out = Vec::new();
+        for chunk in values.chunks(MAX_PER_PAGE as usize) {
+            let joined = chunk
+                .iter()
+                .map(|value| value.as_str())
+                .collect::<Vec<_>>()
+                .join(",");
+            let query = [(key, joined), ("per_page", MAX_PER_PAGE.to_string())];
+            out.extend(self.api.products(&query).await?.items);
+        }
+        Ok(out)
+    }
+
+    /// Sends `steps` in order, 25 to a batch, the first batch on `token` (or on a new cart),
+    /// the later ones on whatever token the store answered with; then, in one more batch,
+    /// the lines the store would take fewer of, at the quantity it named.
+    async fn run(&self, token: Option<String>, steps: Vec<Step>) -> Result<Applied, PlatformError> {
+        let mut applied = Applied {
+            token,
+            ..Applied::default()
         };
-        match classify(&error, quantity) {
-            Refusal::Problem(kind) => Ok((None, Some(problem(variant_id, kind, &error)))),
-            Refusal::Limit(available) => match self.send_line(session, &write, available).await? {
-                Written::Cart(cart) => {
+        for chunk in steps.chunks(MAX_BATCH) {
+            let calls: Vec<CartCall> = chunk.iter().map(|step| step.call.clone()).collect();
+            let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
+            for (step, answer) in chunk.iter().zip(answers) {
+                applied.read(step, answer)?;
+            }
+            if applied.refused_session {
+                return Ok(applied);
+            }
+        }
+        let clamps = std::mem::take(&mut applied.clamps);
+        for chunk in clamps.chunks(MAX_BATCH) {
+            let steps: Vec<Step> = chunk
+                .iter()
+                .map(|(id, variant_id, available, _)| Step::add(*id, variant_id, *available))
+                .collect();
+            let calls: Vec<CartCall> = steps.iter().map(|step| step.call.clone()).collect();
+            let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
+            for ((_, variant_id, available, first), answer) in chunk.iter().zip(answers) {
+                if let Some(token) = &answer.token {
+                    applied.token = Some(token.clone());
+                }
+                if answer.ok() {
+                    applied.cart = Some(answer.cart()?);
                     let mut adjusted = problem(
                         variant_id,
-                        LineProblemKind::InsufficientStock { available },
-                        &error,
+                        LineProblemKind::InsufficientStock {
+                            available: *available,
+                        },
+                        first,
                     );
                     adjusted.message = format!(
                         "{}. Quantity set to {available}.",
                         adjusted.message.trim_end_matches('.')
                     );
-                    Ok((Some(cart), Some(adjusted)))
+                    applied.problems.push(adjusted);
+                } else {
+                    let error = answer.error();
+                    applied
+                        .problems
+                        .push(problem(variant_id, LineProblemKind::Invalid, &error));
                 }
-                Written::Refused { error, .. } => Ok((
-                    None,
-                    Some(problem(variant_id, LineProblemKind::Invalid, &error)),
-                )),
-            },
+            }
         }
+        Ok(applied)
     }
 
     pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        // A cart read without a token opens a new session and hands out its token and nonce.
-        let (mut cart, mut session) = self.api.cart(None).await?;
         let mut problems = Vec::new();
-        self.add_lines(&mut session, &mut cart, draft.lines.iter(), &mut problems)
-            .await?;
+        let steps = self.add_steps(draft, &mut problems).await?;
+        if steps.is_empty() {
+            // No line can reach the store: no upstream cart is opened, and the empty id of
+            // this empty answer names none (so discarding it asks nothing either).
+            return Ok(CartOutcome {
+                cart: mapping::cart(
+                    String::new(),
+                    &StoreCart::default(),
+                    self.currency,
+                    None,
+                    None,
+                )?,
+                problems,
+            });
+        }
+        // Cold (no guest Nonce seen yet): a cart read opens the session and hands out both.
+        let token = match self.api.known_nonce() {
+            Some(_) => None,
+            None => Some(self.api.cart(None).await?.1),
+        };
+        let mut applied = self.run(token.clone(), steps).await?;
+        if applied.refused_session && token.is_none() {
+            // The Nonce went stale (it rotates every 12–24 h): nothing was applied, and the
+            // refusals carried a fresh one and a new session's token. Once more on that.
+            let steps = self.add_steps(draft, &mut Vec::new()).await?;
+            applied = self.run(applied.token.take(), steps).await?;
+        }
+        if applied.refused_session {
+            return Err(PlatformError::Unavailable {
+                reason: "the store refused the cart session".to_owned(),
+                retry_after: None,
+            });
+        }
+        let token = applied.token.clone().ok_or_else(|| {
+            PlatformError::BadResponse("cart: the store sent no Cart-Token".to_owned())
+        })?;
+        problems.append(&mut applied.problems);
+        let cart = applied.cart.unwrap_or_default();
         Ok(CartOutcome {
-            cart: self.state(&session.token, &cart)?,
+            cart: self.state(&token, &cart)?,
             problems,
         })
     }
 
+    /// The live, non-empty cart behind a BCP id.
     pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        match self.open(id).await? {
-            Some((token, _, cart)) => self.state(&token, &cart).map(Some),
-            None => Ok(None),
+        let Some(token) = Self::token_of(id) else {
+            return Ok(None);
+        };
+        let (cart, answered) = self.api.cart(Some(&token)).await?;
+        // A token the store does not accept (forged, or for a purged session) gets a brand
+        // new session back: that cart is not the one the agent named.
+        if !same_session(&token, Some(&answered)) || cart.items.is_empty() {
+            return Ok(None);
         }
+        self.state(&token, &cart).map(Some)
     }
 
-    /// Removes first (frees stock held by nothing), then updates, then adds.
+    /// One batch: read the cart, empty it, add the new lines (more batches past 23 lines).
+    /// An emptied (cancelled) cart is not found; if it turns out to have been one, the lines
+    /// just added are taken out again (one more request, only then).
     pub async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
-        let Some((token, mut session, mut cart)) = self.open(id).await? else {
+        let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };
         let mut problems = Vec::new();
-        let mut kept: Vec<String> = Vec::new();
-        let mut removals = Vec::new();
-        let mut updates = Vec::new();
-        for item in &cart.items {
-            let wanted = draft
-                .lines
-                .iter()
-                .find(|line| line.variant_id == item.id.to_string());
-            match wanted {
-                Some(line) if !kept.contains(&line.variant_id) => {
-                    kept.push(line.variant_id.clone());
-                    if line.quantity != item.quantity {
-                        updates.push((item.key.clone(), line.variant_id.clone(), line.quantity));
-                    }
-                }
-                _ => removals.push(item.key.clone()),
-            }
+        let mut steps = vec![Step::plain(CartCall::Read), Step::plain(CartCall::Clear)];
+        steps.extend(self.add_steps(draft, &mut problems).await?);
+        let mut applied = self.run(Some(token.clone()), steps).await?;
+        if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
+            return Ok(None);
         }
-        for key in removals {
-            match self
-                .api
-                .write(
-                    &mut session,
-                    Method::POST,
-                    &["cart", "remove-item"],
-                    Some(json!({ "key": key })),
-                )
-                .await?
+        if applied
+            .before
+            .as_ref()
+            .is_none_or(|cart| cart.items.is_empty())
+        {
+            if applied
+                .cart
+                .as_ref()
+                .is_some_and(|cart| !cart.items.is_empty())
             {
-                Written::Cart(written) => cart = written,
-                // Already gone (another writer): the goal is reached.
-                Written::Refused { error, .. } => {
-                    tracing::debug!(code = %error.code, "remove-item refused")
-                }
+                self.run(Some(token), vec![Step::plain(CartCall::Clear)])
+                    .await?;
             }
+            return Ok(None);
         }
-        for (key, variant_id, quantity) in updates {
-            let (written, problem) = self
-                .write_line(&mut session, LineWrite::Update(&key), &variant_id, quantity)
-                .await?;
-            if let Some(written) = written {
-                cart = written;
-            }
-            problems.extend(problem);
-        }
-        let added = draft
-            .lines
-            .iter()
-            .filter(|line| !kept.contains(&line.variant_id));
-        self.add_lines(&mut session, &mut cart, added, &mut problems)
-            .await?;
+        problems.append(&mut applied.problems);
+        let cart = applied.cart.unwrap_or_default();
         Ok(Some(CartOutcome {
             cart: self.state(&token, &cart)?,
             problems,
         }))
     }
 
+    /// One batch: read the cart (the answer is the cart as it was), then empty it.
     pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        let Some((token, mut session, cart)) = self.open(id).await? else {
+        let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };
-        let before = self.state(&token, &cart)?;
-        self.api.empty(&mut session).await?;
-        Ok(Some(before))
+        let steps = vec![Step::plain(CartCall::Read), Step::plain(CartCall::Clear)];
+        let applied = self.run(Some(token.clone()), steps).await?;
+        if applied.refused_session || !same_session(&token, applied.token.as_deref()) {
+            return Ok(None);
+        }
+        match applied.before {
+            Some(before) if !before.items.is_empty() => self.state(&token, &before).map(Some),
+            _ => Ok(None),
+        }
+    }
+}
+
+fn not_found(line: &CartLineInput) -> LineProblem {
+    LineProblem {
+        variant_id: line.variant_id.clone(),
+        kind: LineProblemKind::NotFound,
+        message: format!("Item not found: {}", line.variant_id),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn error(code: &str, message: &str) -> ErrorBody {
@@ -354,6 +515,44 @@ mod tests {
             code: code.to_owned(),
             message: message.to_owned(),
         }
+    }
+
+    fn answer(status: u16, body: serde_json::Value) -> SubAnswer {
+        SubAnswer {
+            status,
+            body,
+            token: None,
+            nonce: None,
+        }
+    }
+
+    #[test]
+    fn refused_sub_requests_are_never_dropped() {
+        let conflict = serde_json::json!({"code": "woocommerce_rest_cart_invalid_key", "message": "Cart item no longer exists or is invalid.", "data": {"status": 409}});
+        // The read's 409 must carry the cart; without it the write cannot be judged.
+        let mut applied = Applied::default();
+        let read = Step::plain(CartCall::Read);
+        assert!(applied.read(&read, answer(409, conflict.clone())).is_err());
+        // A 409 anywhere else (emptying the cart) surfaces as an error with its code.
+        let clear = Step::plain(CartCall::Clear);
+        let error = applied.read(&clear, answer(409, conflict)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("woocommerce_rest_cart_invalid_key"),
+            "{error}"
+        );
+        // A refused add-item becomes that line's problem, keyed by the agent's id.
+        let add = Step::add(24, "TEE-LOGO", 1);
+        let missing = serde_json::json!({"code": "woocommerce_rest_missing_attributes", "message": "Missing attributes for variable product.", "data": {"status": 400}});
+        applied.read(&add, answer(400, missing)).unwrap();
+        assert_eq!(applied.problems[0].variant_id, "TEE-LOGO");
+        assert_eq!(applied.problems[0].kind, LineProblemKind::Ambiguous);
+        // A refused session (401/403) is noted, not taken for a cart.
+        let nonce = serde_json::json!({"code": "woocommerce_rest_missing_nonce", "message": "", "data": {"status": 401}});
+        applied.read(&add, answer(401, nonce)).unwrap();
+        assert!(applied.refused_session);
+        assert!(applied.cart.is_none());
     }
 
     #[test]
@@ -377,6 +576,11 @@ mod tests {
             classify(&oos, 1),
             Refusal::Problem(LineProblemKind::OutOfStock)
         ));
+        let partial = error(
+            "woocommerce_rest_product_partially_out_of_stock",
+            "You cannot add that amount of &quot;Meia Limitada&quot; to the cart because there is not enough stock (2 remaining).",
+        );
+        assert!(matches!(classify(&partial, 3), Refusal::Limit(2)));
         let gone = error("woocommerce_rest_cart_invalid_product", "x");
         assert!(matches!(
             classify(&gone, 1),

@@ -48,6 +48,26 @@ pub struct Catalog {
     rest_v3: Option<RestV3>,
 }
 
+/// Which product (and variant) each kind of input names.
+#[derive(Default)]
+struct Targets {
+    /// Ids, exactly as the store echoes them.
+    exact: HashMap<String, (u64, Option<u64>)>,
+    /// Lowercased SKUs.
+    sku: HashMap<String, (u64, Option<u64>)>,
+    slug: HashMap<String, (u64, Option<u64>)>,
+}
+
+impl Targets {
+    /// An id first, then a SKU, then a slug: the order in which an input is most specific.
+    fn get(&self, input: &str) -> Option<&(u64, Option<u64>)> {
+        self.exact
+            .get(input)
+            .or_else(|| self.sku.get(&input.to_lowercase()))
+            .or_else(|| self.slug.get(input))
+    }
+}
+
 /// What one lookup round found, by id.
 #[derive(Default)]
 struct Found {
@@ -108,7 +128,6 @@ impl Catalog {
             Some(cursor) => parse_cursor(cursor)?,
             None => (1, request.limit.clamp(1, MAX_PER_PAGE)),
         };
-        let tree = self.categories.tree(&self.api).await?;
         let mut query: Vec<(&str, String)> = vec![
             ("page", page.to_string()),
             ("per_page", per_page.to_string()),
@@ -116,7 +135,22 @@ impl Catalog {
         if let Some(text) = request.query.as_deref() {
             query.push(("search", text.to_owned()));
         }
-        if !request.filters.categories.is_empty() {
+        if let Some(price) = &request.filters.price {
+            if let Some(min) = price.min {
+                query.push(("min_price", min.max(0).to_string()));
+            }
+            if let Some(max) = price.max {
+                query.push(("max_price", max.max(0).to_string()));
+            }
+        }
+        // A category filter needs the tree before the listing (names become ids); without
+        // one the two go out together.
+        let (tree, listing) = if request.filters.categories.is_empty() {
+            let (tree, listing) =
+                tokio::join!(self.categories.tree(&self.api), self.api.products(&query));
+            (tree?, listing?)
+        } else {
+            let tree = self.categories.tree(&self.api).await?;
             let ids: BTreeSet<u64> = request
                 .filters
                 .categories
@@ -132,20 +166,13 @@ impl Catalog {
                 });
             }
             query.push(("category", join(ids)));
-        }
-        if let Some(price) = &request.filters.price {
-            if let Some(min) = price.min {
-                query.push(("min_price", min.max(0).to_string()));
-            }
-            if let Some(max) = price.max {
-                query.push(("max_price", max.max(0).to_string()));
-            }
-        }
-        let listing = self.api.products(&query).await?;
+            let listing = self.api.products(&query).await?;
+            (tree, listing)
+        };
         let mut found = Found::default();
         found.add(listing.items.clone());
-        // All variations, so the featured variant honours stock and price filters;
-        // `price_range` comes from the parent and stays right if a long list is cut short.
+        // All variations, so the featured variant honours stock and price filters (and the
+        // brain's price range covers the variants a price filter kept).
         let variable: Vec<u64> = listing
             .items
             .iter()
@@ -169,6 +196,61 @@ impl Catalog {
             next_cursor,
             total_count: listing.total,
         })
+    }
+
+    /// The product behind one id with all its variations. A numeric id costs one round of
+    /// two requests (the id itself and the variations of that id, together), plus a round
+    /// for the parent when the id names a variation; a SKU or slug goes through `resolve`.
+    pub async fn product(
+        &self,
+        input: &str,
+    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+        let Some(id) = WooId::parse(input) else {
+            let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
+            return Ok(hit.map(|hit| {
+                let variant = match hit.resolution {
+                    Resolution::Variant(variant) => Some(variant),
+                    Resolution::Product => None,
+                };
+                (hit.product, variant)
+            }));
+        };
+        let key = id.to_string();
+        let own = [id.0];
+        let (tree, item, variations, defaults) = tokio::join!(
+            self.categories.tree(&self.api),
+            self.api.product(&key),
+            self.all_variations(&own),
+            self.defaults(&own),
+        );
+        let tree = tree?;
+        let Some(item) = item? else {
+            return Ok(None);
+        };
+        if item.parent == 0 {
+            let mut found = Found::default();
+            found.add(variations?);
+            return Ok(Some((self.build(&item, &found, &tree, &defaults), None)));
+        }
+        // A variation: its own variation list was empty; the parent's is what counts.
+        let parent_key = item.parent.to_string();
+        let parents = [item.parent];
+        let (parent, variations, defaults) = tokio::join!(
+            self.api.product(&parent_key),
+            self.all_variations(&parents),
+            self.defaults(&parents),
+        );
+        let Some(parent) = parent? else {
+            return Ok(None);
+        };
+        let mut found = Found::default();
+        found.add(variations?);
+        let product = self.build(&parent, &found, &tree, &defaults);
+        // The brain relies on the named variant being in the product.
+        if product.variant(&key).is_none() {
+            return Ok(None);
+        }
+        Ok(Some((product, Some(key))))
     }
 
     /// Every variation of the given parents, following pages.
@@ -220,32 +302,32 @@ impl Catalog {
         Ok(out)
     }
 
-    /// Resolves inputs with complete variation data: round one looks every parseable input
-    /// up by id, SKU and slug at once; round two fetches missing parents and all variations.
+    /// Resolves inputs with complete variation data in two rounds, as measured on a real
+    /// store: round one sends numeric inputs to `include=` (products) and `type=variation&
+    /// include=` (variations), and every other input to `sku=` and `slug=` (each matches
+    /// products and variations); round two fetches all variations of the variable products
+    /// found, and the parents of found variations that round one did not bring.
     pub async fn resolve(&self, inputs: &[String]) -> Result<Vec<Resolved>, PlatformError> {
         let ids: BTreeSet<WooId> = inputs.iter().filter_map(|id| WooId::parse(id)).collect();
-        let skus: BTreeSet<&str> = inputs
-            .iter()
-            .map(String::as_str)
-            .filter(|input| is_sku(input))
-            .collect();
-        let slugs: BTreeSet<&str> = inputs
-            .iter()
-            .map(String::as_str)
-            .filter(|input| is_slug(input))
-            .collect();
+        let words = || {
+            inputs
+                .iter()
+                .map(String::as_str)
+                .filter(|input| WooId::parse(input).is_none())
+        };
+        let skus: BTreeSet<&str> = words().filter(|input| is_sku(input)).collect();
+        let slugs: BTreeSet<&str> = words().filter(|input| is_slug(input)).collect();
         if ids.is_empty() && skus.is_empty() && slugs.is_empty() {
             return Ok(Vec::new());
         }
         let ids: Vec<String> = ids.iter().map(WooId::to_string).collect();
         let skus: Vec<String> = skus.into_iter().map(str::to_owned).collect();
         let slugs: Vec<String> = slugs.into_iter().map(str::to_owned).collect();
-        let (tree, by_id, variations_by_id, by_sku, variations_by_sku, by_slug) = tokio::join!(
+        let (tree, by_id, variations_by_id, by_sku, by_slug) = tokio::join!(
             self.categories.tree(&self.api),
             self.list_by(false, "include", &ids),
             self.list_by(true, "include", &ids),
             self.list_by(false, "sku", &skus),
-            self.list_by(true, "sku", &skus),
             self.list_by(false, "slug", &slugs),
         );
         let tree = tree?;
@@ -253,19 +335,18 @@ impl Catalog {
         let by_id = by_id?;
         let variations_by_id = variations_by_id?;
         let by_sku = by_sku?;
-        let variations_by_sku = variations_by_sku?;
         let by_slug = by_slug?;
         // Which input names what, before the lists are merged.
-        let mut targets: HashMap<String, (u64, Option<u64>)> = HashMap::new();
+        let mut targets = Targets::default();
         for item in by_id.iter().chain(&variations_by_id) {
             let target = if item.parent != 0 {
                 (item.parent, Some(item.id))
             } else {
                 (item.id, None)
             };
-            targets.insert(item.id.to_string(), target);
+            targets.exact.insert(item.id.to_string(), target);
         }
-        for item in by_sku.iter().chain(&variations_by_sku) {
+        for item in &by_sku {
             if item.sku.is_empty() {
                 continue;
             }
@@ -277,12 +358,18 @@ impl Catalog {
                 // A simple product's SKU names its only variant exactly.
                 (item.id, Some(item.id))
             };
-            targets.entry(item.sku.clone()).or_insert(target);
+            // The store matches SKUs ignoring case; so does the correlation.
+            targets.sku.entry(item.sku.to_lowercase()).or_insert(target);
         }
         for item in &by_slug {
-            targets.entry(item.slug.clone()).or_insert((item.id, None));
+            let target = if item.parent != 0 {
+                (item.parent, Some(item.id))
+            } else {
+                (item.id, None)
+            };
+            targets.slug.entry(item.slug.clone()).or_insert(target);
         }
-        for list in [by_id, variations_by_id, by_sku, variations_by_sku, by_slug] {
+        for list in [by_id, variations_by_id, by_sku, by_slug] {
             found.add(list);
         }
 
@@ -316,7 +403,7 @@ impl Catalog {
     fn correlate(
         &self,
         inputs: &[String],
-        targets: &HashMap<String, (u64, Option<u64>)>,
+        targets: &Targets,
         found: &Found,
         tree: &CategoryTree,
         defaults: &HashMap<u64, Vec<DefaultAttribute>>,
@@ -356,9 +443,16 @@ impl Catalog {
 }
 
 fn variations_query(parents: &[u64], page: u32) -> Vec<(&'static str, String)> {
+    // `parent[]=` for one parent (the measured get_product shape), a list otherwise; the
+    // store reads both.
+    let key = if parents.len() == 1 {
+        "parent[]"
+    } else {
+        "parent"
+    };
     vec![
         ("type", "variation".to_owned()),
-        ("parent", join(parents.iter().copied())),
+        (key, join(parents.iter().copied())),
         ("per_page", MAX_PER_PAGE.to_string()),
         ("page", page.to_string()),
     ]

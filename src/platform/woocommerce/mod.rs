@@ -23,7 +23,7 @@ use self::cart::Carts;
 use self::catalog::Catalog;
 use self::categories::CategoryCache;
 use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolution, Resolved, SearchPage,
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
     SearchRequest,
 };
 use crate::platform::factory::{BuildContext, PlatformFactory};
@@ -47,7 +47,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
 pub const RESERVED_CHECKOUT_PARAMS: &[&str] = &["session", "products", "coupon"];
 
 fn check(store: &toml::Table) -> Vec<ConfigProblem> {
-    settings::parse(store).err().unwrap_or_default()
+    settings::check(store)
 }
 
 fn build(
@@ -67,6 +67,9 @@ fn build(
         attempt_timeout: None,
         ..UpstreamPolicy::from(context.upstream)
     });
+    if settings::v3_over_http(&settings) {
+        tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
+    }
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });
@@ -89,7 +92,9 @@ fn build(
                 categories: true,
                 price: true,
             },
-            cart_lines: LineJudge::Brain,
+            // Each add-item sub-request of the write answers for its line (unknown, needs a
+            // variant, sold out, short), so the catalog round trip before it is saved.
+            cart_lines: LineJudge::Store,
         },
         catalog: Catalog::new(
             api.clone(),
@@ -138,14 +143,14 @@ impl Platform for WooStore {
         id: &str,
         _context: &BuyerContext,
     ) -> Result<Option<ProductHit>, PlatformError> {
-        let resolved = self.catalog.resolve(&[id.to_owned()]).await?;
-        Ok(resolved.into_iter().next().map(|hit| ProductHit {
-            variant_id: match hit.resolution {
-                Resolution::Variant(variant) => Some(variant),
-                Resolution::Product => None,
-            },
-            product: hit.product,
-        }))
+        Ok(self
+            .catalog
+            .product(id)
+            .await?
+            .map(|(product, variant_id)| ProductHit {
+                product,
+                variant_id,
+            }))
     }
 
     async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {

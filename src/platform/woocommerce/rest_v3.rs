@@ -9,6 +9,7 @@ use secrecy::ExposeSecret;
 use serde::Deserialize;
 use url::Url;
 
+use super::settings::V3_NEEDS_TLS;
 use crate::platform::upstream::{CallKind, UpstreamClient};
 use crate::settings::Secret;
 
@@ -74,10 +75,16 @@ impl RestV3 {
                     response.json::<Vec<ProductDefaults>>("v3 products")
                 }
                 Ok(response) => {
-                    tracing::warn!(
-                        status = response.status.as_u16(),
-                        "REST v3 refused the request; check the consumer key's permissions"
-                    );
+                    let status = response.status.as_u16();
+                    if response.status == StatusCode::UNAUTHORIZED && self.root.scheme() == "http" {
+                        // Over http the store never accepts the keys: permissions are not it.
+                        tracing::warn!(status, "REST v3 refused the keys: {V3_NEEDS_TLS}");
+                    } else {
+                        tracing::warn!(
+                            status,
+                            "REST v3 refused the request; check the consumer key's permissions"
+                        );
+                    }
                     return out;
                 }
                 Err(error) => Err(error),

@@ -38,6 +38,10 @@ struct Raw {
     /// Optional read-only REST API v3 key pair (merchant default variations).
     consumer_key: Option<Secret>,
     consumer_secret: Option<Secret>,
+    /// The http `base_url` is a proxy that reaches the store over TLS (so WooCommerce sees
+    /// https and accepts the keys).
+    #[serde(default)]
+    rest_v3_tls_proxy: bool,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -65,6 +69,7 @@ pub struct WooSettings {
     pub category_cache_secs: u64,
     /// `(consumer_key, consumer_secret)` when REST v3 is enabled.
     pub rest_v3: Option<(Secret, Secret)>,
+    pub rest_v3_tls_proxy: bool,
 }
 
 fn loopback(url: &Url) -> bool {
@@ -74,6 +79,28 @@ fn loopback(url: &Url) -> bool {
         Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
         None => false,
     }
+}
+
+/// WooCommerce authenticates REST API keys with Basic auth only over TLS: over plain http
+/// every REST v3 request is answered 401, whatever the key's permissions.
+pub const V3_NEEDS_TLS: &str = "WooCommerce accepts REST API keys (Basic auth) only over https: with an http base_url every REST v3 request gets 401 whatever the key's permissions; use an https base_url, or a TLS-terminating proxy (an http base_url that reaches the store over TLS, declared with store.rest_v3_tls_proxy = true), or drop the keys";
+
+/// What `check` reports: every parse problem, and REST v3 keys on an http store even on
+/// loopback (where the bridge may send them, but a real WooCommerce still answers 401).
+pub fn check(store: &toml::Table) -> Vec<ConfigProblem> {
+    match parse(store) {
+        Err(problems) => problems,
+        Ok(settings) if v3_over_http(&settings) => {
+            vec![ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS)]
+        }
+        Ok(_) => Vec::new(),
+    }
+}
+
+pub fn v3_over_http(settings: &WooSettings) -> bool {
+    settings.rest_v3.is_some()
+        && settings.base_url.scheme() == "http"
+        && !settings.rest_v3_tls_proxy
 }
 
 pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
@@ -167,16 +194,14 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
             None
         }
     };
-    // Basic auth over plain http would hand the key pair to anyone on the path.
+    // Basic auth over plain http would hand the key pair to anyone on the path (and the
+    // store refuses it anyway, see `V3_NEEDS_TLS`).
     if rest_v3.is_some()
         && base_url
             .as_ref()
             .is_some_and(|url| url.scheme() == "http" && !loopback(url))
     {
-        problems.push(ConfigProblem::new(
-            "store.consumer_key",
-            "REST API keys are only sent over https (or to loopback)",
-        ));
+        problems.push(ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS));
     }
     match (base_url, currency) {
         (Some(mut base_url), Some(currency)) if problems.is_empty() => {
@@ -196,6 +221,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
                 checkout_path: raw.checkout_path,
                 category_cache_secs: raw.category_cache_secs,
                 rest_v3,
+                rest_v3_tls_proxy: raw.rest_v3_tls_proxy,
             })
         }
         _ => Err(problems),
@@ -233,6 +259,33 @@ mod tests {
             keys("currency='USD'\nbase_url='http://shop.example'\nallow_insecure_http=true")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn rest_v3_keys_over_http_are_named_by_check_even_on_loopback() {
+        let keys = "\nconsumer_key='ck_1'\nconsumer_secret='cs_1'";
+        for base in [
+            "http://127.0.0.1:9",
+            "http://localhost:9",
+            "http://shop.example",
+        ] {
+            let text = format!("currency='USD'\nbase_url='{base}'\nallow_insecure_http=true{keys}");
+            let problems = check(&table(&text));
+            assert_eq!(problems.len(), 1, "{base}: {problems:?}");
+            assert_eq!(problems[0].key, "store.consumer_key");
+            assert!(
+                problems[0].message.contains("only over https"),
+                "{problems:?}"
+            );
+            assert!(problems[0].message.contains("TLS-terminating proxy"));
+        }
+        let tls = format!("currency='USD'\nbase_url='https://shop.example'{keys}");
+        assert!(check(&table(&tls)).is_empty());
+        let plain = "currency='USD'\nbase_url='http://127.0.0.1:9'";
+        assert!(check(&table(plain)).is_empty());
+        let proxied =
+            format!("currency='USD'\nbase_url='http://127.0.0.1:9'{keys}\nrest_v3_tls_proxy=true");
+        assert!(check(&table(&proxied)).is_empty());
     }
 
     #[test]

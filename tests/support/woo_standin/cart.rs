@@ -1,6 +1,6 @@
-//! The stand-in cart: Cart-Token sessions, the WooCommerce 7.9 nonce rule (stricter than
-//! 10.9, which skips the Nonce check when the Cart-Token is valid), cart routes. Bodies,
-//! error codes and messages are those of a real WooCommerce 10.9.4 (tests/real_woo.rs).
+//! The stand-in cart: Cart-Token sessions, the WooCommerce 10.9.4 Nonce rule (none with a
+//! valid token, the one guest Nonce without), cart routes and `/batch`. Bodies, error codes
+//! and messages are those of a real WooCommerce 10.9.4 (tests/suite/real_woo runs one).
 
 use super::catalog::amount;
 use super::*;
@@ -8,6 +8,11 @@ use super::*;
 const CART_EMPTY: &str = include_str!("fixtures/store-cart-get.json");
 const CART_WITH_MUG: &str = include_str!("fixtures/store-cart-add-item.json");
 const MISSING_NONCE: &str = include_str!("fixtures/store-cart-add-missing-nonce-401-wc79.json");
+const BATCH_TOO_MANY: &str = r#"{"code":"rest_invalid_param","message":"Invalid parameter(s): requests","data":{"status":400,"params":{"requests":"requests must contain at most 25 items."},"details":{"requests":{"code":"rest_too_many_items","message":"requests must contain at most 25 items.","data":null}}}}"#;
+const BATCH_FATAL: &str = r#"{"code":"internal_server_error","message":"<p>There has been a critical error on this website.</p>","data":{"status":500,"error":{"type":1,"message":"Uncaught TypeError: Automattic\\WooCommerce\\StoreApi\\Utilities\\JsonWebToken::from_base_64_url(): Argument #1 ($string) must be of type string, null given"}}}"#;
+/// WooCommerce 10.9.4's guest nonce is one value for every guest session during a nonce
+/// tick (`wp_create_nonce('wc_store_api')` for user 0), as captured.
+pub const GUEST_NONCE: &str = "ca738d8464";
 const JWT_HEADER: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
 const SECRET: &str = "stand-in-signing-secret";
 
@@ -48,10 +53,6 @@ pub(super) fn verify(token: &str) -> Option<String> {
         return None;
     }
     claims["user_id"].as_str().map(str::to_owned)
-}
-
-pub(super) fn nonce_for(user_id: &str) -> String {
-    hash_hex(&["nonce", user_id])[..10].to_owned()
 }
 
 impl Inner {
@@ -163,24 +164,43 @@ impl Inner {
     }
 
     pub(super) fn session_headers(&self, user: &str) -> Vec<(&'static str, String)> {
-        let items = self.sessions.get(user).map(Vec::as_slice).unwrap_or(&[]);
-        // Empty for an empty cart, as on 10.9; 10.9 no longer sends X-WC-Store-API-Nonce.
-        let cart_hash = if items.is_empty() {
-            String::new()
-        } else {
-            let parts: Vec<String> = items
-                .iter()
-                .map(|item| format!("{}:{}", item.key, item.quantity))
-                .collect();
-            hash_hex(&parts.iter().map(String::as_str).collect::<Vec<_>>())
-        };
         vec![
-            ("nonce", nonce_for(user)),
+            ("nonce", self.guest_nonce.clone()),
             ("nonce-timestamp", now().to_string()),
             ("user-id", "0".to_owned()),
             ("cart-token", token_for(user, now() + 172_800)),
-            ("cart-hash", cart_hash),
+            ("cart-hash", self.cart_hash(user)),
         ]
+    }
+
+    fn cart_hash(&self, user: &str) -> String {
+        let items = self.sessions.get(user).map(Vec::as_slice).unwrap_or(&[]);
+        if items.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = items
+            .iter()
+            .map(|item| format!("{}x{}", item.id, item.quantity))
+            .collect();
+        hash_hex(&[&parts.join(",")]) + &hash_hex(&["hash", &parts.join(",")])
+    }
+
+    fn new_session(&mut self) -> String {
+        self.next_session += 1;
+        let user = format!(
+            "t_{}",
+            hash_hex(&["session", &self.next_session.to_string()])
+        );
+        self.sessions.entry(user.clone()).or_default();
+        user
+    }
+
+    /// The session a valid `Cart-Token` names; a garbage or tampered token counts as none.
+    fn presented(headers: &HeaderMap) -> Option<String> {
+        headers
+            .get("cart-token")
+            .and_then(|v| v.to_str().ok())
+            .and_then(verify)
     }
 
     pub(super) fn cart_route(
@@ -190,58 +210,172 @@ impl Inner {
         headers: &HeaderMap,
         body: &Bytes,
     ) -> Response {
-        let presented = headers
-            .get("cart-token")
-            .and_then(|v| v.to_str().ok())
-            .and_then(verify);
-        let user = match presented {
-            Some(user) => user,
-            None => {
-                self.next_session += 1;
-                format!(
-                    "t_{}",
-                    hash_hex(&["session", &self.next_session.to_string()])
-                )
+        if *method == Method::POST && path == "/batch" {
+            return self.batch(headers, body);
+        }
+        let presented = Self::presented(headers);
+        let user = match &presented {
+            Some(user) => {
+                self.sessions.entry(user.clone()).or_default();
+                user.clone()
             }
+            None => self.new_session(),
         };
-        self.sessions.entry(user.clone()).or_default();
-        let session_headers = self.session_headers(&user);
-        let reply =
-            |status: StatusCode, body: Value| json_response(status, &body, &session_headers);
-        if *method == Method::GET && path == "/cart" {
-            return reply(StatusCode::OK, self.cart_json(&user));
+        if *method != Method::GET {
+            self.write_headers.push(headers.clone());
         }
-        // WooCommerce 7.9 checks the nonce on every cart write, token or not.
-        self.write_headers.push(headers.clone());
-        match headers.get("nonce").and_then(|v| v.to_str().ok()) {
-            None => {
-                return reply(
-                    StatusCode::UNAUTHORIZED,
-                    serde_json::from_str(MISSING_NONCE).unwrap(),
-                );
-            }
-            Some(nonce) if nonce != nonce_for(&user) => {
-                return reply(
-                    StatusCode::FORBIDDEN,
-                    json!({"code":"woocommerce_rest_invalid_nonce","message":"Nonce is invalid.","data":{"status":403}}),
-                );
-            }
-            Some(_) => {}
-        }
+        let nonce = headers.get("nonce").and_then(|v| v.to_str().ok());
         let input: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let (status, body) = self.cart_write(method, path, &user, &input);
-        // The headers describe the session after the write (Cart-Hash).
+        let (status, body) = self.cart_op(&user, presented.is_some(), nonce, method, path, &input);
         json_response(status, &body, &self.session_headers(&user))
     }
 
-    fn cart_write(
+    /// `POST /batch` as WooCommerce 10.9.4 runs it: the outer `Cart-Token` picks the cart, each
+    /// sub-request's own headers decide its Nonce check, sub-requests run in order and are
+    /// not atomic, 207 even when every one fails.
+    fn batch(&mut self, headers: &HeaderMap, body: &Bytes) -> Response {
+        let outer = [
+            ("nonce", self.guest_nonce.clone()),
+            ("nonce-timestamp", now().to_string()),
+            ("user-id", "0".to_owned()),
+            ("allow", "POST".to_owned()),
+        ];
+        let input: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+        let Some(requests) = input["requests"].as_array().cloned() else {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &json!({"code":"rest_missing_callback_param","message":"Missing parameter(s): requests","data":{"status":400,"params":["requests"]}}),
+                &outer,
+            );
+        };
+        if requests.len() > 25 {
+            return json_response(
+                StatusCode::BAD_REQUEST,
+                &serde_json::from_str(BATCH_TOO_MANY).unwrap(),
+                &outer,
+            );
+        }
+        for (index, request) in requests.iter().enumerate() {
+            let method = request["method"].as_str().unwrap_or("POST");
+            if !["POST", "PUT", "PATCH", "DELETE"].contains(&method) {
+                let message = format!(
+                    "requests[{index}][method] is not one of POST, PUT, PATCH, and DELETE."
+                );
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &json!({"code":"rest_invalid_param","message":"Invalid parameter(s): requests","data":{"status":400,"params":{"requests":message},"details":{"requests":{"code":"rest_not_in_enum","message":message,"data":null}}}}),
+                    &outer,
+                );
+            }
+            if !request["path"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("/wc/store")
+            {
+                return json_response(
+                    StatusCode::BAD_REQUEST,
+                    &json!({"code":"woocommerce_rest_invalid_path","message":"Invalid path provided.","data":{"status":400}}),
+                    &outer,
+                );
+            }
+        }
+        let presented = Self::presented(headers);
+        let sub_token =
+            |request: &Value| request["headers"]["Cart-Token"].as_str().map(str::to_owned);
+        if presented.is_none() && requests.iter().any(|r| sub_token(r).is_some()) {
+            // The 10.9.4 fatal TypeError (`batch-add-cart-token-in-subrequests`); nothing applied.
+            return json_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &serde_json::from_str(BATCH_FATAL).unwrap(),
+                &[],
+            );
+        }
+        self.write_headers.push(headers.clone());
+        let user = match &presented {
+            Some(user) => {
+                self.sessions.entry(user.clone()).or_default();
+                user.clone()
+            }
+            None => self.new_session(),
+        };
+        let mut responses = Vec::new();
+        let mut lines = Vec::new();
+        for request in &requests {
+            let method: Method = request["method"]
+                .as_str()
+                .unwrap_or("POST")
+                .parse()
+                .unwrap();
+            let path = request["path"].as_str().unwrap_or("");
+            lines.push(format!("{method} {path}"));
+            let local = path.strip_prefix("/wc/store/v1").unwrap_or(path);
+            // A valid token in the sub-request's own headers skips its Nonce check.
+            let authorized = sub_token(request).as_deref().and_then(verify).is_some();
+            let nonce = request["headers"]["Nonce"].as_str();
+            let (status, body) =
+                self.cart_op(&user, authorized, nonce, &method, local, &request["body"]);
+            let mut sub_headers = serde_json::Map::new();
+            for (name, value) in self.session_headers(&user) {
+                let name = match name {
+                    "nonce" => "Nonce",
+                    "nonce-timestamp" => "Nonce-Timestamp",
+                    "user-id" => "User-ID",
+                    "cart-token" => "Cart-Token",
+                    _ => "Cart-Hash",
+                };
+                let value = match name {
+                    "Nonce-Timestamp" | "User-ID" => json!(value.parse::<u64>().unwrap()),
+                    _ => json!(value),
+                };
+                sub_headers.insert(name.to_owned(), value);
+            }
+            sub_headers.insert("Cache-Control".to_owned(), json!("no-store"));
+            sub_headers.insert("Allow".to_owned(), json!("POST"));
+            responses
+                .push(json!({"body": body, "status": status.as_u16(), "headers": sub_headers}));
+        }
+        self.batches.push(lines);
+        json_response(
+            StatusCode::MULTI_STATUS,
+            &json!({ "responses": responses }),
+            &outer,
+        )
+    }
+
+    /// One cart route on one session. `authorized` is a valid Cart-Token on the request:
+    /// WooCommerce 10.9.4 then checks no Nonce; without one a write needs the guest Nonce.
+    fn cart_op(
         &mut self,
+        user: &str,
+        authorized: bool,
+        nonce: Option<&str>,
         method: &Method,
         path: &str,
-        user: &str,
         input: &Value,
     ) -> (StatusCode, Value) {
-        // 10.9 hands the current cart back with an unknown key.
+        if *method == Method::GET && path == "/cart" {
+            return (StatusCode::OK, self.cart_json(user));
+        }
+        if *method == Method::GET && path == "/cart/items" {
+            return (StatusCode::OK, self.cart_json(user)["items"].clone());
+        }
+        if !authorized {
+            match nonce {
+                None => {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        serde_json::from_str(MISSING_NONCE).unwrap(),
+                    );
+                }
+                Some(nonce) if nonce != self.guest_nonce => {
+                    return (
+                        StatusCode::FORBIDDEN,
+                        json!({"code":"woocommerce_rest_invalid_nonce","message":"Nonce is invalid.","data":{"status":403}}),
+                    );
+                }
+                Some(_) => {}
+            }
+        }
         let invalid_key = |message: &str, cart: Value| json!({"code":"woocommerce_rest_cart_invalid_key","message":message,"data":{"status":409,"cart":cart}});
         match (method.clone(), path) {
             (Method::DELETE, "/cart/items") => {

@@ -60,6 +60,32 @@ impl Inner {
         product
     }
 
+    /// `GET /products/{id}` or `/products/{slug}`: a product or a variation, or the
+    /// fixtures' 404s (`product-unknown-999999`, `product-by-slug-unknown`).
+    pub(super) fn product_route(&self, key: &str) -> Response {
+        let numeric = !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit());
+        let hit = self.products.iter().find(|p| {
+            if numeric {
+                p["id"].as_u64().map(|id| id.to_string()).as_deref() == Some(key)
+            } else {
+                p["slug"].as_str() == Some(key)
+            }
+        });
+        match hit {
+            Some(product) => json_response(StatusCode::OK, &self.with_stock(product), &[]),
+            None if numeric => error(
+                StatusCode::NOT_FOUND,
+                "woocommerce_rest_product_invalid_id",
+                "Invalid product ID.",
+            ),
+            None => error(
+                StatusCode::NOT_FOUND,
+                "woocommerce_rest_product_invalid_slug",
+                "Invalid product slug.",
+            ),
+        }
+    }
+
     pub(super) fn price_bounds(&self, product: &Value) -> (i64, i64) {
         let prices = &product["prices"];
         match prices["price_range"].as_object() {
@@ -93,16 +119,23 @@ impl Inner {
             );
         }
         let variations = query.get("type").map(String::as_str) == Some("variation");
-        // Without `type`, `sku=` and `slug=` match variations too (WooCommerce 10.9);
-        // `include=` and everything else then see products only.
-        let any_kind = !variations
-            && !query.contains_key("type")
-            && (query.contains_key("sku") || query.contains_key("slug"))
-            && !query.contains_key("include");
         let include = list(query.get("include"));
         let skus = list(query.get("sku"));
         let slugs = list(query.get("slug"));
-        let parents = list(query.get("parent"));
+        // `parent=24,12` and `parent[]=24&parent[]=12` are the same filter.
+        let mut parents = list(query.get("parent"));
+        let bracketed: Vec<String> =
+            url::form_urlencoded::parse(uri.query().unwrap_or("").as_bytes())
+                .filter(|(key, _)| key == "parent[]")
+                .flat_map(|(_, value)| list(Some(&value.into_owned())).unwrap_or_default())
+                .collect();
+        if !bracketed.is_empty() {
+            parents.get_or_insert_with(Vec::new).extend(bracketed);
+        }
+        if parents.is_some() && !variations {
+            // `parent[]` only works with `type=variation` (`products-variations-parent-no-type`).
+            parents = Some(Vec::new());
+        }
         let categories = list(query.get("category"));
         let search = query.get("search").map(|s| s.to_lowercase());
         let min = query.get("min_price").and_then(|v| v.parse::<i64>().ok());
@@ -110,7 +143,15 @@ impl Inner {
         let mut hits: Vec<Value> = self
             .products
             .iter()
-            .filter(|p| any_kind || (p["type"] == "variation") == variations)
+            // `sku=`/`slug=` widen the query to products and variations; `include=` alone
+            // silently drops variation ids (`products-include-csv`).
+            .filter(|p| {
+                if variations {
+                    p["type"] == "variation"
+                } else {
+                    p["type"] != "variation" || skus.is_some() || slugs.is_some()
+                }
+            })
             .filter(|p| {
                 include.as_ref().is_none_or(|ids| {
                     ids.iter()
@@ -118,8 +159,14 @@ impl Inner {
                 })
             })
             .filter(|p| {
-                skus.as_ref()
-                    .is_none_or(|skus| skus.iter().any(|sku| p["sku"].as_str() == Some(sku)))
+                skus.as_ref().is_none_or(|skus| {
+                    // MySQL's collation: SKUs match ignoring case.
+                    skus.iter().any(|sku| {
+                        p["sku"]
+                            .as_str()
+                            .is_some_and(|own| !own.is_empty() && own.eq_ignore_ascii_case(sku))
+                    })
+                })
             })
             .filter(|p| {
                 slugs

@@ -1,7 +1,8 @@
-//! A WooCommerce stand-in: a real HTTP server on loopback answering the Store API the way
-//! the captured fixtures (`fixtures/`, from a real WooCommerce 7.9.0) do, corrected where a
-//! real WooCommerce 10.9.4 answers otherwise (tests/real_woo.rs runs against one): same
-//! bodies, same `Cart-Token`/`Nonce`/`X-WP-Total` headers, same error codes. It records every request
+//! A WooCommerce stand-in: a real HTTP server on loopback answering the Store API the way a
+//! real WooCommerce 10.9.4 does (the shared `fixtures-real-wc10.9`, and tests/real_woo.rs runs
+//! against one): same routes (`/products/{id|slug}`, `/batch` with 207 and per-sub-request
+//! answers), same `Cart-Token`/`Nonce`/`X-WP-Total` headers and rules, same error codes and
+//! messages. The catalog data is the one captured from WooCommerce 7.9 (`fixtures/`). It records every request
 //! line it receives and can be switched into faults (429, 5xx, slow, garbage).
 
 use std::collections::HashMap;
@@ -22,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 mod cart;
 mod catalog;
 
-pub use cart::token_for;
+pub use cart::{GUEST_NONCE, token_for};
 pub use catalog::{V3_KEY, V3_SECRET};
 
 const PREFIX: &str = "/wp-json/wc/store/v1";
@@ -52,6 +53,10 @@ struct Inner {
     requests: Vec<String>,
     /// Headers of every write, to check Nonce/Cart-Token handling.
     write_headers: Vec<HeaderMap>,
+    /// Each `/batch` as its sub-requests' `METHOD path` lines.
+    batches: Vec<Vec<String>>,
+    /// The one Nonce every guest session gets during a nonce tick.
+    guest_nonce: String,
     fault: Fault,
     next_session: u64,
     /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
@@ -180,7 +185,12 @@ async fn handle(
         (Method::GET, "/products/categories") => {
             json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[])
         }
-        (_, p) if p.starts_with("/cart") => inner.cart_route(&method, p, &headers, &body),
+        (Method::GET, p) if p.starts_with("/products/") && p.matches('/').count() == 2 => {
+            inner.product_route(&p["/products/".len()..])
+        }
+        (_, p) if p.starts_with("/cart") || p == "/batch" => {
+            inner.cart_route(&method, p, &headers, &body)
+        }
         _ => error(
             StatusCode::NOT_FOUND,
             "rest_no_route",
@@ -199,6 +209,8 @@ impl WooStandin {
             sessions: HashMap::new(),
             requests: Vec::new(),
             write_headers: Vec::new(),
+            batches: Vec::new(),
+            guest_nonce: GUEST_NONCE.to_owned(),
             fault: Fault::None,
             next_session: 0,
             stale: Vec::new(),
@@ -242,6 +254,20 @@ impl WooStandin {
         self.inner.lock().unwrap().write_headers.clone()
     }
 
+    /// Every `/batch` received, as its sub-requests' `METHOD path` lines.
+    pub fn batches(&self) -> Vec<Vec<String>> {
+        self.inner.lock().unwrap().batches.clone()
+    }
+
+    /// Items of the session a Cart-Token names, as `(id, quantity)`.
+    pub fn cart_of(&self, token: &str) -> Vec<(u64, u32)> {
+        let inner = self.inner.lock().unwrap();
+        cart::verify(token)
+            .and_then(|user| inner.sessions.get(&user))
+            .map(|items| items.iter().map(|item| (item.id, item.quantity)).collect())
+            .unwrap_or_default()
+    }
+
     pub fn set_fault(&self, fault: Fault) {
         let mut inner = self.inner.lock().unwrap();
         inner.fault = fault;
@@ -254,6 +280,27 @@ impl WooStandin {
         inner.writes_only = true;
     }
 
+    /// `count` more simple products (clones of the Espresso Cup) from id `first`, for carts
+    /// longer than one batch.
+    pub fn add_simple_products(&self, first: u64, count: u64) {
+        let mut inner = self.inner.lock().unwrap();
+        let cup = inner.product(30).unwrap().clone();
+        for id in first..first + count {
+            let mut clone = cup.clone();
+            clone["id"] = json!(id);
+            clone["name"] = json!(format!("Sticker {id}"));
+            clone["slug"] = json!(format!("sticker-{id}"));
+            clone["sku"] = json!(format!("STICKER-{id}"));
+            inner.products.push(clone);
+            inner.stock.insert(id, 50);
+        }
+    }
+
+    /// A new nonce tick: the Nonce handed out so far is refused (403) from now on.
+    pub fn rotate_nonce(&self, nonce: &str) {
+        self.inner.lock().unwrap().guest_nonce = nonce.to_owned();
+    }
+
     pub fn set_stock(&self, id: u64, units: u32) {
         self.inner.lock().unwrap().stock.insert(id, units);
     }
@@ -263,16 +310,5 @@ impl WooStandin {
         let mut inner = self.inner.lock().unwrap();
         inner.stock.insert(id, units);
         inner.stale.push(id);
-    }
-
-    /// Number of items in every live session (to check a cancelled cart was emptied).
-    pub fn session_items(&self) -> Vec<usize> {
-        self.inner
-            .lock()
-            .unwrap()
-            .sessions
-            .values()
-            .map(Vec::len)
-            .collect()
     }
 }
