@@ -329,7 +329,37 @@ fn kept(clean: String) -> Option<String> {
 fn clean_html(text: &str) -> String {
     let input = strip_invisible(text, true);
     let clean = SANITIZER.clean(&input).to_string();
-    strip_invisible(&clean, true)
+    strip_invisible(&escaped_tags_stripped(&clean), true)
+}
+
+/// Escaped markup in the text of sanitised HTML (`&lt;script&gt;`) is tag-shaped text too:
+/// it goes, as in plain text, so a client that decodes once too often finds nothing.
+fn escaped_tags_stripped(serialised: &str) -> String {
+    let mut out = String::with_capacity(serialised.len());
+    let mut rest = serialised;
+    while let Some(start) = rest.find('<') {
+        push_escaped(&mut out, &strip_tags(&decode_serialised(&rest[..start])));
+        let end = rest[start..]
+            .find('>')
+            .map_or(rest.len(), |end| start + end + 1);
+        out.push_str(&rest[start..end]);
+        rest = &rest[end..];
+    }
+    push_escaped(&mut out, &strip_tags(&decode_serialised(rest)));
+    out
+}
+
+/// Text escaped the way the HTML serialiser escapes it.
+fn push_escaped(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\u{00A0}' => out.push_str("&nbsp;"),
+            other => out.push(other),
+        }
+    }
 }
 
 /// Decodes the only entities the HTML serialiser writes in text.
@@ -561,6 +591,9 @@ mod tests {
             "{clean}"
         );
         assert!(clean.contains("unwrapped"), "{clean}");
+        let escaped =
+            html("<p>&lt;script&gt;alert(1)&lt;/script&gt; a &lt; b &amp; c</p>").unwrap();
+        assert_eq!(escaped, "<p> alert(1)  a &lt; b &amp; c</p>");
     }
 
     #[test]

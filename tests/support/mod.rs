@@ -2,6 +2,8 @@
 //! an agent does. Each test gets its own bridge (and its own in-memory sample store).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod hostile;
+
 use std::net::SocketAddr;
 
 use bcp_bridge::config::BridgeConfig;
