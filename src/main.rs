@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::config::{BridgeConfig, ConfigError};
 use bcp_bridge::protocol::Protocol;
 use bcp_bridge::server;
 use clap::{Parser, Subcommand};
@@ -60,9 +60,13 @@ fn parse_protocol(name: &str) -> Result<Protocol, String> {
     Protocol::parse(name).ok_or_else(|| format!("expected one of {}", Protocol::NAMES.join(", ")))
 }
 
+/// rmcp's service logs every error reply at WARN (a dump of its error struct); the handler
+/// already logs each refused call once, at INFO.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
+
 fn init_logging(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -117,6 +121,23 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
         store = %store.name,
         endpoint = %bridge.mcp_url,
         "bcp-bridge ready"
+    );
+    let agents = &config.access.allowed_profiles;
+    tracing::info!(
+        negotiation = config.negotiation.enabled,
+        accepted_agents = if agents.is_empty() {
+            "any".to_owned()
+        } else {
+            agents.join(", ")
+        },
+        default_profile = config.agents.default_profile.as_deref().unwrap_or("-"),
+        bearer_tokens = config.access.bearer_token_sha256.len(),
+        "agents: negotiation {}",
+        if config.negotiation.enabled {
+            "on (each agent's profile is fetched and its ucp.version checked)"
+        } else {
+            "off"
+        }
     );
     out(&format!("bcp-bridge listening on {bound}"));
     for (index, endpoint) in bridge.endpoints.iter().enumerate() {
@@ -201,11 +222,26 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!("{error:#}");
+            // Printed once, where the person who started the bridge reads it; a problem with
+            // the configuration exits 2, as `check` does.
             let _ = writeln!(std::io::stderr(), "error: {error:#}");
-            ExitCode::FAILURE
+            if is_config_problem(&error) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
+}
+
+fn is_config_problem(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<ConfigError>().is_some()
+            || matches!(
+                cause.downcast_ref::<server::StartError>(),
+                Some(server::StartError::Config(_))
+            )
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -3,8 +3,6 @@
 //! "IGNORE ALL PREVIOUS INSTRUCTIONS", tag characters, a megabyte of description, a plain
 //! "ignore all previous instructions" sentence). One corpus, `fixtures/hostile-store.json`
 //! (a sample store file), feeds every platform; `assert_neutralised` checks an answer.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::PathBuf;
 
 use serde_json::Value;
