@@ -8,6 +8,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::filters::buyer_context;
 use super::selection::option_axes;
+use super::untrusted;
 use super::{Brain, BrainError};
 use crate::model::{CartDraft, CartLineInput, CartState, LineProblemKind, Resolution};
 use crate::platform::LineJudge;
@@ -117,14 +118,17 @@ impl Brain {
                     &LineProblemKind::Ambiguous,
                     format!(
                         "{id} is the product \"{}\", which has several variants: add one of its variant ids",
-                        hit.product.title
+                        untrusted::title(&hit.product.title)
                     ),
                 )),
                 (Some(hit), Some(variant)) if !variant.available => {
                     prepared.refused_out_of_stock += 1;
                     Some(problem_message(
                         &LineProblemKind::OutOfStock,
-                        format!("{} is out of stock", item_title(&hit.product, variant)),
+                        format!(
+                            "{} is out of stock",
+                            untrusted::title(&item_title(&hit.product, variant))
+                        ),
                     ))
                 }
                 (Some(_), Some(variant)) => {
@@ -172,7 +176,11 @@ impl Brain {
         problems
             .iter()
             .map(|problem| {
-                let message = problem_message(&problem.kind, problem.message.clone());
+                // Stores word these themselves and quote the merchant's product names.
+                let message = problem_message(
+                    &problem.kind,
+                    untrusted::line(&problem.message, untrusted::MESSAGE_MAX),
+                );
                 match origin.get(&problem.variant_id) {
                     Some(index) => message.at(line_path(*index)),
                     None => message,
@@ -216,7 +224,7 @@ impl Brain {
                     id: line.id.clone(),
                     item: ItemOut {
                         id: line.variant_id.clone(),
-                        title: line.title.clone(),
+                        title: untrusted::title(&line.title),
                         price: line.unit_price,
                         image_url: line.image_url.clone(),
                     },

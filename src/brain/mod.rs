@@ -9,6 +9,7 @@ pub mod filters;
 pub mod limits;
 pub mod render;
 pub mod selection;
+pub mod untrusted;
 
 mod catalog;
 

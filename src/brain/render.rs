@@ -1,8 +1,10 @@
-//! Model → wire. Every product and variant the bridge emits goes through here.
+//! Model → wire. Every product and variant the bridge emits goes through here, and every
+//! merchant-written text on it through `untrusted`.
 
 use iso_currency::Currency;
 
 use super::selection::{OptionSignals, option_axes};
+use super::untrusted;
 use crate::model::{Description, Media, OptionChoice, Product, Seller, Variant};
 use crate::money::Money;
 use crate::protocol::catalog::{
@@ -11,18 +13,24 @@ use crate::protocol::catalog::{
 };
 
 fn description(description: &Description, fallback: &str) -> DescriptionOut {
-    if description.is_empty() {
-        return DescriptionOut {
-            plain: Some(fallback.to_owned()),
-            html: None,
-            markdown: None,
-        };
-    }
+    let (plain, html) = untrusted::description(
+        description.plain.as_deref(),
+        description.html.as_deref(),
+        description.markdown.as_deref(),
+        fallback,
+    );
     DescriptionOut {
-        plain: description.plain.clone(),
-        html: description.html.clone(),
-        markdown: description.markdown.clone(),
+        plain: Some(plain),
+        html,
+        markdown: None,
     }
+}
+
+fn tags(tags: &[String]) -> Vec<String> {
+    tags.iter()
+        .map(|tag| untrusted::title(tag))
+        .filter(|tag| !tag.is_empty())
+        .collect()
 }
 
 fn media(items: &[Media]) -> Vec<MediaOut> {
@@ -31,14 +39,18 @@ fn media(items: &[Media]) -> Vec<MediaOut> {
         .map(|item| MediaOut {
             kind: item.kind.clone(),
             url: item.url.clone(),
-            alt_text: item.alt_text.clone(),
+            alt_text: item
+                .alt_text
+                .as_deref()
+                .map(untrusted::title)
+                .filter(|alt| !alt.is_empty()),
         })
         .collect()
 }
 
 fn seller(seller: &Seller) -> SellerOut {
     SellerOut {
-        name: seller.name.clone(),
+        name: untrusted::title(&seller.name),
         links: seller
             .links
             .iter()
@@ -54,8 +66,8 @@ pub fn selected(choices: &[OptionChoice]) -> Vec<SelectedOut> {
     choices
         .iter()
         .map(|choice| SelectedOut {
-            name: choice.name.clone(),
-            label: choice.label.clone(),
+            name: untrusted::title(&choice.name),
+            label: untrusted::title(&choice.label),
         })
         .collect()
 }
@@ -64,7 +76,7 @@ pub fn variant(product: &Product, variant: &Variant, inputs: Option<Vec<InputOut
     VariantOut {
         id: variant.id.clone(),
         sku: variant.sku.clone(),
-        title: variant.title.clone(),
+        title: untrusted::title(&variant.title),
         description: variant
             .description
             .as_ref()
@@ -86,7 +98,7 @@ pub fn variant(product: &Product, variant: &Variant, inputs: Option<Vec<InputOut
         },
         options: selected(&variant.options),
         media: media(&variant.media),
-        tags: variant.tags.clone(),
+        tags: tags(&variant.tags),
         seller: product.seller.as_ref().map(seller),
         inputs,
     }
@@ -117,12 +129,12 @@ fn plain_options(product: &Product) -> Vec<OptionOut> {
         .into_iter()
         .filter(|axis| !axis.values.is_empty())
         .map(|axis| OptionOut {
-            name: axis.name,
+            name: untrusted::title(&axis.name),
             values: axis
                 .values
                 .into_iter()
                 .map(|label| OptionValueOut {
-                    label,
+                    label: untrusted::title(&label),
                     available: None,
                     exists: None,
                 })
@@ -136,12 +148,12 @@ pub fn signal_options(signals: Vec<OptionSignals>) -> Vec<OptionOut> {
         .into_iter()
         .filter(|option| !option.values.is_empty())
         .map(|option| OptionOut {
-            name: option.name,
+            name: untrusted::title(&option.name),
             values: option
                 .values
                 .into_iter()
                 .map(|value| OptionValueOut {
-                    label: value.label,
+                    label: untrusted::title(&value.label),
                     available: Some(value.available),
                     exists: Some(value.exists),
                 })
@@ -201,14 +213,14 @@ pub fn product(
     ProductOut {
         id: product.id.clone(),
         handle: product.handle.clone(),
-        title: product.title.clone(),
+        title: untrusted::title(&product.title),
         description: description(&product.description, &product.title),
         url: product.url.clone(),
         categories: product
             .categories
             .iter()
             .map(|category| CategoryOut {
-                value: category.value.clone(),
+                value: untrusted::title(&category.value),
                 taxonomy: category.taxonomy.as_str(),
             })
             .collect(),
@@ -223,7 +235,7 @@ pub fn product(
             scale_max: rating.scale_max,
             count: rating.count,
         }),
-        tags: product.tags.clone(),
-        metadata: product.metadata.clone(),
+        tags: tags(&product.tags),
+        metadata: product.metadata.as_ref().map(untrusted::json),
     }
 }

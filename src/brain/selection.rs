@@ -2,6 +2,7 @@
 //! the variant subset, and `exists`/`available` per option value. Pure functions over the
 //! model, so every platform gets identical answers.
 
+use super::untrusted;
 use crate::model::{OptionChoice, Product, ProductOption, Variant};
 
 /// What the agent asked for.
@@ -77,6 +78,14 @@ pub fn featured<'p>(product: &Product, pool: &[&'p Variant]) -> Option<&'p Varia
         .copied()
 }
 
+/// Whether the agent's spelling names the merchant's: case-insensitively, and as the agent
+/// saw it (rendered through `untrusted`, which may have dropped hidden characters).
+fn same_text(merchant: &str, agent: &str) -> bool {
+    let agent = agent.trim();
+    merchant.eq_ignore_ascii_case(agent)
+        || untrusted::title(merchant).eq_ignore_ascii_case(&untrusted::title(agent))
+}
+
 /// Canonicalises the agent's selections against the product's axes: names and labels are
 /// matched case-insensitively and reported in the merchant's spelling; the first selection
 /// of an axis wins; selections of axes the product does not have are kept so relaxation
@@ -84,16 +93,14 @@ pub fn featured<'p>(product: &Product, pool: &[&'p Variant]) -> Option<&'p Varia
 fn canonical_selections(axes: &[ProductOption], selected: &[OptionChoice]) -> Vec<OptionChoice> {
     let mut out: Vec<OptionChoice> = Vec::new();
     for choice in selected {
-        let axis = axes
-            .iter()
-            .find(|axis| axis.name.eq_ignore_ascii_case(choice.name.trim()));
+        let axis = axes.iter().find(|axis| same_text(&axis.name, &choice.name));
         let canonical = match axis {
             Some(axis) => OptionChoice {
                 name: axis.name.clone(),
                 label: axis
                     .values
                     .iter()
-                    .find(|value| value.eq_ignore_ascii_case(choice.label.trim()))
+                    .find(|value| same_text(value, &choice.label))
                     .cloned()
                     .unwrap_or_else(|| choice.label.clone()),
             },

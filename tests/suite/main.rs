@@ -33,6 +33,7 @@ mod shopify_schema;
 mod shutdown;
 mod smoke;
 mod ucp;
+mod untrusted_text;
 mod upstream;
 mod upstream_counts;
 mod woo_cart;

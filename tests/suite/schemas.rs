@@ -383,3 +383,51 @@ fn the_schemas_reject_wrong_money_shapes() {
         .is_empty()
     );
 }
+
+/// The hostile corpus, neutralised, still answers in the schemas' shapes (a plain
+/// description in every product and variant, `description` never empty).
+#[tokio::test]
+async fn hostile_catalog_answers_match_the_ucp_schemas() {
+    let schemas = Schemas::load();
+    let file = crate::support::hostile::sample_store_file();
+    let bridge = TestBridge::start(&format!(
+        "[server]\nprotocol = \"ucp\"\n[store]\nplatform = \"sample\"\ndata = \"{}\"\n",
+        file.display()
+    ))
+    .await;
+    let mut run = Checked {
+        bridge: &bridge,
+        schemas: &schemas,
+        seen: Vec::new(),
+        violations: Vec::new(),
+    };
+    run.catalog(
+        "hostile search",
+        "search_catalog",
+        json!({"query": "hostile"}),
+    )
+    .await;
+    for id in ["hostile_widget", "hostile_gadget"] {
+        run.catalog("hostile get_product", "get_product", json!({"id": id}))
+            .await;
+    }
+    run.catalog(
+        "hostile lookup",
+        "lookup_catalog",
+        json!({"ids": ["hostile_widget", "hostile_widget_blue", "hostile_gadget_one"]}),
+    )
+    .await;
+    run.call(
+        "hostile create_cart",
+        "create_cart",
+        json!({"meta": meta(), "cart": {"line_items": [{"item": {"id": "hostile_widget_red"}, "quantity": 1}]}}),
+    )
+    .await;
+    let _ = std::fs::remove_file(file);
+    assert!(
+        run.violations.is_empty(),
+        "{} schema violation(s):\n{}",
+        run.violations.len(),
+        run.violations.join("\n")
+    );
+}

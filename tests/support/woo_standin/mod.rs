@@ -311,4 +311,16 @@ impl WooStandin {
         inner.stock.insert(id, units);
         inner.stale.push(id);
     }
+    /// Adds a product cloned from `template` with `fields` written over it, `units` in stock
+    /// (for catalogs a test brings, such as the hostile corpus).
+    pub fn add_product_like(&self, template: u64, fields: Value, units: u32) {
+        let mut inner = self.inner.lock().unwrap();
+        let mut product = inner.product(template).unwrap().clone();
+        for (key, value) in fields.as_object().unwrap() {
+            product[key] = value.clone();
+        }
+        let id = product["id"].as_u64().unwrap();
+        inner.products.push(product);
+        inner.stock.insert(id, units);
+    }
 }
