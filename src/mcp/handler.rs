@@ -153,7 +153,7 @@ impl BcpMcp {
             .state
             .tools
             .get(name)
-            .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+            .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
         let gate = &self.state.gate;
         gate.admit(meta).await?;
         spec.validate(&arguments)?;

@@ -121,9 +121,9 @@ fn refuse_unparseable(bytes: &[u8]) -> Option<Response> {
         ),
         None => (-32600, "Invalid Request: missing method".to_owned()),
         Some(name) if MCP_METHODS.contains(&name) || name.starts_with("notifications/") => {
-            (-32602, format!("Invalid params for {name}"))
+            (-32602, format!("Invalid params for {}", crate::logging::echo(name)))
         }
-        Some(name) => (-32601, format!("Method not found: {name}")),
+        Some(name) => (-32601, format!("Method not found: {}", crate::logging::echo(name))),
     };
     let status = if code == -32601 || code == -32602 {
         StatusCode::OK
