@@ -273,8 +273,14 @@ impl BridgeConfig {
             ));
         }
         for (key, value) in [
-            ("server.header_read_timeout_ms", self.server.header_read_timeout_ms),
-            ("server.body_read_timeout_ms", self.server.body_read_timeout_ms),
+            (
+                "server.header_read_timeout_ms",
+                self.server.header_read_timeout_ms,
+            ),
+            (
+                "server.body_read_timeout_ms",
+                self.server.body_read_timeout_ms,
+            ),
             ("server.idle_timeout_ms", self.server.idle_timeout_ms),
             ("server.shutdown_grace_ms", self.server.shutdown_grace_ms),
         ] {

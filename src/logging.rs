@@ -18,15 +18,13 @@ pub const MAX_ECHO_CHARS: usize = 100;
 /// overrides escaped, cut after `max` characters with a note of how many were dropped.
 pub fn escape_capped(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max.saturating_mul(2)));
-    let mut kept = 0usize;
     let mut chars = text.chars();
-    for c in chars.by_ref() {
+    for (kept, c) in chars.by_ref().enumerate() {
         if kept == max {
             let dropped = 1 + chars.count();
             let _ = write!(out, "…(+{dropped} chars)");
             return out;
         }
-        kept += 1;
         match c {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
@@ -49,15 +47,17 @@ pub fn echo(text: &str) -> String {
 
 /// The field formatter of the text log: `name=value` with every value escaped and capped.
 pub fn safe_fields() -> impl for<'writer> FormatFields<'writer> + Send + Sync + 'static {
-    debug_fn(|writer: &mut Writer<'_>, field: &tracing::field::Field, value| {
-        let raw = format!("{value:?}");
-        let safe = escape_capped(&raw, MAX_FIELD_CHARS);
-        if field.name() == "message" {
-            write!(writer, "{safe}")
-        } else {
-            write!(writer, "{}={safe}", field.name())
-        }
-    })
+    debug_fn(
+        |writer: &mut Writer<'_>, field: &tracing::field::Field, value| {
+            let raw = format!("{value:?}");
+            let safe = escape_capped(&raw, MAX_FIELD_CHARS);
+            if field.name() == "message" {
+                write!(writer, "{safe}")
+            } else {
+                write!(writer, "{}={safe}", field.name())
+            }
+        },
+    )
     .delimited(" ")
 }
 
@@ -104,7 +104,10 @@ mod tests {
         let safe = escape_capped(&long, MAX_FIELD_CHARS);
         assert!(safe.starts_with(&"a".repeat(MAX_FIELD_CHARS)));
         assert!(safe.ends_with("…(+999488 chars)"), "{}", &safe[500..]);
-        assert_eq!(echo(&long).chars().count(), MAX_ECHO_CHARS + "…(+999900 chars)".len());
+        assert_eq!(
+            echo(&long).chars().count(),
+            MAX_ECHO_CHARS + "…(+999900 chars)".len()
+        );
     }
 
     #[test]
@@ -122,7 +125,10 @@ mod tests {
         struct Sink(Arc<Mutex<Vec<u8>>>);
         impl std::io::Write for Sink {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap_or_else(|p| p.into_inner()).extend_from_slice(buf);
+                self.0
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend_from_slice(buf);
                 Ok(buf.len())
             }
             fn flush(&mut self) -> std::io::Result<()> {

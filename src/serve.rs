@@ -24,6 +24,7 @@ use tokio::task::JoinSet;
 use tower_service::Service;
 
 use crate::config::ServerConfig;
+use crate::mcp::http::BodyTimedOut;
 
 /// What the accept loop needs from `[server]`.
 #[derive(Debug, Clone, Copy)]
@@ -213,10 +214,7 @@ impl AsyncWrite for Watched {
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
@@ -315,11 +313,6 @@ impl DeadlineBody {
         }
     }
 }
-
-/// The body did not arrive within `server.body_read_timeout_ms`.
-#[derive(Debug, thiserror::Error)]
-#[error("request body not received within the body read timeout")]
-pub struct BodyTimedOut;
 
 impl HttpBody for DeadlineBody {
     type Data = Bytes;

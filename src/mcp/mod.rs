@@ -3,6 +3,7 @@
 
 pub mod bearer;
 pub mod errors;
+pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod schemas;
