@@ -106,7 +106,7 @@ mod tests {
         assert!(safe.ends_with("…(+999488 chars)"), "{}", &safe[500..]);
         assert_eq!(
             echo(&long).chars().count(),
-            MAX_ECHO_CHARS + "…(+999900 chars)".len()
+            MAX_ECHO_CHARS + "…(+999900 chars)".chars().count()
         );
     }
 

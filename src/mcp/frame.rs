@@ -174,10 +174,16 @@ fn id_kind(raw: &str) -> IdKind {
 
 static PLACEHOLDERS: AtomicU64 = AtomicU64::new(0);
 
-/// rmcp files a tools/call whose params it cannot read under "custom request".
-fn is_custom_tools_call(message: &ClientJsonRpcMessage) -> bool {
-    matches!(message, JsonRpcMessage::Request(request)
-        if matches!(&request.request, ClientRequest::CustomRequest(custom) if custom.method == "tools/call"))
+/// rmcp files every method it does not know (and a tools/call whose params it cannot read)
+/// under "custom request", and would echo the method name whole.
+fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
+    match message {
+        JsonRpcMessage::Request(request) => match &request.request {
+            ClientRequest::CustomRequest(custom) => Some(custom.method.as_str()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 pub fn judge(bytes: Bytes) -> Verdict {
@@ -257,8 +263,10 @@ pub fn judge(bytes: Bytes) -> Verdict {
         _ => (bytes.clone(), None),
     };
     let readable = match serde_json::from_slice::<ClientJsonRpcMessage>(&body) {
-        Ok(message) if is_custom_tools_call(&message) => true,
-        Ok(_) => return Verdict::Pass { body, restore },
+        Ok(message) => match custom_method(&message) {
+            None => return Verdict::Pass { body, restore },
+            Some(custom) => custom == "tools/call",
+        },
         Err(_) => false,
     };
     if id.is_none() {
