@@ -92,7 +92,7 @@ fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
             _ => "success",
         },
         Err(ProtocolError::RateLimited { .. }) => "rate_limited",
-        Err(ProtocolError::Unavailable { .. }) => "unavailable",
+        Err(ProtocolError::Unavailable { .. } | ProtocolError::Full { .. }) => "unavailable",
         Err(ProtocolError::InvalidParams { .. } | ProtocolError::UnknownTool(_)) => "invalid",
         Err(_) => "error",
     }
