@@ -17,7 +17,7 @@ use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
@@ -141,15 +141,30 @@ fn shed_response() -> Vec<u8> {
 
 async fn shed(mut stream: TcpStream) {
     let answer = shed_response();
+    let mut sink = [0u8; 4096];
+    // An HTTP client reads an answer only after sending its request: wait briefly for the
+    // request head (a silent client gets the answer anyway).
+    let _ = tokio::time::timeout(Duration::from_millis(500), async {
+        let mut seen = Vec::new();
+        while seen.len() < 64 * 1024 {
+            match stream.read(&mut sink).await {
+                Ok(0) | Err(_) => break,
+                Ok(read) => seen.extend_from_slice(&sink[..read]),
+            }
+            if seen.windows(4).any(|window| window == b"\r\n\r\n") {
+                break;
+            }
+        }
+    })
+    .await;
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         let _ = stream.write_all(&answer).await;
         let _ = stream.shutdown().await;
-        // Read what the client already sent, so closing does not reset the connection
+        // Read what the client still sends, so closing does not reset the connection
         // before it has read the answer.
-        let mut sink = [0u8; 4096];
         let mut total = 0usize;
         while total < 64 * 1024 {
-            match tokio::io::AsyncReadExt::read(&mut stream, &mut sink).await {
+            match stream.read(&mut sink).await {
                 Ok(0) | Err(_) => break,
                 Ok(read) => total += read,
             }
