@@ -179,7 +179,7 @@ if [ "${SKIP_CRITERION:-0}" != 1 ]; then
 fi
 
 echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
-cargo test --release --quiet --test upstream_counts -- --ignored --nocapture 2>/dev/null \
+cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
     | grep '^UPSTREAM' >"$WORK/upstream.txt"
 
 BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
@@ -255,7 +255,7 @@ if os.path.exists(crit):
 up = [line.split() for line in open(f"{work}/upstream.txt") if line.startswith("UPSTREAM")]
 if up:
     L.append("## Upstream requests per tool call\n")
-    L.append("Counted by the stand-ins of the adapter tests (`tests/upstream_counts.rs`), product cache off. "
+    L.append("Counted by the stand-ins of the adapter tests (`tests/suite/upstream_counts.rs`), product cache off. "
              "The sample store answers from memory: 0 upstream requests.\n")
     L.append("| platform | call | upstream requests |")
     L.append("|---|---|---:|")

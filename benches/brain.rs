@@ -42,6 +42,7 @@ fn product() -> Product {
                     list_price: None,
                     // Every seventh variant is sold out, so `available` has work to do.
                     available: variants.len() % 7 != 0,
+                    backorder: false,
                     options: vec![
                         choice("Color", format!("c{color}")),
                         choice("Size", format!("s{size}")),

@@ -14,6 +14,7 @@ use crate::access::AccessConfig;
 use crate::brain::{CartConfig, LimitsConfig};
 use crate::hardening::inbound::InboundConfig;
 use crate::idempotency::IdempotencyConfig;
+use crate::mcp::agents::AgentsConfig;
 use crate::negotiation::NegotiationConfig;
 use crate::platform::cache::CacheConfig;
 use crate::platform::upstream::UpstreamConfig;
@@ -54,6 +55,7 @@ pub struct BridgeConfig {
     pub idempotency: IdempotencyConfig,
     pub negotiation: NegotiationConfig,
     pub access: AccessConfig,
+    pub agents: AgentsConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -138,6 +140,7 @@ const SECTIONS: &[&str] = &[
     "idempotency",
     "negotiation",
     "access",
+    "agents",
 ];
 
 impl Default for BridgeConfig {
@@ -155,6 +158,7 @@ impl Default for BridgeConfig {
             idempotency: Default::default(),
             negotiation: Default::default(),
             access: Default::default(),
+            agents: Default::default(),
         }
     }
 }
@@ -180,9 +184,14 @@ impl BridgeConfig {
     /// every problem instead of stopping at the first.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         let root: toml::Table = text.parse().map_err(|error: toml::de::Error| {
+            let place = error
+                .span()
+                .map(|span| line_and_column(text, span.start))
+                .map(|(line, column)| format!(" at line {line}, column {column}"))
+                .unwrap_or_default();
             ConfigError::Invalid(vec![ConfigProblem::new(
                 "(file)",
-                format!("not valid TOML: {}", error.message()),
+                format!("not valid TOML{place}: {}", error.message().trim()),
             )])
         })?;
         let mut problems = Vec::new();
@@ -203,6 +212,7 @@ impl BridgeConfig {
         let idempotency = section(&root, "idempotency", &mut problems);
         let negotiation = section(&root, "negotiation", &mut problems);
         let access = section(&root, "access", &mut problems);
+        let agents = section(&root, "agents", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -222,6 +232,7 @@ impl BridgeConfig {
             idempotency: idempotency.unwrap_or_default(),
             negotiation: negotiation.unwrap_or_default(),
             access: access.unwrap_or_default(),
+            agents: agents.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
         if problems.is_empty() {
@@ -233,6 +244,31 @@ impl BridgeConfig {
 
     fn semantic_problems(&self) -> Vec<ConfigProblem> {
         let mut problems = Vec::new();
+        if self.server.public_base_url.is_none() && self.server.listen.ip().is_unspecified() {
+            problems.push(ConfigProblem::new(
+                "server.public_base_url",
+                format!(
+                    "required when server.listen is a wildcard address ({}): agents would be told to call http://{}{}; set the URL agents reach the bridge at, e.g. https://shop.example",
+                    self.server.listen.ip(),
+                    self.server.listen,
+                    self.server.mcp_path
+                ),
+            ));
+        }
+        if let Some(url) = &self.server.public_base_url
+            && !matches!(url.path(), "" | "/")
+        {
+            problems.push(ConfigProblem::new(
+                "server.public_base_url",
+                format!(
+                    "must not have a path (got {:?}): endpoints are placed by server.mcp_path and server.ucp_mcp_path, so {} would become {}{}",
+                    url.path(),
+                    url.as_str().trim_end_matches('/'),
+                    url.as_str().trim_end_matches('/'),
+                    self.server.mcp_path
+                ),
+            ));
+        }
         if let Some(url) = &self.server.public_base_url {
             if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
                 problems.push(ConfigProblem::new(
@@ -301,9 +337,22 @@ impl BridgeConfig {
         problems.extend(self.idempotency.problems());
         problems.extend(self.negotiation.problems());
         problems.extend(self.access.problems());
+        problems.extend(self.agents.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {
-                Some(factory) => problems.extend((factory.check)(&self.store)),
+                Some(factory) => {
+                    problems.extend((factory.check)(&self.store));
+                    for key in self.cart.checkout_params.keys() {
+                        if factory.reserved_checkout_params.contains(&key.as_str()) {
+                            problems.push(ConfigProblem::new(
+                                format!("cart.checkout_params.{key}"),
+                                format!(
+                                    "{key:?} is part of {name}'s own checkout URL and cannot be overridden"
+                                ),
+                            ));
+                        }
+                    }
+                }
                 None => problems.push(ConfigProblem::new(
                     "store.platform",
                     format!(
@@ -330,6 +379,18 @@ impl BridgeConfig {
             .and_then(toml::Value::as_str)
             .unwrap_or("sample")
     }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |tail| tail.chars().count())
+        + 1;
+    (line, column)
 }
 
 /// Deserialises `root[name]` (absent → default), recording a problem located at the exact key.

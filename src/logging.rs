@@ -68,11 +68,15 @@ pub fn render_fields<R: RecordFields>(fields: R) -> String {
     out
 }
 
+/// rmcp's service logs every error reply at WARN (a dump of its error struct); the handler
+/// already logs each refused call once, at INFO.
+const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
+
 /// Logs to stderr: text by default, JSON lines with `json` (JSON escapes control characters
 /// itself). `RUST_LOG` overrides the default filter.
 pub fn init(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::config::{BridgeConfig, ConfigError};
 use bcp_bridge::protocol::Protocol;
 use bcp_bridge::{logging, serve, server};
 use clap::{Parser, Subcommand};
@@ -105,6 +105,23 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
         endpoint = %bridge.mcp_url,
         "bcp-bridge ready"
     );
+    let agents = &config.access.allowed_profiles;
+    tracing::info!(
+        negotiation = config.negotiation.enabled,
+        accepted_agents = if agents.is_empty() {
+            "any".to_owned()
+        } else {
+            agents.join(", ")
+        },
+        default_profile = config.agents.default_profile.as_deref().unwrap_or("-"),
+        bearer_tokens = config.access.bearer_token_sha256.len(),
+        "agents: negotiation {}",
+        if config.negotiation.enabled {
+            "on (each agent's profile is fetched and its ucp.version checked)"
+        } else {
+            "off"
+        }
+    );
     out(&format!("bcp-bridge listening on {bound}"));
     for (index, endpoint) in bridge.endpoints.iter().enumerate() {
         // The primary endpoint keeps the plain labels scripts read; a second one is tagged.
@@ -186,11 +203,26 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!("{error:#}");
+            // Printed once, where the person who started the bridge reads it; a problem with
+            // the configuration exits 2, as `check` does.
             let _ = writeln!(std::io::stderr(), "error: {error:#}");
-            ExitCode::FAILURE
+            if is_config_problem(&error) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
+}
+
+fn is_config_problem(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<ConfigError>().is_some()
+            || matches!(
+                cause.downcast_ref::<server::StartError>(),
+                Some(server::StartError::Config(_))
+            )
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -30,7 +30,7 @@ use crate::settings::ConfigProblem;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    #[error("{0}")]
+    #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("cannot build the tool schemas: {0}")]
     Schemas(String),
@@ -169,6 +169,7 @@ pub fn build(
             tools,
             guard: guard.clone(),
             gate,
+            agents: config.agents.clone(),
         });
         let mcp_config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)

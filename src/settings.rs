@@ -54,6 +54,12 @@ impl<'de> Deserialize<'de> for Secret {
             Ok(Source::Literal(value)) if value.is_empty() => {
                 Err(serde::de::Error::custom("the secret is empty"))
             }
+            Ok(Source::Literal(value)) if env_reference(&value).is_some() => {
+                let name = env_reference(&value).unwrap_or_default();
+                Err(serde::de::Error::custom(format!(
+                    "looks like the environment variable {name}, but the file is not shell-expanded: write {{ env = \"{name}\" }}"
+                )))
+            }
             Ok(Source::Literal(value)) => Ok(Self(SecretString::from(value))),
             Ok(Source::Env { env }) => match std::env::var(&env) {
                 Ok(value) if !value.is_empty() => Ok(Self(SecretString::from(value))),
@@ -68,33 +74,93 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
-/// Deserialises a TOML value, turning the first error into a problem that names the full key
-/// (`server.listen`, `store.shop_domain`, …). Used by platform adapters for their own tables.
+/// The variable named by a shell-style reference (`$NAME` or `${NAME}`), which a secret
+/// written that way in TOML would otherwise be taken literally as.
+fn env_reference(value: &str) -> Option<&str> {
+    let rest = value.strip_prefix('$')?;
+    let name = rest
+        .strip_prefix('{')
+        .and_then(|inner| inner.strip_suffix('}'))
+        .unwrap_or(rest);
+    let valid = !name.is_empty()
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_uppercase() || byte.is_ascii_digit() || byte == b'_');
+    valid.then_some(name)
+}
+
+/// Deserialises a TOML value, turning each error into a problem that names the full key
+/// (`server.listen`, `store.shop_domain`, …). serde stops at the first error, so a failing
+/// key is set aside and the rest tried again: every bad key of a table is reported in one run.
+/// Used by every section and by platform adapters for their own tables.
 pub fn deserialize_at<T: DeserializeOwned>(
-    value: toml::Value,
+    mut value: toml::Value,
     prefix: &str,
     problems: &mut Vec<ConfigProblem>,
 ) -> Option<T> {
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Ok(parsed) => Some(parsed),
-        Err(error) => {
-            let inner = error.inner().to_string().trim().to_owned();
-            let path = error.path().to_string();
-            let mut key = if path == "." || path.is_empty() {
-                prefix.to_owned()
-            } else {
-                format!("{prefix}.{path}")
-            };
-            // serde names an unknown key only in its message; make it part of the key.
-            if let Some(unknown) = unknown_field_name(&inner)
-                && !key.ends_with(&format!(".{unknown}"))
-            {
-                key = format!("{key}.{unknown}");
+    let mut failed = false;
+    let mut set_aside: Vec<String> = Vec::new();
+    // Each round removes one key, so this ends; the bound is only a guard.
+    for _ in 0..64 {
+        let error = match serde_path_to_error::deserialize::<_, T>(value.clone()) {
+            Ok(parsed) if !failed => return Some(parsed),
+            Ok(_) => return None,
+            Err(error) => error,
+        };
+        failed = true;
+        let inner = error.inner().to_string();
+        // toml repeats the key on a line of its own ("\nin `listen`"): the key says it already.
+        let inner = inner
+            .split_once("\nin `")
+            .map_or(inner.as_str(), |(message, _)| message)
+            .trim()
+            .to_owned();
+        // A key set aside in an earlier round is now "missing": already reported.
+        if missing_field_name(&inner)
+            .is_some_and(|missing| set_aside.iter().any(|key| key == missing))
+        {
+            return None;
+        }
+        let path = error.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let mut key = if path.is_empty() {
+            prefix.to_owned()
+        } else {
+            format!("{prefix}.{path}")
+        };
+        // serde names an unknown key only in its message; make it part of the key.
+        let unknown = unknown_field_name(&inner);
+        if let Some(unknown) = unknown
+            && !key.ends_with(&format!(".{unknown}"))
+        {
+            key = format!("{key}.{unknown}");
+        }
+        problems.push(ConfigProblem::new(key, inner.clone()));
+        // The top-level key the error is under, to set aside before the next round.
+        let culprit = path
+            .split(['.', '['])
+            .next()
+            .filter(|head| !head.is_empty())
+            .map(str::to_owned)
+            .or_else(|| unknown.map(str::to_owned));
+        let removed = match (&mut value, culprit) {
+            (toml::Value::Table(table), Some(culprit)) => {
+                let removed = table.remove(&culprit).is_some();
+                set_aside.push(culprit);
+                removed
             }
-            problems.push(ConfigProblem::new(key, inner));
-            None
+            _ => false,
+        };
+        if !removed {
+            return None;
         }
     }
+    None
+}
+
+fn missing_field_name(message: &str) -> Option<&str> {
+    let rest = message.strip_prefix("missing field `")?;
+    rest.split('`').next()
 }
 
 fn unknown_field_name(message: &str) -> Option<&str> {
@@ -133,6 +199,12 @@ mod tests {
             std::env::var("PATH").unwrap()
         );
         let literal: WithSecret = toml::from_str("token = \"shpat_supersecret\"").unwrap();
+        for reference in ["$SHOPIFY_STOREFRONT_PRIVATE_TOKEN", "${SHOPIFY_TOKEN}"] {
+            let refused = toml::from_str::<WithSecret>(&format!("token = \"{reference}\""))
+                .unwrap_err()
+                .to_string();
+            assert!(refused.contains("{ env = \"SHOPIFY_"), "{refused}");
+        }
         assert!(!format!("{literal:?}").contains("supersecret"));
         let missing = toml::from_str::<WithSecret>("token = { env = \"BCP_TEST_UNSET_VAR\" }")
             .unwrap_err()

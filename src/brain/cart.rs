@@ -120,11 +120,11 @@ impl Brain {
                         hit.product.title
                     ),
                 )),
-                (Some(_), Some(variant)) if !variant.available => {
+                (Some(hit), Some(variant)) if !variant.available => {
                     prepared.refused_out_of_stock += 1;
                     Some(problem_message(
                         &LineProblemKind::OutOfStock,
-                        format!("{} is out of stock", variant.title),
+                        format!("{} is out of stock", item_title(&hit.product, variant)),
                     ))
                 }
                 (Some(_), Some(variant)) => {
@@ -334,5 +334,18 @@ impl Brain {
             Some(before) => self.cart_response(&before, Vec::new()),
             None => self.cart_not_found(),
         }
+    }
+}
+
+/// "Camiseta — M": the product names the item, the variant which one; a variant titled like
+/// its product (or Shopify's "Default Title") adds nothing.
+fn item_title(product: &crate::model::Product, variant: &crate::model::Variant) -> String {
+    if variant.title.is_empty()
+        || variant.title == product.title
+        || variant.title == "Default Title"
+    {
+        product.title.clone()
+    } else {
+        format!("{} — {}", product.title, variant.title)
     }
 }

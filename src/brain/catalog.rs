@@ -176,53 +176,56 @@ impl Brain {
         }
         let mut groups: Vec<Group<'_>> = Vec::new();
         let mut found: HashMap<&str, bool> = HashMap::new();
-        let by_input: HashMap<&str, &crate::model::Resolved> = resolved
-            .iter()
-            .map(|hit| (hit.input.as_str(), hit))
-            .collect();
+        // One input may name several variants (a SKU the store lets two variants share).
+        let mut by_input: HashMap<&str, Vec<&crate::model::Resolved>> = HashMap::new();
+        for hit in &resolved {
+            by_input.entry(hit.input.as_str()).or_default().push(hit);
+        }
         for input in &unique {
-            let Some(hit) = by_input.get(input.as_str()) else {
+            let Some(hits) = by_input.get(input.as_str()) else {
                 continue;
             };
-            found.insert(input.as_str(), false);
-            if !filters.categories.is_empty()
-                && !product_in_categories(&hit.product, &filters.categories)
-            {
-                continue;
-            }
-            let pool = passing(&hit.product, &filters);
-            let (variant, matched) = match &hit.resolution {
-                Resolution::Variant(id) => (
-                    pool.iter().find(|variant| &variant.id == id).copied(),
-                    "exact",
-                ),
-                Resolution::Product => (featured(&hit.product, &pool), "featured"),
-            };
-            let Some(variant) = variant else {
-                continue;
-            };
-            found.insert(input.as_str(), true);
-            let index = match groups
-                .iter()
-                .position(|group| group.product.id == hit.product.id)
-            {
-                Some(index) => index,
-                None => {
-                    groups.push(Group {
-                        product: &hit.product,
-                        variants: Vec::new(),
-                    });
-                    groups.len() - 1
+            found.entry(input.as_str()).or_insert(false);
+            for hit in hits {
+                if !filters.categories.is_empty()
+                    && !product_in_categories(&hit.product, &filters.categories)
+                {
+                    continue;
                 }
-            };
-            let group = &mut groups[index];
-            let correlation = InputOut {
-                id: input.clone(),
-                matched,
-            };
-            match group.variants.iter_mut().find(|(id, _)| *id == variant.id) {
-                Some((_, inputs)) => inputs.push(correlation),
-                None => group.variants.push((variant.id.clone(), vec![correlation])),
+                let pool = passing(&hit.product, &filters);
+                let (variant, matched) = match &hit.resolution {
+                    Resolution::Variant(id) => (
+                        pool.iter().find(|variant| &variant.id == id).copied(),
+                        "exact",
+                    ),
+                    Resolution::Product => (featured(&hit.product, &pool), "featured"),
+                };
+                let Some(variant) = variant else {
+                    continue;
+                };
+                found.insert(input.as_str(), true);
+                let index = match groups
+                    .iter()
+                    .position(|group| group.product.id == hit.product.id)
+                {
+                    Some(index) => index,
+                    None => {
+                        groups.push(Group {
+                            product: &hit.product,
+                            variants: Vec::new(),
+                        });
+                        groups.len() - 1
+                    }
+                };
+                let group = &mut groups[index];
+                let correlation = InputOut {
+                    id: input.clone(),
+                    matched,
+                };
+                match group.variants.iter_mut().find(|(id, _)| *id == variant.id) {
+                    Some((_, inputs)) => inputs.push(correlation),
+                    None => group.variants.push((variant.id.clone(), vec![correlation])),
+                }
             }
         }
 

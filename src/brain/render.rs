@@ -77,10 +77,11 @@ pub fn variant(product: &Product, variant: &Variant, inputs: Option<Vec<InputOut
             .filter(|list| list.amount > variant.price.amount),
         availability: AvailabilityOut {
             available: variant.available,
-            status: if variant.available {
-                "in_stock"
-            } else {
-                "out_of_stock"
+            // UCP's well-known values (types/variant.json `availability.status`).
+            status: match (variant.available, variant.backorder) {
+                (true, true) => "backorder",
+                (true, false) => "in_stock",
+                (false, _) => "out_of_stock",
             },
         },
         options: selected(&variant.options),

@@ -151,6 +151,7 @@ impl From<PlatformError> for ProtocolError {
                 message,
                 data: None,
             },
+            PlatformError::InvalidAt { path, message } => Self::invalid_at(&path, message),
             PlatformError::Unsupported(what) => Self::InvalidParams {
                 message: format!("this store does not support {what}"),
                 data: None,

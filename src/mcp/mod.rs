@@ -1,6 +1,7 @@
 //! The MCP/JSON-RPC transport: rmcp's Streamable HTTP service in sessionless JSON mode,
 //! the tool table with its schemas, argument validation, and the error mapping.
 
+pub mod agents;
 pub mod bearer;
 pub mod errors;
 pub mod frame;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
+use super::agents::META_EXAMPLE;
 use super::errors::ProtocolError;
 use super::schemas;
 use crate::brain::LimitsConfig;
@@ -25,29 +26,39 @@ fn title(name: ToolName) -> &'static str {
     }
 }
 
-/// What the model reads to choose and call the tool.
-fn description(name: ToolName) -> &'static str {
-    match name {
-        ToolName::SearchCatalog => {
-            "Search the store's products by free text and/or filters (categories, price in minor units). Returns products with their featured variant and an opaque pagination cursor."
-        }
-        ToolName::LookupCatalog => {
-            "Fetch several products or variants at once by product id, variant id, SKU or handle. Each returned variant says which request ids it answers (inputs); unknown ids come back as not_found info messages."
-        }
-        ToolName::GetProduct => {
-            "Get one product with all its options. Pass `selected` options (and `preferences` for which to keep when a combination does not exist) to narrow variants; each option value says whether it exists and is available with the current selections."
-        }
-        ToolName::CreateCart => {
-            "Create a cart in the store from variant ids and quantities. Returns totals in minor units and a continue_url where the buyer completes checkout on the store."
-        }
-        ToolName::GetCart => "Get the current state of a cart by id.",
-        ToolName::UpdateCart => {
-            "Replace ALL line items of a cart (send the complete list; omitted lines are removed)."
-        }
-        ToolName::CancelCart => {
-            "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key."
-        }
-    }
+/// What the model reads to choose and call the tool: what it does, then one complete call.
+fn description(name: ToolName) -> String {
+    let (what, example) = match name {
+        ToolName::SearchCatalog => (
+            "Search the store's products by free text and/or filters (categories, price in minor units). Returns products with their featured variant and an opaque pagination cursor.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "catalog": {"query": "running shoes", "filters": {"price": {"max": 20000}}, "pagination": {"limit": 5}}}"#,
+        ),
+        ToolName::LookupCatalog => (
+            "Fetch several products or variants at once by product id, variant id, SKU or handle. Each returned variant says which request ids it answers (inputs); unknown ids come back as not_found info messages.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "catalog": {"ids": ["prod_abc123", "var_xyz789"]}}"#,
+        ),
+        ToolName::GetProduct => (
+            "Get one product with all its options. Pass `selected` options (and `preferences` for which to keep when a combination does not exist) to narrow variants; each option value says whether it exists and is available with the current selections.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "catalog": {"id": "prod_abc123", "selected": [{"name": "Color", "label": "Blue"}], "preferences": ["Color", "Size"]}}"#,
+        ),
+        ToolName::CreateCart => (
+            "Create a cart in the store from variant ids and quantities. Returns totals in minor units and a continue_url where the buyer completes checkout on the store.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "3f1c2a9e-7d4b-4c1e-9a65-0b8e2f6d1c47"}, "cart": {"line_items": [{"item": {"id": "prod_abc123_blu_9"}, "quantity": 1}]}}"#,
+        ),
+        ToolName::GetCart => (
+            "Get the current state of a cart by id.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the id create_cart returned>"}"#,
+        ),
+        ToolName::UpdateCart => (
+            "Replace ALL line items of a cart (send the complete list; omitted lines are removed).",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the id create_cart returned>", "cart": {"line_items": [{"item": {"id": "prod_abc123_blu_9"}, "quantity": 2}]}}"#,
+        ),
+        ToolName::CancelCart => (
+            "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "9b2d4f6a-1c3e-4a5b-8d7f-2e4c6a8b0d1f"}, "id": "<the id create_cart returned>"}"#,
+        ),
+    };
+    format!("{what}\n\nExample arguments: {example}")
 }
 
 pub struct ToolSpec {
@@ -128,8 +139,18 @@ impl ToolSpec {
         let Some((first_path, first_message)) = errors.first() else {
             return Ok(());
         };
+        // The one mistake every stock MCP client makes first: say exactly what to send.
+        let hint = if first_path.starts_with("$.meta")
+            || (first_path == "$" && first_message.contains("\"meta\""))
+        {
+            format!(
+                ". Every call carries the calling agent's profile URL: {META_EXAMPLE} (the store can also name a default with [agents] default_profile)"
+            )
+        } else {
+            String::new()
+        };
         Err(ProtocolError::InvalidParams {
-            message: format!("{first_path}: {first_message}"),
+            message: format!("{first_path}: {first_message}{hint}"),
             data: Some(json!({
                 "path": first_path,
                 "errors": errors

@@ -102,6 +102,8 @@ pub struct Variant {
     pub price: Money,
     pub list_price: Option<Money>,
     pub available: bool,
+    /// Sold although none is in stock (it ships later): availability status `backorder`.
+    pub backorder: bool,
     pub options: Vec<OptionChoice>,
     pub media: Vec<Media>,
     pub tags: Vec<String>,

@@ -148,6 +148,34 @@ impl Refusal {
         }
     }
 
+    /// Names the profile and says what can be done about the refusal: the agent's builder
+    /// reads it in the answer, the operator in the log.
+    fn explained(mut self, profile: &str) -> Self {
+        let shown: String = profile
+            .chars()
+            .take(200)
+            .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+            .collect();
+        let fix = match self.code {
+            "invalid_profile_url" => {
+                "An agent's profile is an https URL on a public host; for a test or internal agent the store operator can allow its host with negotiation.allow_http_hosts (plain http) or negotiation.allow_private_hosts (private addresses)."
+            }
+            "profile_unreachable" => {
+                "The profile must answer 200 over https within negotiation.timeout_ms."
+            }
+            "profile_malformed" => {
+                "The profile must be a JSON object with a ucp.version string, at most negotiation.max_profile_bytes long."
+            }
+            _ => "",
+        };
+        self.content = format!(
+            "agent profile {shown}: {}. {fix} Operators: negotiation.enabled = false skips this check, and [agents] default_profile serves clients that send no profile.",
+            self.content.trim_end_matches('.')
+        )
+        .replace("  ", " ");
+        self
+    }
+
     pub fn invalid_url(content: impl Into<String>) -> Self {
         Self::new("invalid_profile_url", content)
     }
@@ -228,7 +256,9 @@ impl Negotiator {
         let Some(profile) = meta.profile.as_deref() else {
             return Ok(());
         };
-        self.outcome(profile).await
+        self.outcome(profile)
+            .await
+            .map_err(|refusal| refusal.explained(profile))
     }
 
     /// The cached outcome for `profile`, or one fetch shared by every concurrent caller.
@@ -241,7 +271,11 @@ impl Negotiator {
             .try_get_with_by_ref(profile, async {
                 let outcome = self.negotiate(profile).await;
                 if let Err(refusal) = &outcome {
-                    tracing::info!(code = refusal.code, "agent profile refused");
+                    tracing::info!(
+                        code = refusal.code,
+                        reason = %refusal.content,
+                        "agent profile refused"
+                    );
                     if refusal.transient {
                         return Err(refusal.clone());
                     }

@@ -123,6 +123,10 @@ fn shared_error(error: &PlatformError) -> PlatformError {
         },
         PlatformError::BadResponse(detail) => PlatformError::BadResponse(detail.clone()),
         PlatformError::InvalidInput(message) => PlatformError::InvalidInput(message.clone()),
+        PlatformError::InvalidAt { path, message } => PlatformError::InvalidAt {
+            path: path.clone(),
+            message: message.clone(),
+        },
         PlatformError::Unsupported(what) => PlatformError::Unsupported(what),
     }
 }

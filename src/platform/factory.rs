@@ -20,4 +20,7 @@ pub struct PlatformFactory {
     /// Checks the `[store]` table without touching the network; each problem names its key.
     pub check: fn(&toml::Table) -> Vec<ConfigProblem>,
     pub build: fn(&toml::Table, &BuildContext<'_>) -> Result<SharedPlatform, Vec<ConfigProblem>>,
+    /// Query keys the store's own checkout URL carries: `[cart] checkout_params` may not
+    /// overwrite them (the buyer would land on a broken checkout).
+    pub reserved_checkout_params: &'static [&'static str],
 }

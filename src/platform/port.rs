@@ -35,6 +35,9 @@ pub enum PlatformError {
     /// The agent's input cannot be honoured by this upstream (e.g. a stale cursor).
     #[error("{0}")]
     InvalidInput(String),
+    /// Like `InvalidInput`, naming the argument at fault by its JSON path (`$.cart.context.language`).
+    #[error("{path}: {message}")]
+    InvalidAt { path: String, message: String },
     #[error("this store does not support {0}")]
     Unsupported(&'static str),
 }

@@ -1,6 +1,11 @@
 //! Test harness: starts the real bridge on a loopback port and talks to it over HTTP, the way
 //! an agent does. Each test gets its own bridge (and its own in-memory sample store).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+pub mod binary;
+pub mod redis;
+pub mod shopify_standin;
+pub mod values;
+pub mod woo_standin;
 
 use std::net::SocketAddr;
 
@@ -35,6 +40,11 @@ pub fn meta() -> Value {
 
 pub fn meta_with_key(key: &str) -> Value {
     json!({"ucp-agent": {"profile": AGENT_PROFILE}, "idempotency-key": key})
+}
+
+/// `meta` with an idempotency key no other call has used.
+pub fn meta_with_fresh_key() -> Value {
+    meta_with_key(&uuid::Uuid::new_v4().to_string())
 }
 
 impl TestBridge {
@@ -148,6 +158,36 @@ impl TestBridge {
         let (status, reply) = self.call_raw(tool, arguments).await;
         assert!(reply.get("result").is_none(), "expected an error: {reply}");
         (status, reply["error"].clone())
+    }
+
+    /// A catalog tool (`search_catalog`, `lookup_catalog`, `get_product`) called with the
+    /// default `meta`; returns `structuredContent`.
+    pub async fn catalog(&self, tool: &str, catalog: Value) -> Value {
+        self.call(tool, json!({"meta": meta(), "catalog": catalog}))
+            .await
+    }
+
+    /// Follows search cursors from the first page to the last (CAT-001/CAT-002: `has_next_page`
+    /// always, a cursor exactly when there is a next page); returns every product id in order
+    /// and each page's `total_count`.
+    pub async fn walk(&self, mut catalog: Value, limit: u64) -> (Vec<String>, Vec<u64>) {
+        let mut seen = Vec::new();
+        let mut totals = Vec::new();
+        catalog["pagination"] = json!({"limit": limit});
+        for _ in 0..100 {
+            let page = self.catalog("search_catalog", catalog.clone()).await;
+            let products = values::ids(&page["products"]);
+            assert!(products.len() <= limit as usize);
+            seen.extend(products);
+            totals.push(page["pagination"]["total_count"].as_u64().unwrap());
+            let more = page["pagination"]["has_next_page"].as_bool().unwrap();
+            match (more, page["pagination"].get("cursor")) {
+                (true, Some(cursor)) => catalog["pagination"]["cursor"] = cursor.clone(),
+                (false, None) => return (seen, totals),
+                other => panic!("inconsistent pagination {other:?}"),
+            }
+        }
+        panic!("pagination did not end");
     }
 
     pub async fn get(&self, path: &str) -> reqwest::Response {

@@ -1,6 +1,5 @@
 //! A throwaway `redis-server` on a loopback port for one test. Without redis-server installed
 //! the Redis tests are skipped locally, but never in CI (`CI` set), where they must run.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -7,7 +7,6 @@
 //!
 //! It runs on its own thread and runtime: the bridge reads the shop once while it is built,
 //! synchronously, and must not wait on the test's own runtime.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -51,6 +50,8 @@ pub struct V {
     pub compare: Option<String>,
     pub options: Vec<(String, String)>,
     pub available: bool,
+    /// `currentlyNotInStock`: sold on backorder when `available` too.
+    pub backorder: bool,
     /// Units Shopify lets into a cart; `None` = untracked.
     pub stock: Option<u32>,
     pub image: Option<String>,
@@ -99,6 +100,8 @@ pub struct Inner {
     bodies: Mutex<Vec<String>>,
     /// Variants the catalog shows but the cart API says do not exist (deleted meanwhile).
     cart_rejects: Mutex<Vec<u64>>,
+    /// The next this-many requests (of one operation, when named) answer GraphQL `THROTTLED`.
+    throttle: Mutex<(usize, Option<&'static str>)>,
 }
 
 pub struct Standin {
@@ -139,6 +142,7 @@ impl Standin {
             fault: Mutex::new(None),
             bodies: Mutex::new(Vec::new()),
             cart_rejects: Mutex::new(Vec::new()),
+            throttle: Mutex::new((0, None)),
         });
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -205,6 +209,16 @@ impl Standin {
         self.inner.cart_rejects.lock().unwrap().push(variant);
     }
 
+    /// The next `count` requests are throttled, then the stand-in answers again.
+    pub fn throttle_next(&self, count: usize) {
+        *self.inner.throttle.lock().unwrap() = (count, None);
+    }
+
+    /// The next `count` requests of `operation` are throttled.
+    pub fn throttle_operation(&self, operation: &'static str, count: usize) {
+        *self.inner.throttle.lock().unwrap() = (count, Some(operation));
+    }
+
     /// Every request body received (to check what the adapter sent).
     pub fn bodies(&self) -> Vec<String> {
         self.inner.bodies.lock().unwrap().clone()
@@ -239,6 +253,7 @@ fn v(id: u64, title: &str, price: &str, options: &[(&str, &str)]) -> V {
             .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
             .collect(),
         available: true,
+        backorder: false,
         stock: None,
         image: None,
     }
@@ -429,18 +444,98 @@ fn fixture_products() -> Vec<P> {
     ghost.variants[0].stock = Some(0);
 
     let mut products = vec![cat, mug, tee, lamp, candle, ghost];
+    products.extend(issue_ten_products());
     for index in 0..SOCKS {
         let id = SOCK_FIRST + index;
-        products.push(simple(
+        let mut sock = simple(
             id,
             &format!("sock-{index}"),
             &format!("Wool Sock {index}"),
             "3.0",
             &format!("SOCK-{index}"),
             id + 100_000,
-        ));
+        );
+        if CATEGORY_SOCKS.contains(&index) {
+            sock.category = Some(("gid://shopify/TaxonomyCategory/aa-2-5", "Socks"));
+        }
+        products.push(sock);
     }
     products
+}
+
+pub const GALLERY: u64 = 3001;
+pub const CAMISETA: u64 = 3002;
+pub const CAMISETA_P: u64 = 13021;
+pub const CAMISETA_M: u64 = 13022;
+pub const CAMISETA_G: u64 = 13023;
+pub const CAMISETA_GG: u64 = 13024;
+pub const CANECA: u64 = 3003;
+pub const CANECA_VARIANT: u64 = 13031;
+/// Socks in the Shopify category `aa-2-5`, spread over the catalog.
+pub const CATEGORY_SOCKS: [u64; 3] = [7, 33, 58];
+
+/// Shapes the issue-10 tests need: a long gallery, SKUs with accents and spaces, a SKU two
+/// variants share, a backorder variant and a sold-out one.
+fn issue_ten_products() -> Vec<P> {
+    let mut gallery = simple(GALLERY, "galeria", "Galeria", "12.0", "GAL-1", 13011);
+    gallery.images = (0..15)
+        .map(|index| {
+            (
+                format!("https://cdn.shopify.com/s/files/1/galeria-{index:02}.jpg"),
+                None,
+            )
+        })
+        .collect();
+    let sizes = ["P", "M", "G", "GG"];
+    let skus = ["CAMISETA-AÇAÍ", "CAMISA AZUL 42", "DUP-SKU", "CAM-GG"];
+    let variants = sizes
+        .iter()
+        .zip(skus)
+        .enumerate()
+        .map(|(index, (size, sku))| {
+            let mut variant = v(
+                CAMISETA_P + index as u64,
+                size,
+                "49.9",
+                &[("Tamanho", size)],
+            );
+            variant.sku = Some(sku.to_owned());
+            if *size == "G" {
+                variant.backorder = true;
+            }
+            if *size == "GG" {
+                variant.available = false;
+                variant.stock = Some(0);
+            }
+            variant
+        })
+        .collect();
+    let camiseta = P {
+        id: CAMISETA,
+        handle: "camiseta".to_owned(),
+        title: "Camiseta".to_owned(),
+        description: "Camiseta de algodão.".to_owned(),
+        product_type: "Roupas".to_owned(),
+        vendor: "Standin Goods".to_owned(),
+        url: None,
+        category: None,
+        collections: Vec::new(),
+        options: vec![(
+            "Tamanho".to_owned(),
+            sizes.iter().map(|size| (*size).to_owned()).collect(),
+        )],
+        variants,
+        images: Vec::new(),
+    };
+    let caneca = simple(
+        CANECA,
+        "caneca",
+        "Caneca",
+        "25.0",
+        "DUP-SKU",
+        CANECA_VARIANT,
+    );
+    vec![gallery, camiseta, caneca]
 }
 
 // ---------------------------------------------------------------- money
@@ -490,6 +585,7 @@ fn variant_json(variant: &V) -> Value {
         "sku": variant.sku,
         "title": variant.title,
         "availableForSale": variant.available,
+        "currentlyNotInStock": variant.backorder,
         "price": money(&variant.price),
         "compareAtPrice": variant.compare.as_deref().map(money),
         "selectedOptions": variant.options.iter().map(|(name, value)| json!({"name": name, "value": value})).collect::<Vec<_>>(),
@@ -511,6 +607,16 @@ fn variant_page(product: &P, first: usize, after: Option<&str>) -> Value {
         "pageInfo": {"hasNextPage": end < product.variants.len(), "endCursor": if end > start { Value::from(format!("v:{end}")) } else { Value::Null }},
         "nodes": nodes,
     })
+}
+
+/// `images(first: N)` as the query asked (Shopify returns at most that many).
+fn images_first(query: &str) -> usize {
+    query
+        .split("images(first: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|number| number.trim().parse().ok())
+        .unwrap_or(usize::MAX)
 }
 
 fn product_json(product: &P, variants_first: usize) -> Value {
@@ -544,9 +650,53 @@ fn product_json(product: &P, variants_first: usize) -> Value {
         })).collect::<Vec<_>>(),
         "priceRange": {"minVariantPrice": money_cents(min), "maxVariantPrice": money_cents(max)},
         "selectedOrFirstAvailableVariant": featured.map(|variant| json!({"id": variant_gid(variant.id)})),
-        "images": {"nodes": product.images.iter().map(|(url, alt)| json!({"url": url, "altText": alt})).collect::<Vec<_>>()},
+        "images": {"nodes": product.images.iter().take(IMAGES_FIRST.with(|first| first.get())).map(|(url, alt)| json!({"url": url, "altText": alt})).collect::<Vec<_>>()},
         "variants": variant_page(product, variants_first, None),
     })
+}
+
+thread_local! {
+    /// The `images(first:)` of the request being answered (set per request, same thread).
+    static IMAGES_FIRST: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Search terms as Shopify's syntax spells them: `"quoted phrases"` (with `\"` and `\\`
+/// escapes) or bare words, joined by ` OR `.
+fn search_terms(query: &str) -> Vec<String> {
+    let mut terms = Vec::new();
+    let mut chars = query.chars().peekable();
+    while let Some(&next) = chars.peek() {
+        if next == ' ' {
+            chars.next();
+            continue;
+        }
+        let mut term = String::new();
+        if next == '"' {
+            chars.next();
+            while let Some(character) = chars.next() {
+                match character {
+                    '\\' => term.extend(chars.next()),
+                    '"' => break,
+                    other => term.push(other),
+                }
+            }
+        } else {
+            while let Some(&character) = chars.peek() {
+                if character == ' ' {
+                    break;
+                }
+                term.push(character);
+                chars.next();
+            }
+            if term == "OR" {
+                continue;
+            }
+        }
+        if !term.is_empty() {
+            terms.push(term);
+        }
+    }
+    terms
 }
 
 fn with_typename(mut value: Value, typename: &str) -> Value {
@@ -618,11 +768,7 @@ impl Inner {
 
     fn search(&self, vars: &Value) -> Value {
         let query = vars["query"].as_str().unwrap_or("");
-        let terms: Vec<&str> = query
-            .split(" OR ")
-            .map(|term| term.trim().trim_matches('"'))
-            .filter(|term| !term.is_empty())
-            .collect();
+        let terms = search_terms(query);
         let (mut min, mut max, mut category) = (None, None, None);
         if let Some(filters) = vars["filters"].as_array() {
             for filter in filters {
@@ -634,7 +780,11 @@ impl Inner {
         let hits: Vec<&P> = self
             .products
             .iter()
-            .filter(|product| terms.iter().any(|term| Self::matches(product, term)))
+            .filter(|product| {
+                terms
+                    .iter()
+                    .any(|term| term == "*" || Self::matches(product, term))
+            })
             .filter(|product| Self::price_ok(product, min, max))
             .filter(|product| {
                 category.is_none_or(|wanted| {
@@ -646,7 +796,8 @@ impl Inner {
             .collect();
         let total = hits.len();
         let first = vars["first"].as_u64().unwrap_or(10) as usize;
-        let (nodes, info) = Self::page(hits, first, vars["after"].as_str(), 50);
+        let variants = vars["variants"].as_u64().unwrap_or(50) as usize;
+        let (nodes, info) = Self::page(hits, first, vars["after"].as_str(), variants);
         let nodes: Vec<Value> = nodes
             .into_iter()
             .map(|node| with_typename(node, "Product"))
@@ -682,13 +833,13 @@ impl Inner {
             .map(|id| {
                 let id = id.as_str().unwrap_or("");
                 if let Some(product) = gid_number(id, "Product").and_then(|n| self.product(n)) {
-                    return with_typename(product_json(product, 100), "Product");
+                    return with_typename(product_json(product, 250), "Product");
                 }
                 if let Some((product, variant)) =
                     gid_number(id, "ProductVariant").and_then(|n| self.variant(n))
                 {
                     let mut node = with_typename(variant_json(variant), "ProductVariant");
-                    node["product"] = product_json(product, 100);
+                    node["product"] = product_json(product, 250);
                     return node;
                 }
                 Value::Null
@@ -1022,6 +1173,13 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
     let query = request["query"].as_str().unwrap_or("");
     let operation = request["operationName"].as_str().unwrap_or("").to_owned();
     inner.operations.lock().unwrap().push(operation.clone());
+    {
+        let mut throttle = inner.throttle.lock().unwrap();
+        if throttle.0 > 0 && throttle.1.is_none_or(|only| only == operation) {
+            throttle.0 -= 1;
+            return Json(json!({"errors": [{"message": "Throttled", "extensions": {"code": "THROTTLED", "documentation": "https://shopify.dev/api/usage/rate-limits"}}]})).into_response();
+        }
+    }
     if let Some(schema) = full_schema()
         && let Err(invalid) =
             ExecutableDocument::parse_and_validate(schema, query, "operation.graphql")
@@ -1029,6 +1187,25 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
         return Json(json!({"errors": [{"message": invalid.errors.to_string()}]})).into_response();
     }
     let vars = &request["variables"];
+    // Enum variables outside the schema's values refuse the whole operation, as on Shopify.
+    for (name, value, enum_name) in [
+        ("country", &vars["country"], "CountryCode"),
+        ("language", &vars["language"], "LanguageCode"),
+        (
+            "input",
+            &vars["input"]["buyerIdentity"]["countryCode"],
+            "CountryCode",
+        ),
+    ] {
+        if let (Some(schema), Some(value)) = (full_schema(), value.as_str())
+            && let Some(apollo_compiler::schema::ExtendedType::Enum(known)) =
+                schema.types.get(enum_name)
+            && !known.values.keys().any(|known| known.as_str() == value)
+        {
+            return Json(json!({"errors": [{"message": format!("Variable ${name} of type {enum_name} was provided invalid value"), "extensions": {"code": "INVALID_VARIABLE", "value": value}}]})).into_response();
+        }
+    }
+    IMAGES_FIRST.with(|first| first.set(images_first(query)));
     let answer = match operation.as_str() {
         "ShopInfo" => {
             json!({"data": {"shop": {"name": "Standin Shop", "primaryDomain": {"url": "https://standin-shop.myshopify.com"}, "paymentSettings": {"currencyCode": CURRENCY}}}})
@@ -1037,6 +1214,29 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
         "BrowseProducts" => inner.browse(vars),
         "Nodes" => inner.nodes(vars),
         "ProductVariants" => inner.product_variants(vars),
+        // Several mutations in one document run in order, each answering under its alias.
+        "CartReplace" => {
+            let update = inner.cart_op(
+                "CartLinesUpdate",
+                &json!({"cartId": vars["cartId"], "lines": vars["updates"]}),
+            );
+            let add = inner.cart_op(
+                "CartLinesAdd",
+                &json!({"cartId": vars["cartId"], "lines": vars["adds"]}),
+            );
+            json!({"data": {"update": update["data"]["cartLinesUpdate"], "add": add["data"]["cartLinesAdd"]}})
+        }
+        "CartCancel" => {
+            let mark = inner.cart_op(
+                "CartAttributesUpdate",
+                &json!({"cartId": vars["cartId"], "attributes": vars["attributes"]}),
+            );
+            let empty = inner.cart_op(
+                "CartLinesRemove",
+                &json!({"cartId": vars["cartId"], "lineIds": vars["lineIds"]}),
+            );
+            json!({"data": {"mark": mark["data"]["cartAttributesUpdate"], "empty": empty["data"]["cartLinesRemove"]}})
+        }
         other => inner.cart_op(other, vars),
     };
     Json(answer).into_response()

@@ -224,6 +224,7 @@ pub fn load(text: &str) -> Result<LoadedStore, String> {
                 price,
                 list_price,
                 available: variant.stock != Some(0),
+                backorder: false,
                 options: choices,
                 media: media(&variant.media),
                 tags: Vec::new(),

@@ -32,6 +32,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "sample",
     check,
     build,
+    reserved_checkout_params: &[],
 };
 
 #[derive(Debug, Deserialize)]

@@ -2,10 +2,11 @@
 //! - create: one `cartCreate` (a second one when Shopify refused the whole cart because of a
 //!   line, without the lines it named);
 //! - get: one `cart`;
-//! - replace: one `cart` read, then at most one `cartLinesUpdate` (quantity changes and, with
-//!   quantity 0, removals) and one `cartLinesAdd` (two when Shopify refuses a line, as above);
-//! - cancel: one `cart` read, one `cartAttributesUpdate` that marks the cart cancelled, and one
-//!   `cartLinesRemove` that empties it.
+//! - replace: one `cart` read, then ONE write: `cartLinesUpdate` (quantity changes and, with
+//!   quantity 0, removals) and `cartLinesAdd` as one document when both are needed (one more
+//!   `cartLinesAdd` when Shopify refuses a line, as above);
+//! - cancel: one `cart` read, then one document that marks the cart cancelled
+//!   (`cartAttributesUpdate`) and then empties it (`cartLinesRemove`).
 //!
 //! Shopify cannot delete a cart, so a cancelled cart is marked with the attribute
 //! `_bcp_cancelled`: the mark lives in the cart itself, so every replica and a restarted
@@ -20,9 +21,11 @@ use time::{Duration as TimeDuration, OffsetDateTime};
 
 use super::client::Storefront;
 use super::gid::{CatalogId, is_cart_id, parse_catalog_id};
+use super::market;
 use super::normalize::{RawMoney, enum_name};
 use super::ops::{
-    self, CartAttributesUpdate, CartCreate, CartGet, CartLinesAdd, CartLinesRemove, CartLinesUpdate,
+    self, CartAttributesUpdate, CartCancel, CartCreate, CartGet, CartLinesAdd, CartLinesUpdate,
+    CartReplace,
 };
 use crate::model::{CartDraft, CartLine, CartOutcome, CartState, LineProblem, LineProblemKind};
 use crate::money::{Money, parse_currency};
@@ -45,6 +48,17 @@ pub struct RawLine {
     unit: RawMoney,
     subtotal: RawMoney,
     total: RawMoney,
+}
+
+impl RawLine {
+    /// "Camiseta — M"; a single-variant product is just "Camiseta".
+    fn title(&self) -> String {
+        if self.variant_title == "Default Title" || self.variant_title.is_empty() {
+            self.product_title.clone()
+        } else {
+            format!("{} — {}", self.product_title, self.variant_title)
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -125,7 +139,7 @@ macro_rules! lift_cart {
             }
         }
     };
-    ($m:ident, $payload:ident) => {
+    ($m:ident, fragments) => {
         lift_cart!($m);
 
         impl From<ops::$m::UserError> for RawUserError {
@@ -147,16 +161,26 @@ macro_rules! lift_cart {
                 }
             }
         }
+    };
+    ($m:ident, $payload:ident) => {
+        lift_cart!($m, fragments);
 
         impl From<ops::$m::ResponseData> for Option<Payload> {
             fn from(data: ops::$m::ResponseData) -> Self {
-                data.$payload.map(|payload| Payload {
-                    cart: payload.cart.map(Into::into),
-                    errors: payload.user_errors.into_iter().map(Into::into).collect(),
-                    warnings: payload.warnings.into_iter().map(Into::into).collect(),
-                })
+                payload!(data.$payload)
             }
         }
+    };
+}
+
+/// One mutation payload (`cart`, `userErrors`, `warnings`) of any generated operation.
+macro_rules! payload {
+    ($payload:expr) => {
+        $payload.map(|payload| Payload {
+            cart: payload.cart.map(Into::into),
+            errors: payload.user_errors.into_iter().map(Into::into).collect(),
+            warnings: payload.warnings.into_iter().map(Into::into).collect(),
+        })
     };
 }
 
@@ -164,8 +188,9 @@ lift_cart!(cart_get);
 lift_cart!(cart_create, cart_create);
 lift_cart!(cart_lines_add, cart_lines_add);
 lift_cart!(cart_lines_update, cart_lines_update);
-lift_cart!(cart_lines_remove, cart_lines_remove);
 lift_cart!(cart_attributes_update, cart_attributes_update);
+lift_cart!(cart_replace, fragments);
+lift_cart!(cart_cancel, fragments);
 
 pub struct Carts<'a> {
     pub client: &'a Storefront,
@@ -227,11 +252,7 @@ impl Carts<'_> {
             let Some(variant_id) = line.variant_id.clone() else {
                 continue;
             };
-            let title = if line.variant_title == "Default Title" || line.variant_title.is_empty() {
-                line.product_title.clone()
-            } else {
-                format!("{} — {}", line.product_title, line.variant_title)
-            };
+            let title = line.title();
             lines.push(CartLine {
                 id: line.id.clone(),
                 variant_id,
@@ -314,21 +335,37 @@ impl Carts<'_> {
                 },
                 _ => continue,
             };
+            // Shopify's own text names only the variant ("M is out of stock"); the line, when
+            // the cart still holds it, gives the product too.
+            let message = match (&kind, line) {
+                (LineProblemKind::OutOfStock, Some(line)) => {
+                    format!("{} is out of stock", line.title())
+                }
+                (LineProblemKind::InsufficientStock { available }, Some(line)) => format!(
+                    "Only {available} of {} could be added due to availability",
+                    line.title()
+                ),
+                _ => warning.message.clone(),
+            };
             out.push(LineProblem {
                 variant_id,
                 kind,
-                message: warning.message.clone(),
+                message,
             });
         }
     }
 
-    fn country(&self, draft: &CartDraft) -> Option<String> {
-        draft
-            .context
-            .country
-            .clone()
-            .filter(|country| super::settings::valid_country(country))
-            .or_else(|| self.default_country.map(str::to_owned))
+    /// The buyer's country for `buyerIdentity`, checked before the write: Shopify refuses the
+    /// whole mutation over a value outside its enum.
+    fn country(&self, draft: &CartDraft) -> Result<Option<String>, PlatformError> {
+        market::market(
+            "$.cart",
+            draft.context.country.as_deref(),
+            draft.context.language.as_deref(),
+            self.default_country,
+            None,
+        )
+        .map(|market| market.country)
     }
 
     async fn load(&self, id: &str) -> Result<Option<RawCart>, PlatformError> {
@@ -382,6 +419,7 @@ impl Carts<'_> {
     }
 
     pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        let country = self.country(draft)?;
         let mut problems = Vec::new();
         let mut sent = Self::sendable(&draft.lines, &mut problems);
         let attributes = || {
@@ -399,7 +437,7 @@ impl Carts<'_> {
                     ops::cart_create::Variables {
                         input: ops::cart_create::CartInput {
                             attributes: attributes(),
-                            buyer_identity: self.country(draft).map(|country| {
+                            buyer_identity: country.clone().map(|country| {
                                 ops::cart_create::CartBuyerIdentityInput {
                                     country_code: Some(ops::cart_create::CountryCode::Other(
                                         country,
@@ -451,6 +489,7 @@ impl Carts<'_> {
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.country(draft)?;
         let Some(mut cart) = self.load(id).await? else {
             return Ok(None);
         };
@@ -486,20 +525,79 @@ impl Carts<'_> {
             .cloned()
             .collect();
 
-        if !updates.is_empty() {
+        let mut adds = adds;
+        let mut add_attempts = 2;
+        let update_inputs = || {
+            updates
+                .iter()
+                .zip(&update_ids)
+                .map(|(line, line_id)| (line_id.clone(), i64::from(line.quantity)))
+                .collect::<Vec<_>>()
+        };
+        if !updates.is_empty() && !adds.is_empty() {
+            // Changes and additions in one document: one round trip instead of two.
+            let data = self
+                .client
+                .run::<CartReplace>(
+                    ops::cart_replace::Variables {
+                        cart_id: cart.id.clone(),
+                        updates: update_inputs()
+                            .into_iter()
+                            .map(|(id, quantity)| ops::cart_replace::CartLineUpdateInput {
+                                id,
+                                merchandise_id: None,
+                                quantity: Some(quantity),
+                            })
+                            .collect(),
+                        adds: adds
+                            .iter()
+                            .map(|line| ops::cart_replace::CartLineInput {
+                                merchandise_id: line.variant_id.clone(),
+                                quantity: Some(i64::from(line.quantity)),
+                            })
+                            .collect(),
+                    },
+                    CallKind::Write,
+                )
+                .await?;
+            let update: Payload = payload!(data.update)
+                .ok_or_else(|| bad("cartLinesUpdate answered without a payload"))?;
+            self.problems(&update, &updates, update.cart.as_ref(), &mut problems);
+            match update.cart {
+                Some(updated) => cart = updated,
+                None if update.errors.is_empty() => return Ok(None),
+                None => return Err(bad("cartLinesUpdate refused the change")),
+            }
+            let add: Payload =
+                payload!(data.add).ok_or_else(|| bad("cartLinesAdd answered without a payload"))?;
+            self.problems(&add, &adds, add.cart.as_ref(), &mut problems);
+            match add.cart {
+                Some(updated) => {
+                    cart = updated;
+                    adds.clear();
+                }
+                // As in `create`: one more try without the lines Shopify named.
+                None => match without_refused(&adds, &add.errors) {
+                    Some(rest) => {
+                        adds = rest;
+                        add_attempts = 1;
+                    }
+                    None => return Err(bad("cartLinesAdd refused the lines")),
+                },
+            }
+        } else if !updates.is_empty() {
             let data = self
                 .client
                 .run::<CartLinesUpdate>(
                     ops::cart_lines_update::Variables {
                         cart_id: cart.id.clone(),
-                        lines: updates
-                            .iter()
-                            .zip(&update_ids)
+                        lines: update_inputs()
+                            .into_iter()
                             .map(
-                                |(line, line_id)| ops::cart_lines_update::CartLineUpdateInput {
-                                    id: line_id.clone(),
+                                |(id, quantity)| ops::cart_lines_update::CartLineUpdateInput {
+                                    id,
                                     merchandise_id: None,
-                                    quantity: Some(i64::from(line.quantity)),
+                                    quantity: Some(quantity),
                                 },
                             )
                             .collect(),
@@ -517,8 +615,7 @@ impl Carts<'_> {
                 None => return Err(bad("cartLinesUpdate refused the change")),
             }
         }
-        let mut adds = adds;
-        for attempt in 0..2 {
+        for attempt in 0..add_attempts {
             if adds.is_empty() {
                 break;
             }
@@ -548,7 +645,7 @@ impl Carts<'_> {
             }
             // As in `create`: one more try without the lines Shopify named.
             match without_refused(&adds, &payload.errors) {
-                Some(rest) if attempt == 0 => adds = rest,
+                Some(rest) if attempt + 1 < add_attempts => adds = rest,
                 _ => return Err(bad("cartLinesAdd refused the lines")),
             }
         }
@@ -581,38 +678,57 @@ impl Carts<'_> {
                 .format(&Rfc3339)
                 .unwrap_or_else(|_| "true".to_owned()),
         });
+        if cart.lines.is_empty() {
+            let data = self
+                .client
+                .run::<CartAttributesUpdate>(
+                    ops::cart_attributes_update::Variables {
+                        cart_id: cart.id.clone(),
+                        attributes,
+                    },
+                    CallKind::Write,
+                )
+                .await?;
+            let marked = Option::<Payload>::from(data)
+                .and_then(|payload| payload.cart)
+                .is_some_and(|cart| cart.cancelled());
+            if !marked {
+                return Err(bad("cartAttributesUpdate did not mark the cart"));
+            }
+            return Ok(Some(before));
+        }
+        // Mark and empty in one document; the mark runs first.
         let data = self
             .client
-            .run::<CartAttributesUpdate>(
-                ops::cart_attributes_update::Variables {
+            .run::<CartCancel>(
+                ops::cart_cancel::Variables {
                     cart_id: cart.id.clone(),
-                    attributes,
+                    attributes: attributes
+                        .into_iter()
+                        .map(|attribute| ops::cart_cancel::AttributeInput {
+                            key: attribute.key,
+                            value: attribute.value,
+                        })
+                        .collect(),
+                    line_ids: cart.lines.iter().map(|line| line.id.clone()).collect(),
                 },
                 CallKind::Write,
             )
             .await?;
-        let marked = Option::<Payload>::from(data)
+        let marked = data
+            .mark
             .and_then(|payload| payload.cart)
-            .is_some_and(|cart| cart.cancelled());
+            .is_some_and(|cart| RawCart::from(cart).cancelled());
         if !marked {
             return Err(bad("cartAttributesUpdate did not mark the cart"));
         }
-        if !cart.lines.is_empty() {
-            let result = self
-                .client
-                .run::<CartLinesRemove>(
-                    ops::cart_lines_remove::Variables {
-                        cart_id: cart.id.clone(),
-                        line_ids: cart.lines.iter().map(|line| line.id.clone()).collect(),
-                    },
-                    CallKind::Write,
-                )
-                .await;
-            // The mark already makes the cart unreachable; an un-emptied cart only costs
-            // Shopify storage until it expires.
-            if let Err(error) = result {
-                tracing::warn!(%error, "could not empty a cancelled cart");
-            }
+        // The mark already makes the cart unreachable; an un-emptied cart only costs
+        // Shopify storage until it expires.
+        let emptied = data
+            .empty
+            .is_some_and(|payload| payload.user_errors.is_empty() && payload.cart.is_some());
+        if !emptied {
+            tracing::warn!("could not empty a cancelled cart");
         }
         Ok(Some(before))
     }

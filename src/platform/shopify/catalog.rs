@@ -1,14 +1,19 @@
 //! search, resolve and product over the Storefront API.
 //!
 //! Round trips:
-//! - search: one `search` (with words) or `products` (browse) call per page.
+//! - search: one `search` (with words, or "*" for a browse by one Shopify category) or
+//!   `products` (other browses) call per page.
 //! - resolve (lookup and cart lines): ONE `nodes(ids:)` call for every product gid, variant
-//!   gid and numeric id of the batch (a numeric id is asked as both gids), plus ONE `search`
-//!   call for all handles and SKUs together (`"a" OR "b"`), whose hits are then matched
-//!   exactly on `handle` / `variant.sku`. At most two requests for a batch of 50 (a SKU not
-//!   in the first 50 variants of a hit costs extra `product.variants` pages for that hit).
-//! - product: one `nodes` call (a handle or SKU first costs the `search` call), then
-//!   `product.variants` pages of 250 until every variant is loaded.
+//!   gid and numeric id of the batch (a numeric id is asked as both gids), plus, in parallel,
+//!   ONE `search` call for all handles and SKUs together (`"a" OR "b"`, 250 variants per hit),
+//!   whose hits are then matched exactly on `handle` / `variant.sku`. Two requests in one round
+//!   for a batch of 50 (a SKU beyond the first 250 variants of a hit no found id explains
+//!   costs extra `product.variants` pages for that hit).
+//! - product: one `nodes` call with 250 variants (a handle or SKU first costs the `search`
+//!   call), then `product.variants` pages of 250 until every variant is loaded.
+//!
+//! The buyer's country and language are checked against Shopify's enums before any call
+//! (`market`).
 
 use std::collections::HashSet;
 
@@ -16,9 +21,9 @@ use iso_currency::Currency;
 
 use super::client::Storefront;
 use super::gid::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::market::{self, Market};
 use super::normalize::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
 use super::ops::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
-use super::settings::{language_code, valid_country};
 use crate::model::{
     BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
@@ -28,6 +33,11 @@ use crate::platform::upstream::CallKind;
 
 /// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
 const MAX_VARIANT_PAGES: usize = 16;
+/// Variants per product in a listing page (the featured one is what a listing shows).
+const LISTING_VARIANTS: i64 = 50;
+/// Variants per product when a handle or SKU is looked up: the schema's maximum page, so a SKU
+/// is found in the one search round unless its product has more variants than that.
+const LOOKUP_VARIANTS: i64 = 250;
 /// Search hits whose remaining variants are loaded to find a SKU missing from their first page.
 const MAX_SKU_EXPANSIONS: usize = 3;
 
@@ -42,10 +52,30 @@ fn is_taxonomy_key(value: &str) -> bool {
         })
 }
 
-/// Country and language for `@inContext`, from the agent's context or the configured defaults.
-pub struct Market {
-    pub country: Option<String>,
-    pub language: Option<String>,
+/// Awaits `future` when there is one (a fixed `try_join!` over a variable number of requests).
+async fn optional<T, E>(
+    future: Option<impl std::future::Future<Output = Result<T, E>>>,
+) -> Result<Option<T>, E> {
+    match future {
+        Some(future) => future.await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A phrase term of Shopify's search syntax: inside double quotes only `"` and `\\` are special,
+/// so a SKU with spaces, colons, parentheses or non-ASCII letters stays one literal term and
+/// can never become an operator.
+fn quoted(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for character in value.chars() {
+        if matches!(character, '"' | '\\') {
+            out.push('\\');
+        }
+        out.push(character);
+    }
+    out.push('"');
+    out
 }
 
 pub struct Catalog<'a> {
@@ -63,19 +93,15 @@ struct Found {
 }
 
 impl Catalog<'_> {
-    pub fn market(&self, context: &BuyerContext) -> Market {
-        Market {
-            country: context
-                .country
-                .clone()
-                .filter(|country| valid_country(country))
-                .or_else(|| self.default_country.map(str::to_owned)),
-            language: context
-                .language
-                .as_deref()
-                .and_then(language_code)
-                .or_else(|| self.default_language.map(str::to_owned)),
-        }
+    /// Checked before any request: Shopify refuses a whole operation over a bad enum value.
+    pub fn market(&self, context: &BuyerContext) -> Result<Market, PlatformError> {
+        market::market(
+            "$.catalog",
+            context.country.as_deref(),
+            context.language.as_deref(),
+            self.default_country,
+            self.default_language,
+        )
     }
 
     fn map(&self, raw: &RawProduct) -> Result<Product, PlatformError> {
@@ -92,10 +118,25 @@ impl Catalog<'_> {
     }
 
     pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let market = self.market(&request.context);
+        let market = self.market(&request.context)?;
         let first = i64::from(request.limit.clamp(1, 250));
         let price = request.filters.price.as_ref();
-        let (raws, next, total) = match &request.query {
+        // One Shopify taxonomy category is narrowed by Shopify itself (its filter also admits
+        // subcategories; the brain's post-filter still decides). Several values stay with the
+        // brain: how Shopify combines same-type filters is not documented, and a wrong AND
+        // would hide products. `products` has no category filter, so a browse by category goes
+        // through `search` with "*" (Shopify's match-everything query): otherwise it would walk
+        // every product of the shop page by page, most pages empty after the post-filter.
+        let category = match request.filters.categories.as_slice() {
+            [value] if is_taxonomy_key(value) => Some(value),
+            _ => None,
+        };
+        let words = match (&request.query, category) {
+            (Some(query), _) => Some(query.clone()),
+            (None, Some(_)) => Some("*".to_owned()),
+            (None, None) => None,
+        };
+        let (raws, next, total) = match words {
             Some(query) => {
                 let mut filters = Vec::new();
                 if let Some(bounds) = price {
@@ -108,13 +149,7 @@ impl Catalog<'_> {
                         }),
                     });
                 }
-                // One Shopify taxonomy category can be narrowed by Shopify itself (its filter
-                // also admits subcategories; the brain's post-filter still decides). Several
-                // values stay with the brain: how Shopify combines same-type filters is not
-                // documented, and a wrong AND would hide products.
-                if let [value] = request.filters.categories.as_slice()
-                    && is_taxonomy_key(value)
-                {
+                if let Some(value) = category {
                     filters.push(ops::search_products::ProductFilter {
                         available: None,
                         price: None,
@@ -128,10 +163,11 @@ impl Catalog<'_> {
                     .client
                     .run::<SearchProducts>(
                         ops::search_products::Variables {
-                            query: query.clone(),
+                            query,
                             first,
                             after: request.upstream_cursor.clone(),
                             filters,
+                            variants: LISTING_VARIANTS,
                             country: market.country.map(ops::search_products::CountryCode::Other),
                             language: market
                                 .language
@@ -265,10 +301,9 @@ impl Catalog<'_> {
         if tokens.is_empty() {
             return Ok(Vec::new());
         }
-        // Tokens hold only [A-Za-z0-9._-] (see gid.rs), so quoting keeps each a plain term.
         let query = tokens
             .iter()
-            .map(|token| format!("\"{token}\""))
+            .map(|token| quoted(token))
             .collect::<Vec<_>>()
             .join(" OR ");
         let first = i64::try_from(tokens.len().saturating_mul(5).clamp(10, 250)).unwrap_or(250);
@@ -280,6 +315,7 @@ impl Catalog<'_> {
                     first,
                     after: None,
                     filters: None,
+                    variants: LOOKUP_VARIANTS,
                     country: market
                         .country
                         .clone()
@@ -302,27 +338,48 @@ impl Catalog<'_> {
                 }
             })
             .collect();
-        // A SKU may name a variant beyond the first page of a large product. Only then, and
-        // only for the few hits with more variants, are the rest loaded: a batch of ordinary
-        // products stays at one request.
-        let known = |token: &String, products: &[RawProduct]| {
-            products.iter().any(|product| {
-                &product.handle == token
-                    || product
-                        .variants
-                        .variants
-                        .iter()
-                        .any(|variant| variant.sku.as_deref() == Some(token.as_str()))
-            })
+        // A SKU may name a variant beyond the first page (250) of a large product. Only then,
+        // and only for hits that no found token explains (a hit whose handle or a loaded SKU
+        // matched was found for that token), are the rest loaded, all at once: an ordinary
+        // batch, unknown ids included, stays at one request.
+        let names = |product: &RawProduct, token: &String| {
+            &product.handle == token
+                || product
+                    .variants
+                    .variants
+                    .iter()
+                    .any(|variant| variant.sku.as_deref() == Some(token.as_str()))
         };
-        if tokens.iter().any(|token| !known(token, &products)) {
-            for product in products
-                .iter_mut()
-                .filter(|product| product.variants.next.is_some())
+        let missing = tokens
+            .iter()
+            .any(|token| !products.iter().any(|product| names(product, token)));
+        if missing {
+            let unexplained: Vec<usize> = products
+                .iter()
+                .enumerate()
+                .filter(|(_, product)| {
+                    product.variants.next.is_some()
+                        && !tokens.iter().any(|token| names(product, token))
+                })
+                .map(|(index, _)| index)
                 .take(MAX_SKU_EXPANSIONS)
-            {
-                let first = std::mem::take(&mut product.variants);
-                product.variants.variants = self.all_variants(&product.id, first, market).await?;
+                .collect();
+            let mut pages = unexplained.iter().map(|index| {
+                let product = &products[*index];
+                self.all_variants(&product.id, product.variants.clone(), market)
+            });
+            // MAX_SKU_EXPANSIONS (3) at once.
+            let (first, second, third) = tokio::try_join!(
+                optional(pages.next()),
+                optional(pages.next()),
+                optional(pages.next())
+            )?;
+            let loaded = [first, second, third].into_iter().flatten();
+            for (index, variants) in unexplained.into_iter().zip(loaded) {
+                products[index].variants = RawVariantPage {
+                    variants,
+                    next: None,
+                };
             }
         }
         Ok(products)
@@ -392,26 +449,38 @@ impl Catalog<'_> {
                 CatalogId::Numeric(number) => {
                     as_product(*number).or_else(|| as_variant(*number)).cloned()
                 }
-                CatalogId::Token(token) => searched
-                    .iter()
-                    .find(|product| &product.handle == token)
-                    .map(|product| Found {
-                        product: product.clone(),
-                        variant: None,
-                    })
-                    .or_else(|| {
-                        searched.iter().find_map(|product| {
-                            product
-                                .variants
-                                .variants
-                                .iter()
-                                .find(|variant| variant.sku.as_deref() == Some(token.as_str()))
-                                .map(|variant| Found {
-                                    product: product.clone(),
-                                    variant: Some(variant.id.clone()),
-                                })
-                        })
-                    }),
+                CatalogId::Token(token) => {
+                    // A handle names one product; a SKU may be shared by several variants,
+                    // and every one of them is an answer.
+                    let by_handle = searched
+                        .iter()
+                        .find(|product| &product.handle == token)
+                        .map(|product| Found {
+                            product: product.clone(),
+                            variant: None,
+                        });
+                    let found: Vec<Found> = match by_handle {
+                        Some(found) => vec![found],
+                        None => searched
+                            .iter()
+                            .flat_map(|product| {
+                                product
+                                    .variants
+                                    .variants
+                                    .iter()
+                                    .filter(|variant| {
+                                        variant.sku.as_deref() == Some(token.as_str())
+                                    })
+                                    .map(|variant| Found {
+                                        product: product.clone(),
+                                        variant: Some(variant.id.clone()),
+                                    })
+                            })
+                            .collect(),
+                    };
+                    out.extend(found.into_iter().map(|found| (input.clone(), found)));
+                    continue;
+                }
             };
             if let Some(found) = hit {
                 out.push((input, found));
@@ -425,7 +494,7 @@ impl Catalog<'_> {
         ids: &[String],
         context: &BuyerContext,
     ) -> Result<Vec<Resolved>, PlatformError> {
-        let market = self.market(context);
+        let market = self.market(context)?;
         self.find(ids, &market)
             .await?
             .into_iter()
@@ -493,7 +562,7 @@ impl Catalog<'_> {
         id: &str,
         context: &BuyerContext,
     ) -> Result<Option<ProductHit>, PlatformError> {
-        let market = self.market(context);
+        let market = self.market(context)?;
         let Some((_, found)) = self
             .find(&[id.to_owned()], &market)
             .await?

@@ -15,8 +15,10 @@ use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse, retr
 
 /// Catalog pages with their variants are larger than ordinary API answers.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
-/// Shopify's throttle answer carries no `Retry-After`; its bucket refills within a second or two.
-const THROTTLE_RETRY: Duration = Duration::from_secs(2);
+/// Shopify's throttle answer carries no `Retry-After`; its bucket refills within a second.
+const THROTTLE_RETRY: Duration = Duration::from_secs(1);
+/// Longest wait derived from a throttle answer's cost figures.
+const THROTTLE_RETRY_MAX: Duration = Duration::from_secs(10);
 
 pub struct Storefront {
     upstream: UpstreamClient,
@@ -64,9 +66,57 @@ impl Storefront {
             .header(CONTENT_TYPE, "application/json")
             .header(self.token_header, self.token.clone())
             .json(&body);
-        let response = self.upstream.send(request, kind).await?;
+        let response = self.upstream.send_judged(request, kind, throttled).await?;
         decode::<Q::ResponseData>(&response, operation)
     }
+}
+
+#[derive(serde::Deserialize)]
+struct ThrottleReply {
+    #[serde(default)]
+    errors: Vec<ThrottleError>,
+}
+
+#[derive(serde::Deserialize)]
+struct ThrottleError {
+    #[serde(default)]
+    extensions: Option<serde_json::Value>,
+}
+
+/// GraphQL `THROTTLED` (HTTP 200) as the shared upstream policy's `RateLimited`, so reads are
+/// retried and the store is held exactly as after a 429. The wait honours the cost figures
+/// when the answer has them (`cost.requestedQueryCost`, `throttleStatus.currentlyAvailable`
+/// and `restoreRate`, points per second), otherwise Retry-After or a second.
+fn throttled(response: &UpstreamResponse) -> Option<PlatformError> {
+    let body = response.body.as_ref();
+    if response.status.as_u16() != 200 || !body.windows(9).any(|window| window == b"THROTTLED") {
+        return None;
+    }
+    let reply: ThrottleReply = serde_json::from_slice(body).ok()?;
+    let extensions = reply
+        .errors
+        .iter()
+        .filter_map(|error| error.extensions.as_ref())
+        .find(|extensions| {
+            extensions.get("code").and_then(|code| code.as_str()) == Some("THROTTLED")
+        })?;
+    let from_cost = extensions.get("cost").and_then(|cost| {
+        let number = |value: Option<&serde_json::Value>| value.and_then(serde_json::Value::as_f64);
+        let requested = number(cost.get("requestedQueryCost"))?;
+        let status = cost.get("throttleStatus")?;
+        let available = number(status.get("currentlyAvailable"))?;
+        let restore = number(status.get("restoreRate")).filter(|rate| *rate > 0.0)?;
+        let seconds =
+            ((requested - available).max(0.0) / restore).min(THROTTLE_RETRY_MAX.as_secs_f64());
+        Some(Duration::from_secs_f64(seconds.max(0.05)))
+    });
+    Some(PlatformError::RateLimited {
+        retry_after: Some(
+            from_cost
+                .or_else(|| retry_after(&response.headers))
+                .unwrap_or(THROTTLE_RETRY),
+        ),
+    })
 }
 
 fn decode<T: serde::de::DeserializeOwned>(

@@ -9,8 +9,8 @@ pub enum CatalogId {
     /// `123`: Shopify's numeric ids are unique per resource type only, so this may name a
     /// product or a variant; both gids are asked for in the same `nodes` call.
     Numeric(u64),
-    /// A handle (`^[a-z0-9][a-z0-9-]*$`) or a SKU: both are found through search and
-    /// matched exactly afterwards.
+    /// A handle or a SKU (any text): both are found through search and matched exactly
+    /// afterwards.
     Token(String),
 }
 
@@ -33,17 +33,15 @@ fn number(text: &str) -> Option<u64> {
     text.parse().ok().filter(|value| *value > 0)
 }
 
-/// Handles are lowercase words joined by dashes; SKUs may also hold uppercase letters, dots
-/// and underscores. Neither may contain spaces, quotes, colons or parentheses, so a token can
-/// sit inside a quoted search term without changing the query's meaning.
+/// Handles are lowercase words joined by dashes, but a SKU is whatever the merchant typed
+/// (Shopify allows 255 characters: spaces, accents, punctuation). Any such text may be looked
+/// up; the search quotes it as one literal phrase (`catalog::quoted`), so it cannot change
+/// the query's meaning. Control characters and gids of other types are never SKUs.
 fn is_token(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 64
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+    !text.trim().is_empty()
+        && text.chars().count() <= 255
+        && !text.chars().any(char::is_control)
+        && !text.starts_with("gid://")
 }
 
 pub fn parse_catalog_id(input: &str) -> Option<CatalogId> {
@@ -110,19 +108,35 @@ mod tests {
     }
 
     #[test]
+    fn any_sku_text_is_a_token() {
+        for input in [
+            "CAMISETA-AÇAÍ",
+            "CAMISA AZUL 42",
+            "\"x\" OR title:*",
+            "a)",
+            "x:y",
+        ] {
+            assert_eq!(
+                parse_catalog_id(input),
+                Some(CatalogId::Token(input.to_owned())),
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
     fn anything_else_is_unknown() {
+        let long = "x".repeat(256);
         for input in [
             "",
+            "   ",
             "gid://shopify/Product/abc",
             "gid://shopify/Product/1/2",
             "gid://shopify/Collection/1",
             "gid://shopify/Product/0",
-            "\"x\" OR title:*",
-            "a b",
-            "-negated",
-            "x:y",
-            "https://evil.example/",
-            "a)",
+            "line\nbreak",
+            "nul\u{0}",
+            long.as_str(),
         ] {
             assert_eq!(parse_catalog_id(input), None, "{input}");
         }

@@ -9,6 +9,7 @@ mod cart;
 mod catalog;
 mod client;
 mod gid;
+mod market;
 mod normalize;
 mod ops;
 mod settings;
@@ -37,7 +38,12 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "shopify",
     check,
     build,
+    reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
 };
+
+/// `checkoutUrl` is `https://<shop>/cart/c/<token>?key=<secret>`: without its `key` the cart
+/// cannot be opened.
+pub const RESERVED_CHECKOUT_PARAMS: &[&str] = &["key"];
 
 fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::parse(store).err().unwrap_or_default()
@@ -105,7 +111,8 @@ fn build(
             // Prices go to Shopify as productFilters / variants.price; categories span three
             // taxonomies (product type, collections, Shopify and Google categories) that no
             // single Shopify filter covers, so the brain post-filters them: such pages can come
-            // back shorter than asked, never with a wrong product.
+            // back shorter than asked, never with a wrong product. One Shopify taxonomy key is
+            // still narrowed by Shopify (`catalog::search`), so its pages are not empty.
             pushdown: Pushdown {
                 categories: false,
                 price: true,

@@ -31,6 +31,8 @@ pub struct RawVariant {
     pub sku: Option<String>,
     pub title: String,
     pub available: bool,
+    /// `currentlyNotInStock` of a variant still for sale.
+    pub backorder: bool,
     pub price: RawMoney,
     pub compare_at: Option<RawMoney>,
     pub options: Vec<(String, String)>,
@@ -98,6 +100,7 @@ macro_rules! lift {
                     sku: variant.sku,
                     title: variant.title,
                     available: variant.available_for_sale,
+                    backorder: variant.available_for_sale && variant.currently_not_in_stock,
                     price: variant.price.into(),
                     compare_at: variant.compare_at_price.map(Into::into),
                     options: variant
@@ -246,6 +249,7 @@ fn variant(
         price,
         list_price,
         available: raw.available,
+        backorder: raw.backorder,
         options,
         media: raw
             .image
@@ -390,6 +394,7 @@ mod tests {
                     sku: Some("".into()),
                     title: "Default Title".into(),
                     available: true,
+                    backorder: false,
                     price: raw_money("10.3"),
                     compare_at: Some(raw_money("5.0")),
                     options: vec![("Title".into(), "Default Title".into())],

@@ -101,7 +101,7 @@ pub struct CartLinesUpdate;
     response_derives = "Debug",
     variables_derives = "Debug"
 )]
-pub struct CartLinesRemove;
+pub struct CartAttributesUpdate;
 
 #[derive(GraphQLQuery)]
 #[graphql(
@@ -110,4 +110,13 @@ pub struct CartLinesRemove;
     response_derives = "Debug",
     variables_derives = "Debug"
 )]
-pub struct CartAttributesUpdate;
+pub struct CartReplace;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/cart.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CartCancel;

@@ -6,6 +6,7 @@ use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
+use super::market::{country_code, language_code};
 use crate::money::parse_currency;
 use crate::settings::{ConfigProblem, Secret, store_settings};
 
@@ -84,23 +85,6 @@ fn valid_version(version: &str) -> bool {
         && matches!(&version[5..], "01" | "04" | "07" | "10")
 }
 
-pub fn valid_country(code: &str) -> bool {
-    code.len() == 2 && code.bytes().all(|byte| byte.is_ascii_uppercase())
-}
-
-/// Shopify's `LanguageCode` spelling (`EN`, `PT_BR`, `ZH_TW`) of a BCP language tag.
-pub fn language_code(tag: &str) -> Option<String> {
-    let code = tag.trim().replace('-', "_").to_ascii_uppercase();
-    let (primary, region) = match code.split_once('_') {
-        Some((primary, region)) => (primary, Some(region)),
-        None => (code.as_str(), None),
-    };
-    let letters = |text: &str, min: usize, max: usize| {
-        (min..=max).contains(&text.len()) && text.bytes().all(|byte| byte.is_ascii_uppercase())
-    };
-    (letters(primary, 2, 3) && region.is_none_or(|region| letters(region, 2, 4))).then_some(code)
-}
-
 pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>> {
     let mut problems = Vec::new();
     let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
@@ -136,17 +120,22 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             None
         }
     };
-    if let Some(country) = &raw.country
-        && !valid_country(country)
-    {
-        problems.push(ConfigProblem::new(
-            "store.country",
-            "must be an uppercase ISO 3166-1 alpha-2 code such as \"BR\"",
-        ));
-    }
+    let country = match &raw.country {
+        Some(code) => {
+            let known = country_code(code).filter(|known| known == code);
+            if known.is_none() {
+                problems.push(ConfigProblem::new(
+                    "store.country",
+                    "must be an uppercase ISO 3166-1 alpha-2 code Shopify knows, such as \"BR\"",
+                ));
+            }
+            known.map(str::to_owned)
+        }
+        None => None,
+    };
     let language = match &raw.language {
         Some(tag) => {
-            let code = language_code(tag);
+            let code = language_code(tag).map(str::to_owned);
             if code.is_none() {
                 problems.push(ConfigProblem::new(
                     "store.language",
@@ -191,7 +180,7 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             shop_domain: raw.shop_domain,
             endpoint,
             token,
-            country: raw.country,
+            country,
             language,
             currency,
             timeout: Duration::from_millis(raw.timeout_ms),
@@ -257,8 +246,8 @@ mod tests {
 
     #[test]
     fn language_tags_become_language_codes() {
-        assert_eq!(language_code("pt-BR").as_deref(), Some("PT_BR"));
-        assert_eq!(language_code("en").as_deref(), Some("EN"));
+        assert_eq!(language_code("pt-BR"), Some("PT_BR"));
+        assert_eq!(language_code("en"), Some("EN"));
         assert_eq!(language_code("e1"), None);
         assert_eq!(language_code("en-US-x"), None);
     }

@@ -124,14 +124,28 @@ impl UpstreamClient {
         request: RequestBuilder,
         kind: CallKind,
     ) -> Result<UpstreamResponse, PlatformError> {
+        self.send_judged(request, kind, |_| None).await
+    }
+
+    /// `send`, with the adapter's own verdict on an answer that is HTTP-wise fine: GraphQL
+    /// says "throttled" in a 200 body, and such a verdict is retried exactly like a 429.
+    pub async fn send_judged(
+        &self,
+        request: RequestBuilder,
+        kind: CallKind,
+        judge: impl Fn(&UpstreamResponse) -> Option<PlatformError>,
+    ) -> Result<UpstreamResponse, PlatformError> {
         let deadline = Instant::now() + self.guard.policy.read_deadline;
         if kind == CallKind::Write {
-            return self.send_until(request, kind, deadline).await;
+            return self.send_until(request, kind, deadline, &judge).await;
         }
         // The deadline bounds the whole read: waiting for budget, every attempt and every
         // backoff. Each attempt also gets at most what is left of it.
-        match tokio::time::timeout_at(deadline.into(), self.send_until(request, kind, deadline))
-            .await
+        match tokio::time::timeout_at(
+            deadline.into(),
+            self.send_until(request, kind, deadline, &judge),
+        )
+        .await
         {
             Ok(outcome) => outcome,
             Err(_) => {
@@ -154,6 +168,7 @@ impl UpstreamClient {
         request: RequestBuilder,
         kind: CallKind,
         deadline: Instant,
+        judge: &impl Fn(&UpstreamResponse) -> Option<PlatformError>,
     ) -> Result<UpstreamResponse, PlatformError> {
         let policy = &self.guard.policy;
         let mut pending = Some(request);
@@ -179,7 +194,14 @@ impl UpstreamClient {
                 CallKind::Write => timeout,
             };
             let current = current.timeout(budget);
-            let error = match self.attempt(current, kind).await {
+            let judged =
+                self.attempt(current, kind)
+                    .await
+                    .and_then(|response| match judge(&response) {
+                        Some(error) => Err(error),
+                        None => Ok(response),
+                    });
+            let error = match judged {
                 Ok(response) => {
                     crate::observability::upstream_call(self.name, "ok");
                     return Ok(response);
@@ -296,7 +318,9 @@ fn error_label(error: &PlatformError) -> &'static str {
         PlatformError::RateLimited { .. } => "throttled",
         PlatformError::Unavailable { .. } | PlatformError::Full { .. } => "unavailable",
         PlatformError::BadResponse(_) => "bad_response",
-        PlatformError::InvalidInput(_) | PlatformError::Unsupported(_) => "refused",
+        PlatformError::InvalidInput(_)
+        | PlatformError::InvalidAt { .. }
+        | PlatformError::Unsupported(_) => "refused",
     }
 }
 

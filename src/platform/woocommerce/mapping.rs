@@ -130,6 +130,7 @@ fn variant(
         list_price: list_price(&own.prices, &price, fallback),
         price,
         available: available(own),
+        backorder: false,
         options,
         media: if own.id == parent.id {
             Vec::new()

@@ -38,7 +38,12 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "woocommerce",
     check,
     build,
+    reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
 };
+
+/// `?session=<Cart-Token>` (checkout = "session") and `/checkout-link/?products=…&coupon=…`
+/// (checkout = "link") carry the cart itself.
+pub const RESERVED_CHECKOUT_PARAMS: &[&str] = &["session", "products", "coupon"];
 
 fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::parse(store).err().unwrap_or_default()

@@ -1,4 +1,6 @@
-//! The stand-in cart: Cart-Token sessions, the WooCommerce 7.9 nonce rule, cart routes.
+//! The stand-in cart: Cart-Token sessions, the WooCommerce 7.9 nonce rule (stricter than
+//! 10.9, which skips the Nonce check when the Cart-Token is valid), cart routes. Bodies,
+//! error codes and messages are those of a real WooCommerce 10.9.4 (tests/real_woo.rs).
 
 use super::catalog::amount;
 use super::*;
@@ -6,7 +8,6 @@ use super::*;
 const CART_EMPTY: &str = include_str!("fixtures/store-cart-get.json");
 const CART_WITH_MUG: &str = include_str!("fixtures/store-cart-add-item.json");
 const MISSING_NONCE: &str = include_str!("fixtures/store-cart-add-missing-nonce-401-wc79.json");
-const INVALID_PRODUCT: &str = include_str!("fixtures/store-cart-add-invalid-id-error.json");
 const JWT_HEADER: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
 const SECRET: &str = "stand-in-signing-secret";
 
@@ -28,7 +29,7 @@ pub(super) fn now() -> u64 {
 /// A token shaped like WooCommerce's HS256 JWT (`user_id`, `exp` 48 h ahead, `iss`, `iat`).
 pub fn token_for(user_id: &str, exp: u64) -> String {
     let payload = URL_SAFE_NO_PAD.encode(
-        json!({"user_id": user_id, "exp": exp, "iss": "wc/store/v1", "iat": exp - 172_800})
+        json!({"user_id": user_id, "exp": exp, "iss": "store-api", "iat": exp - 172_800})
             .to_string(),
     );
     let signature = URL_SAFE_NO_PAD.encode(hash_hex(&[SECRET, JWT_HEADER, &payload]));
@@ -54,6 +55,65 @@ pub(super) fn nonce_for(user_id: &str) -> String {
 }
 
 impl Inner {
+    /// How WooCommerce names an item in its messages: "Logo Tee - M, Red".
+    fn display_name(product: &Value) -> String {
+        match product["variation"].as_str().filter(|v| !v.is_empty()) {
+            Some(variation) => format!(
+                "{} - {}",
+                product["name"].as_str().unwrap(),
+                variation
+                    .split(", ")
+                    .map(|pair| pair.split(": ").nth(1).unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => product["name"].as_str().unwrap().to_owned(),
+        }
+    }
+
+    /// A cart item's `variation`: the parent's reference pairs, with taxonomy slugs turned
+    /// into term names (10.9: `{"raw_attribute":"attribute_pa_color","attribute":"Color","value":"Azul"}`).
+    fn item_variation(parent: &Value, item_id: u64) -> Value {
+        let reference = parent["variations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["id"].as_u64() == Some(item_id))
+            .unwrap();
+        let attributes = parent["attributes"].as_array().cloned().unwrap_or_default();
+        Value::Array(
+            reference["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|pair| {
+                    let attribute = attributes.iter().find(|a| a["name"] == pair["name"]);
+                    let taxonomy = attribute
+                        .and_then(|a| a["taxonomy"].as_str())
+                        .filter(|t| !t.is_empty());
+                    let (raw, value) = match taxonomy {
+                        Some(taxonomy) => (
+                            format!("attribute_{taxonomy}"),
+                            attribute
+                                .and_then(|a| a["terms"].as_array())
+                                .and_then(|terms| terms.iter().find(|t| t["slug"] == pair["value"]))
+                                .map(|t| t["name"].clone())
+                                .unwrap_or_else(|| pair["value"].clone()),
+                        ),
+                        None => (
+                            format!(
+                                "attribute_{}",
+                                pair["name"].as_str().unwrap().to_lowercase()
+                            ),
+                            pair["value"].clone(),
+                        ),
+                    };
+                    json!({"raw_attribute": raw, "attribute": pair["name"], "value": value})
+                })
+                .collect(),
+        )
+    }
+
     pub(super) fn cart_json(&self, user: &str) -> Value {
         let mut cart: Value = serde_json::from_str(CART_EMPTY).unwrap();
         let template: Value = serde_json::from_str(CART_WITH_MUG).unwrap();
@@ -78,23 +138,10 @@ impl Inner {
             out["prices"]["price"] = product["prices"]["price"].clone();
             out["prices"]["regular_price"] = product["prices"]["regular_price"].clone();
             out["prices"]["sale_price"] = product["prices"]["sale_price"].clone();
+            out["type"] = product["type"].clone();
             out["variation"] = json!([]);
             if let Some(parent) = product["parent"].as_u64().filter(|p| *p != 0) {
-                let parent = self.product(parent).unwrap();
-                let reference = parent["variations"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|v| v["id"].as_u64() == Some(item.id))
-                    .unwrap();
-                out["variation"] = Value::Array(
-                    reference["attributes"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|pair| json!({"attribute": pair["name"], "value": pair["value"]}))
-                        .collect(),
-                );
+                out["variation"] = Self::item_variation(self.product(parent).unwrap(), item.id);
             }
             out["totals"]["line_subtotal"] = json!(line.to_string());
             out["totals"]["line_total"] = json!(line.to_string());
@@ -108,17 +155,31 @@ impl Inner {
         for key in ["total_items", "total_price"] {
             cart["totals"][key] = json!(total.to_string());
         }
+        // No shipping zone configured: 10.9 answers null, not "0".
+        for key in ["total_shipping", "total_shipping_tax"] {
+            cart["totals"][key] = Value::Null;
+        }
         cart
     }
 
     pub(super) fn session_headers(&self, user: &str) -> Vec<(&'static str, String)> {
-        let nonce = nonce_for(user);
+        let items = self.sessions.get(user).map(Vec::as_slice).unwrap_or(&[]);
+        // Empty for an empty cart, as on 10.9; 10.9 no longer sends X-WC-Store-API-Nonce.
+        let cart_hash = if items.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = items
+                .iter()
+                .map(|item| format!("{}:{}", item.key, item.quantity))
+                .collect();
+            hash_hex(&parts.iter().map(String::as_str).collect::<Vec<_>>())
+        };
         vec![
-            ("nonce", nonce.clone()),
+            ("nonce", nonce_for(user)),
             ("nonce-timestamp", now().to_string()),
             ("user-id", "0".to_owned()),
             ("cart-token", token_for(user, now() + 172_800)),
-            ("x-wc-store-api-nonce", nonce),
+            ("cart-hash", cart_hash),
         ]
     }
 
@@ -168,48 +229,56 @@ impl Inner {
             Some(_) => {}
         }
         let input: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let invalid_key = || json!({"code":"woocommerce_rest_cart_invalid_key","message":"Cart item no longer exists or is invalid.","data":{"status":409}});
+        let (status, body) = self.cart_write(method, path, &user, &input);
+        // The headers describe the session after the write (Cart-Hash).
+        json_response(status, &body, &self.session_headers(&user))
+    }
+
+    fn cart_write(
+        &mut self,
+        method: &Method,
+        path: &str,
+        user: &str,
+        input: &Value,
+    ) -> (StatusCode, Value) {
+        // 10.9 hands the current cart back with an unknown key.
+        let invalid_key = |message: &str, cart: Value| json!({"code":"woocommerce_rest_cart_invalid_key","message":message,"data":{"status":409,"cart":cart}});
         match (method.clone(), path) {
             (Method::DELETE, "/cart/items") => {
-                self.sessions.insert(user, Vec::new());
-                reply(StatusCode::OK, json!([]))
+                self.sessions.insert(user.to_owned(), Vec::new());
+                (StatusCode::OK, json!([]))
             }
             (Method::POST, "/cart/add-item") => {
                 let id = input["id"].as_u64().unwrap_or(0);
                 let quantity = input["quantity"].as_u64().unwrap_or(1) as u32;
-                let product = self.product(id).cloned();
-                let Some(product) = product.filter(|p| p["type"] != "variable") else {
-                    return reply(
+                let Some(product) = self.product(id).cloned() else {
+                    return (
                         StatusCode::BAD_REQUEST,
-                        serde_json::from_str(INVALID_PRODUCT).unwrap(),
+                        json!({"code":"woocommerce_rest_cart_invalid_product","message":format!("Product with ID &quot;{id}&quot; was not found and cannot be added to the cart."),"data":{"status":400}}),
                     );
                 };
+                if product["type"] == "variable" {
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        json!({"code":"woocommerce_rest_missing_attributes","message":"Missing attributes for variable product.","data":{"status":400}}),
+                    );
+                }
+                let name = Self::display_name(&product);
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if units == 0 {
-                    let name = match product["variation"].as_str().filter(|v| !v.is_empty()) {
-                        Some(variation) => format!(
-                            "{} - {}",
-                            product["name"].as_str().unwrap(),
-                            variation
-                                .split(", ")
-                                .map(|pair| pair.split(": ").nth(1).unwrap_or(""))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                        None => product["name"].as_str().unwrap().to_owned(),
-                    };
-                    return reply(
+                    return (
                         StatusCode::BAD_REQUEST,
                         json!({"code":"woocommerce_rest_product_out_of_stock","message":format!("You cannot add &quot;{name}&quot; to the cart because the product is out of stock."),"data":{"status":400}}),
                     );
                 }
-                let items = self.sessions.get_mut(&user).unwrap();
+                let items = self.sessions.get_mut(user).unwrap();
                 let existing = items.iter().position(|item| item.id == id);
                 let already = existing.map(|i| items[i].quantity).unwrap_or(0);
+                // 10.9 names the whole stock, whatever the cart already holds.
                 if already + quantity > units {
-                    return reply(
+                    return (
                         StatusCode::BAD_REQUEST,
-                        json!({"code":"invalid_quantity","message":format!("The maximum quantity that can be added to the cart is {units}"),"data":{"status":400}}),
+                        json!({"code":"woocommerce_rest_product_partially_out_of_stock","message":format!("You cannot add that amount of &quot;{name}&quot; to the cart because there is not enough stock ({units} remaining)."),"data":{"status":400}}),
                     );
                 }
                 match existing {
@@ -224,39 +293,48 @@ impl Inner {
                         quantity,
                     }),
                 }
-                reply(StatusCode::CREATED, self.cart_json(&user))
+                (StatusCode::CREATED, self.cart_json(user))
             }
             (Method::POST, "/cart/update-item") => {
                 let key = input["key"].as_str().unwrap_or("").to_owned();
                 let quantity = input["quantity"].as_u64().unwrap_or(1) as u32;
-                let Some(index) = self.sessions[&user].iter().position(|item| item.key == key)
+                let Some(index) = self.sessions[user].iter().position(|item| item.key == key)
                 else {
-                    return reply(StatusCode::CONFLICT, invalid_key());
+                    return (
+                        StatusCode::CONFLICT,
+                        invalid_key("Cart item does not exist.", self.cart_json(user)),
+                    );
                 };
-                let id = self.sessions[&user][index].id;
+                let id = self.sessions[user][index].id;
                 let units = self.stock.get(&id).copied().unwrap_or(9999);
                 if quantity > units {
-                    return reply(
+                    let name = Self::display_name(self.product(id).unwrap());
+                    return (
                         StatusCode::BAD_REQUEST,
-                        json!({"code":"invalid_quantity","message":format!("The maximum quantity that can be added to the cart is {units}"),"data":{"status":400}}),
+                        json!({"code":"invalid_quantity","message":format!("The maximum quantity of &quot;{name}&quot; allowed in the cart is {units}"),"data":{"status":400}}),
                     );
                 }
-                self.sessions.get_mut(&user).unwrap()[index].quantity = quantity;
-                reply(StatusCode::OK, self.cart_json(&user))
+                self.sessions.get_mut(user).unwrap()[index].quantity = quantity;
+                (StatusCode::OK, self.cart_json(user))
             }
             (Method::POST, "/cart/remove-item") => {
                 let key = input["key"].as_str().unwrap_or("");
-                let items = self.sessions.get_mut(&user).unwrap();
-                let Some(index) = items.iter().position(|item| item.key == key) else {
-                    return reply(StatusCode::CONFLICT, invalid_key());
+                let Some(index) = self.sessions[user].iter().position(|item| item.key == key)
+                else {
+                    return (
+                        StatusCode::CONFLICT,
+                        invalid_key(
+                            "Cart item no longer exists or is invalid.",
+                            self.cart_json(user),
+                        ),
+                    );
                 };
-                items.remove(index);
-                reply(StatusCode::OK, self.cart_json(&user))
+                self.sessions.get_mut(user).unwrap().remove(index);
+                (StatusCode::OK, self.cart_json(user))
             }
-            _ => error(
+            _ => (
                 StatusCode::NOT_FOUND,
-                "rest_no_route",
-                "No route was found matching the URL and request method.",
+                json!({"code": "rest_no_route", "message": "No route was found matching the URL and request method.", "data": {"status": 404}}),
             ),
         }
     }

@@ -46,9 +46,16 @@ impl Inner {
             && let Some(units) = self.stock.get(&id)
             && !self.stale.contains(&id)
         {
+            // As 10.9 shows them: sold out → no maximum (9999) and no remaining count;
+            // managed stock → the units as maximum, and as `low_stock_remaining` at 2 or less
+            // (WooCommerce's default low-stock threshold).
             product["is_in_stock"] = json!(*units > 0);
-            product["add_to_cart"]["maximum"] = json!(*units);
-            product["low_stock_remaining"] = if *units == 0 { json!(0) } else { Value::Null };
+            product["add_to_cart"]["maximum"] = json!(if *units == 0 { 9999 } else { *units });
+            product["low_stock_remaining"] = if (1..=2).contains(units) {
+                json!(*units)
+            } else {
+                Value::Null
+            };
         }
         product
     }
@@ -70,7 +77,7 @@ impl Inner {
         if !(1..=100).contains(&per_page) {
             return json_response(
                 StatusCode::BAD_REQUEST,
-                &json!({"code":"rest_invalid_param","message":"Invalid parameter(s): per_page","data":{"status":400,"params":{"per_page":"per_page must be between 1 (inclusive) and 100 (inclusive)"},"details":{"per_page":{"code":"rest_invalid_param","message":"per_page must be between 1 (inclusive) and 100 (inclusive)","data":null}}}}),
+                &json!({"code":"rest_invalid_param","message":"Invalid parameter(s): per_page","data":{"status":400,"params":{"per_page":"per_page must be between 1 (inclusive) and 100 (inclusive)"},"details":{"per_page":{"code":"rest_out_of_bounds","message":"per_page must be between 1 (inclusive) and 100 (inclusive)","data":null}}}}),
                 &[],
             );
         }
@@ -79,13 +86,19 @@ impl Inner {
             .map(|v| v.parse().unwrap_or(0))
             .unwrap_or(1);
         if page < 1 {
-            return error(
+            return json_response(
                 StatusCode::BAD_REQUEST,
-                "rest_invalid_param",
-                "Invalid parameter(s): page",
+                &json!({"code":"rest_invalid_param","message":"Invalid parameter(s): page","data":{"status":400,"params":{"page":"page must be greater than or equal to 1"},"details":{"page":{"code":"rest_out_of_bounds","message":"page must be greater than or equal to 1","data":null}}}}),
+                &[],
             );
         }
         let variations = query.get("type").map(String::as_str) == Some("variation");
+        // Without `type`, `sku=` and `slug=` match variations too (WooCommerce 10.9);
+        // `include=` and everything else then see products only.
+        let any_kind = !variations
+            && !query.contains_key("type")
+            && (query.contains_key("sku") || query.contains_key("slug"))
+            && !query.contains_key("include");
         let include = list(query.get("include"));
         let skus = list(query.get("sku"));
         let slugs = list(query.get("slug"));
@@ -97,7 +110,7 @@ impl Inner {
         let mut hits: Vec<Value> = self
             .products
             .iter()
-            .filter(|p| (p["type"] == "variation") == variations)
+            .filter(|p| any_kind || (p["type"] == "variation") == variations)
             .filter(|p| {
                 include.as_ref().is_none_or(|ids| {
                     ids.iter()
@@ -148,14 +161,8 @@ impl Inner {
             .collect();
         hits.sort_by_key(|p| std::cmp::Reverse(p["id"].as_u64()));
         let total = hits.len() as i64;
+        // A page past the end is an empty 200 with the totals (10.9).
         let pages = (total + per_page - 1) / per_page;
-        if page > 1 && page > pages {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "rest_post_invalid_page_number",
-                "The page number requested is larger than the number of pages available.",
-            );
-        }
         let body: Vec<Value> = hits
             .into_iter()
             .skip(((page - 1) * per_page) as usize)

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# A real WordPress + WooCommerce on loopback for the real-store tests (tests/suite/real_woo/).
+#   bash .ci/real-woo.sh up     # stand the store up (reused when it is already up), write $ROOT/env.sh
+#   bash .ci/real-woo.sh test   # up, then `cargo test --test suite real_woo::` against it
+#   bash .ci/real-woo.sh down   # stop the web server (the database and files stay for a warm restart)
+# The store is built by ../shared/upstream/woo/real-store/setup.sh from its two tarballs with
+# Debian's PHP and MariaDB, loaded with tests/suite/real_woo/catalog.php. Everything it writes goes
+# under BCP_REAL_WOO_ROOT (default /tmp/bcp-real-woo): the shared folder is read-only in CI.
+# When the store cannot be stood up (no apt, no PHP/MariaDB), `up` says why in $ROOT/env.sh and
+# the tests report themselves skipped with that reason.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ROOT=${BCP_REAL_WOO_ROOT:-/tmp/bcp-real-woo}
+PORT=${BCP_REAL_WOO_PORT:-18391}
+DB=${BCP_REAL_WOO_DB:-bcp_real_woo}
+SHARED=${BCP_REAL_WOO_SHARED:-$REPO/../shared/upstream/woo/real-store}
+CATALOG=$REPO/tests/suite/real_woo/catalog.php
+URL="http://127.0.0.1:$PORT/"
+ENV_FILE=$ROOT/env.sh
+
+log() { echo "== real-woo: $*" >&2; }
+
+write_env() {
+    mkdir -p "$ROOT"
+    {
+        echo "export BCP_REAL_WOO_ROOT='$ROOT'"
+        if [ -n "${1:-}" ]; then
+            echo "unset BCP_REAL_WOO_URL"
+            printf "export BCP_REAL_WOO_SKIP=%q\n" "$1"
+        else
+            echo "export BCP_REAL_WOO_URL='$URL'"
+            echo "unset BCP_REAL_WOO_SKIP"
+        fi
+    } > "$ENV_FILE"
+}
+
+unavailable() {
+    log "store NOT available: $1 (the real-store tests will report themselves skipped)"
+    write_env "$1"
+    exit 0
+}
+
+answers() {
+    curl -sf -m 10 -o /dev/null "${URL}wp-json/wc/store/v1/products?per_page=1"
+}
+
+# The fingerprint of what the store was built from: a changed catalog means a fresh store.
+fingerprint() {
+    cat "$CATALOG" "$SHARED/setup.sh" | sha256sum | cut -d' ' -f1
+}
+
+start_web() {
+    pgrep -x mariadbd >/dev/null || service mariadb start >/dev/null
+    if [ -f "$ROOT/web.pid" ] && kill -0 "$(cat "$ROOT/web.pid")" 2>/dev/null; then
+        "$ROOT/stop-web.sh"
+    fi
+    "$ROOT/start-web.sh"
+    for _ in $(seq 1 50); do
+        answers && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+up() {
+    local t0 sum
+    t0=$(date +%s)
+    [ -f "$SHARED/setup.sh" ] || unavailable "no $SHARED/setup.sh (the shared folder beside the clone)"
+    sum=$(fingerprint)
+    if [ -f "$ROOT/ids.json" ] && [ "$(cat "$ROOT/fingerprint" 2>/dev/null)" = "$sum" ]; then
+        if answers || { log "restarting the web server"; start_web; }; then
+            write_env
+            log "store up (reused) at $URL in $(( $(date +%s) - t0 ))s"
+            return 0
+        fi
+        log "the existing store does not answer; building a fresh one"
+    fi
+    if ! command -v php >/dev/null || ! command -v mariadbd >/dev/null; then
+        if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+            unavailable "PHP/MariaDB are not installed and cannot be (needs root and apt-get)"
+        fi
+    fi
+    if [ -f "$ROOT/web.pid" ]; then "$ROOT/stop-web.sh" 2>/dev/null || true; fi
+    rm -rf "$ROOT"
+    mkdir -p "$ROOT"
+    if command -v mysql >/dev/null && { pgrep -x mariadbd >/dev/null || service mariadb start >/dev/null 2>&1; }; then
+        mysql -e "DROP DATABASE IF EXISTS $DB" || true
+    fi
+    log "building the store under $ROOT (cold: a few minutes)"
+    if ! ROOT=$ROOT PORT=$PORT DB=$DB CATALOG=$CATALOG DEBIAN_FRONTEND=noninteractive \
+        bash "$SHARED/setup.sh" < /dev/null > "$ROOT/setup.log" 2>&1; then
+        tail -20 "$ROOT/setup.log" >&2
+        unavailable "setup.sh failed (see $ROOT/setup.log)"
+    fi
+    [ -s "$ROOT/ids.json" ] || unavailable "the catalog script wrote no ids.json (see $ROOT/setup.log)"
+    answers || unavailable "the store does not answer at $URL (see $ROOT/web.log)"
+    echo "$sum" > "$ROOT/fingerprint"
+    write_env
+    log "store up (fresh) at $URL in $(( $(date +%s) - t0 ))s"
+}
+
+case "${1:-up}" in
+    up) up ;;
+    test)
+        up
+        # shellcheck disable=SC1090
+        . "$ENV_FILE"
+        cd "$REPO"
+        shift
+        cargo test --test suite real_woo:: "$@"
+        ;;
+    down)
+        if [ -f "$ROOT/web.pid" ]; then "$ROOT/stop-web.sh"; fi
+        ;;
+    *)
+        echo "usage: $0 [up|test|down]" >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,343 @@
+//! The product cache decorator (`platform::cache::CachedPlatform`) over a counting fake store,
+//! and the webhooks that invalidate it, over loopback HTTP.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine;
+use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::model::{
+    BuyerContext, CartDraft, CartLineInput, CartOutcome, CartState, ProductHit, Resolved,
+    SearchPage, SearchRequest,
+};
+use bcp_bridge::platform::cache::{CacheConfig, CachedPlatform};
+use bcp_bridge::platform::{BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo};
+use bcp_bridge::registry;
+use bcp_bridge::settings::Secret;
+use hmac::{KeyInit, Mac};
+
+const PRODUCT: &str = "prod_abc123";
+const VARIANT: &str = "prod_abc123_blu_8";
+
+#[derive(Default)]
+struct Counts {
+    product: AtomicUsize,
+    resolve: AtomicUsize,
+    search: AtomicUsize,
+    get_cart: AtomicUsize,
+}
+
+/// The sample store, counting every call that reaches it and answering slowly enough that
+/// concurrent callers overlap.
+struct Counting {
+    inner: SharedPlatform,
+    counts: Arc<Counts>,
+}
+
+#[async_trait]
+impl Platform for Counting {
+    fn info(&self) -> &StoreInfo {
+        self.inner.info()
+    }
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        self.counts.search.fetch_add(1, Ordering::SeqCst);
+        self.inner.search(request).await
+    }
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.counts.resolve.fetch_add(1, Ordering::SeqCst);
+        self.inner.resolve(ids, context).await
+    }
+    async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        self.counts.product.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        self.inner.product(id, context).await
+    }
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.inner.create_cart(draft).await
+    }
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.counts.get_cart.fetch_add(1, Ordering::SeqCst);
+        self.inner.get_cart(id).await
+    }
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.inner.replace_cart_lines(id, draft).await
+    }
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.inner.cancel_cart(id).await
+    }
+}
+
+fn counting() -> (SharedPlatform, Arc<Counts>) {
+    let config = BridgeConfig::default();
+    let sample = (registry::factory("sample").unwrap().build)(
+        &config.store,
+        &BuildContext {
+            upstream: &config.upstream,
+            max_response_bytes: config.limits.max_body_bytes,
+            public_base_url: "http://127.0.0.1:1".to_owned(),
+        },
+    )
+    .unwrap();
+    let counts = Arc::new(Counts::default());
+    (
+        Arc::new(Counting {
+            inner: sample,
+            counts: counts.clone(),
+        }),
+        counts,
+    )
+}
+
+fn cached(ttl: Duration, search: bool) -> (Arc<CachedPlatform>, Arc<Counts>) {
+    let (inner, counts) = counting();
+    let config = CacheConfig {
+        search,
+        ..CacheConfig::default()
+    };
+    (
+        Arc::new(CachedPlatform::with_ttl(inner, &config, ttl)),
+        counts,
+    )
+}
+
+fn brazil() -> BuyerContext {
+    BuyerContext {
+        country: Some("BR".into()),
+        currency: Some("BRL".into()),
+        ..BuyerContext::default()
+    }
+}
+
+#[tokio::test]
+async fn concurrent_identical_get_product_calls_reach_the_store_once() {
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let calls = (0..16).map(|_| {
+        let cache = cache.clone();
+        tokio::spawn(async move { cache.product(PRODUCT, &brazil()).await })
+    });
+    for call in calls {
+        let hit = call.await.unwrap().unwrap().expect("product exists");
+        assert_eq!(hit.product.id, PRODUCT);
+    }
+    assert_eq!(counts.product.load(Ordering::SeqCst), 1);
+    // Later calls are served from the cache too.
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn buyer_context_is_part_of_the_key() {
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    cache
+        .product(PRODUCT, &BuyerContext::default())
+        .await
+        .unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn expired_entries_are_fetched_again() {
+    let (cache, counts) = cached(Duration::from_millis(200), false);
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 1);
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn unknown_products_are_cached_as_absent() {
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    assert!(
+        cache
+            .product("prod_nope", &brazil())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        cache
+            .product("prod_nope", &brazil())
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(counts.product.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn resolve_is_cached_per_id_and_only_misses_go_upstream() {
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let first = cache
+        .resolve(&[PRODUCT.to_owned()], &brazil())
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 1);
+    let both = cache
+        .resolve(&[PRODUCT.to_owned(), VARIANT.to_owned()], &brazil())
+        .await
+        .unwrap();
+    assert_eq!(both.len(), 2);
+    assert_eq!(counts.resolve.load(Ordering::SeqCst), 2);
+    let again = cache
+        .resolve(&[VARIANT.to_owned(), PRODUCT.to_owned()], &brazil())
+        .await
+        .unwrap();
+    assert_eq!(again.len(), 2);
+    assert_eq!(counts.resolve.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn carts_are_never_cached() {
+    let (cache, counts) = cached(Duration::from_secs(60), true);
+    let outcome = cache
+        .create_cart(&CartDraft {
+            lines: vec![CartLineInput {
+                variant_id: VARIANT.to_owned(),
+                quantity: 1,
+            }],
+            context: brazil(),
+            ..CartDraft::default()
+        })
+        .await
+        .unwrap();
+    let id = outcome.cart.id.clone();
+    cache.get_cart(&id).await.unwrap().expect("cart exists");
+    cache.get_cart(&id).await.unwrap().expect("cart exists");
+    assert_eq!(counts.get_cart.load(Ordering::SeqCst), 2);
+    cache.cancel_cart(&id).await.unwrap();
+    // A cached cart would still be visible here.
+    assert!(cache.get_cart(&id).await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn invalidation_drops_every_context_every_alias_and_search_pages() {
+    let (cache, counts) = cached(Duration::from_secs(60), true);
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    cache
+        .product(PRODUCT, &BuyerContext::default())
+        .await
+        .unwrap();
+    // A variant id resolves to the product: its entry must go too.
+    cache.product(VARIANT, &brazil()).await.unwrap();
+    cache
+        .resolve(&[VARIANT.to_owned()], &brazil())
+        .await
+        .unwrap();
+    let search = SearchRequest {
+        query: Some("blue runner".into()),
+        filters: Default::default(),
+        context: brazil(),
+        upstream_cursor: None,
+        limit: 10,
+    };
+    cache.search(&search).await.unwrap();
+    cache.search(&search).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 3);
+    assert_eq!(counts.search.load(Ordering::SeqCst), 1);
+
+    cache.invalidate_product(&[PRODUCT.to_owned()]);
+
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    cache
+        .product(PRODUCT, &BuyerContext::default())
+        .await
+        .unwrap();
+    cache.product(VARIANT, &brazil()).await.unwrap();
+    cache
+        .resolve(&[VARIANT.to_owned()], &brazil())
+        .await
+        .unwrap();
+    cache.search(&search).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 6);
+    assert_eq!(counts.resolve.load(Ordering::SeqCst), 2);
+    assert_eq!(counts.search.load(Ordering::SeqCst), 2);
+}
+
+// --- webhooks over loopback HTTP -------------------------------------------------------------
+
+fn sign(secret: &str, body: &[u8]) -> String {
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+async fn serve_hooks(cache: Arc<CachedPlatform>, secret: &str) -> String {
+    let secret = Secret(secret.to_owned().into());
+    let router = bcp_bridge::hardening::webhooks::routes(Some(cache), Some(&secret));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
+    let secret = "whsec_test_value";
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let base = serve_hooks(cache.clone(), secret).await;
+    let client = reqwest::Client::new();
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    assert_eq!(counts.product.load(Ordering::SeqCst), 1);
+
+    let body = format!(r#"{{"id":"{PRODUCT}","title":"Blue Runner Pro"}}"#);
+    for (path, header) in [
+        ("/webhooks/shopify", "X-Shopify-Hmac-Sha256"),
+        ("/webhooks/woocommerce", "X-WC-Webhook-Signature"),
+    ] {
+        let before = counts.product.load(Ordering::SeqCst);
+        // Missing and wrong signatures: 401, cache untouched.
+        let missing = client
+            .post(format!("{base}{path}"))
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 401);
+        let wrong = client
+            .post(format!("{base}{path}"))
+            .header(header, sign("another-secret", body.as_bytes()))
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), 401);
+        cache.product(PRODUCT, &brazil()).await.unwrap();
+        assert_eq!(
+            counts.product.load(Ordering::SeqCst),
+            before,
+            "{path}: a refused webhook changed nothing"
+        );
+
+        let signed = client
+            .post(format!("{base}{path}"))
+            .header(header, sign(secret, body.as_bytes()))
+            .body(body.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(signed.status(), 200, "{path}");
+        cache.product(PRODUCT, &brazil()).await.unwrap();
+        assert_eq!(
+            counts.product.load(Ordering::SeqCst),
+            before + 1,
+            "{path} invalidated the product"
+        );
+    }
+}

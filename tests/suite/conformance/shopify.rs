@@ -1,0 +1,56 @@
+//! The Storefront stand-in (tests/support/shopify_standin.rs): "Cat" is Fur × Size with every
+//! combination listed and Mega Fluff sold out but in Medium; the desk lamp is sold out and
+//! the soy candle has 2 left.
+
+use super::{Fixture, Relaxation, Store};
+use crate::support::TestBridge;
+use crate::support::shopify_standin::{
+    CANDLE_VARIANT, CAT, LAMP_VARIANT, MUG, MUG_VARIANT, SOCK_FIRST, Standin, tee_variant,
+};
+use serde_json::json;
+
+fn product(id: u64) -> String {
+    format!("gid://shopify/Product/{id}")
+}
+
+fn variant(id: u64) -> String {
+    format!("gid://shopify/ProductVariant/{id}")
+}
+
+pub fn fixture() -> Fixture {
+    Fixture {
+        start: || {
+            Box::pin(async {
+                let standin = Standin::start();
+                let bridge = TestBridge::start(&standin.config("")).await;
+                Store {
+                    bridge,
+                    _upstream: Box::new(standin),
+                }
+            })
+        },
+        search: json!({"query": "sock"}),
+        page_limit: 25,
+        lookup_found: vec![
+            (product(CAT), product(CAT), "featured"),
+            (variant(MUG_VARIANT), product(MUG), "exact"),
+            ("SOCK-3".into(), product(SOCK_FIRST + 3), "exact"),
+        ],
+        lookup_unknown: vec![product(999_999), "not an id".into()],
+        relaxation: Relaxation {
+            product: product(CAT),
+            keep: ("Fur", "Mega Fluff"),
+            drop: ("Size", "Huge"),
+            signals: vec![
+                ("Size", "Small", (true, false)),
+                ("Size", "Medium", (true, true)),
+            ],
+        },
+        unknown_product: product(999_999),
+        in_stock: variant(MUG_VARIANT),
+        other_in_stock: variant(tee_variant(0, 0)),
+        sold_out: variant(LAMP_VARIANT),
+        low_stock: (variant(CANDLE_VARIANT), 2),
+        unknown_item: variant(777),
+    }
+}

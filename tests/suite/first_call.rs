@@ -1,0 +1,158 @@
+//! A stock MCP client's first call: no `arguments.meta`, or the profile in MCP's own
+//! `params._meta`, and tool descriptions whose examples work as written.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support::{AGENT_PROFILE, TestBridge, meta};
+
+const DEFAULT_PROFILE: &str = "https://default-agent.example/.well-known/ucp";
+
+fn notice(answer: &Value) -> Option<&Value> {
+    answer["messages"]
+        .as_array()?
+        .iter()
+        .find(|message| message["code"] == "default_profile")
+}
+
+#[tokio::test]
+async fn without_meta_the_error_says_exactly_what_to_send() {
+    let bridge = TestBridge::sample().await;
+    let (status, error) = bridge
+        .call_error("search_catalog", json!({"catalog": {"query": "shoes"}}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(error["code"], -32602);
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"{"meta": {"ucp-agent": {"profile": "#),
+        "{message}"
+    );
+    assert!(message.contains("[agents] default_profile"), "{message}");
+}
+
+#[tokio::test]
+async fn a_call_without_meta_is_served_as_the_default_profile_and_says_so() {
+    let bridge = TestBridge::start(&format!(
+        "[agents]\ndefault_profile = \"{DEFAULT_PROFILE}\"\n"
+    ))
+    .await;
+    let answer = bridge
+        .call(
+            "search_catalog",
+            json!({"catalog": {"query": "running shoes"}}),
+        )
+        .await;
+    assert!(
+        !answer["products"].as_array().unwrap().is_empty(),
+        "{answer}"
+    );
+    let notice = notice(&answer).unwrap_or_else(|| panic!("no default_profile notice: {answer}"));
+    assert_eq!(notice["type"], "info");
+    assert!(
+        notice["content"]
+            .as_str()
+            .unwrap()
+            .contains(DEFAULT_PROFILE),
+        "{notice}"
+    );
+    // An agent that names itself is served as itself, with no notice.
+    let own = bridge
+        .call(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "running shoes"}}),
+        )
+        .await;
+    assert!(notice_absent(&own), "{own}");
+    // Carts too: search → create_cart from a client that never sends meta.
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"cart": {"line_items": [{"item": {"id": "prod_abc123_blu_9"}, "quantity": 1}]}}),
+        )
+        .await;
+    assert_eq!(cart["line_items"][0]["quantity"], 1, "{cart}");
+    assert!(cart["continue_url"].is_string(), "{cart}");
+}
+
+fn notice_absent(answer: &Value) -> bool {
+    notice(answer).is_none()
+}
+
+#[tokio::test]
+async fn the_profile_may_come_in_mcp_params_meta() {
+    let bridge = TestBridge::sample().await;
+    let (status, reply) = bridge
+        .rpc(json!({
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/call",
+            "params": {
+                "name": "search_catalog",
+                "_meta": {"ucp-agent": {"profile": AGENT_PROFILE}},
+                "arguments": {"catalog": {"query": "running shoes"}}
+            }
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{reply}");
+    assert!(reply.get("error").is_none(), "{reply}");
+    let products = &reply["result"]["structuredContent"]["products"];
+    assert!(!products.as_array().unwrap().is_empty(), "{reply}");
+}
+
+#[test]
+fn a_bad_default_profile_is_named_by_key() {
+    let problems = match bcp_bridge::config::BridgeConfig::from_toml(
+        "[agents]\ndefault_profile = \"agent-42\"\n",
+    ) {
+        Err(bcp_bridge::config::ConfigError::Invalid(problems)) => problems,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(problems[0].key, "agents.default_profile");
+}
+
+/// The example call in a tool's description, as JSON.
+fn example(tool: &Value) -> Value {
+    let description = tool["description"].as_str().unwrap();
+    let (_, example) = description
+        .split_once("Example arguments: ")
+        .unwrap_or_else(|| panic!("no example in {description}"));
+    serde_json::from_str(example).unwrap_or_else(|error| panic!("{error}: {example}"))
+}
+
+#[tokio::test]
+async fn every_tool_description_carries_an_example_that_works_as_written() {
+    let bridge = TestBridge::sample().await;
+    let (_, listed) = bridge
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 7);
+    let by_name = |name: &str| {
+        example(
+            tools
+                .iter()
+                .find(|tool| tool["name"] == name)
+                .unwrap_or_else(|| panic!("{name} not listed")),
+        )
+    };
+    for name in ["search_catalog", "lookup_catalog", "get_product"] {
+        let answer = bridge.call(name, by_name(name)).await;
+        assert_ne!(answer["ucp"]["status"], "error", "{name}: {answer}");
+        assert!(
+            answer["messages"]
+                .as_array()
+                .is_none_or(|messages| messages.iter().all(|message| message["type"] != "error")),
+            "{name}: {answer}"
+        );
+    }
+    let created = bridge.call("create_cart", by_name("create_cart")).await;
+    assert!(created["id"].is_string(), "{created}");
+    let id = created["id"].clone();
+    for name in ["get_cart", "update_cart", "cancel_cart"] {
+        let mut arguments = by_name(name);
+        arguments["id"] = id.clone();
+        let answer = bridge.call(name, arguments).await;
+        assert_eq!(answer["id"], id, "{name}: {answer}");
+    }
+}

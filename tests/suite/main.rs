@@ -1,0 +1,42 @@
+//! The integration tests, linked as one binary (one link instead of one per file on a small
+//! machine). Each module is one area; `support` holds every helper they share.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod access;
+mod cache;
+mod cart;
+mod catalog;
+mod cli;
+mod concurrent_carts;
+mod config_checks;
+mod conformance;
+mod errors;
+mod first_call;
+mod fuzz;
+mod get_product;
+mod hardening;
+mod hostile;
+mod idempotency;
+mod jsonrpc;
+mod mcp;
+mod negotiation;
+mod real_woo;
+mod schemas;
+mod secrets;
+mod seeds;
+mod shopify_cart;
+mod shopify_catalog;
+mod shopify_errors;
+mod shopify_fixes;
+mod shopify_schema;
+mod shutdown;
+mod smoke;
+mod ucp;
+mod upstream;
+mod upstream_counts;
+mod woo_cart;
+mod woo_catalog;
+mod woo_safety;

@@ -1,0 +1,8 @@
+//! Real-store tests; `store` is the harness (the store, its ids, its access log).
+mod cart;
+mod catalog;
+mod concurrency;
+mod counts;
+mod deadline;
+mod handoff;
+mod store;

@@ -1,0 +1,235 @@
+//! The real store as the tests see it: its URL, the ids the catalog script wrote, its access
+//! log (one line per request served) and the web server's PIDs. `.ci/real-woo.sh` exports
+//! `BCP_REAL_WOO_URL` and `BCP_REAL_WOO_ROOT`; without them every test reports itself skipped.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{LazyLock, OnceLock};
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::Value;
+use tokio::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use crate::support::TestBridge;
+
+pub struct RealStore {
+    /// With a trailing slash.
+    pub url: String,
+    root: PathBuf,
+    ids: Value,
+    pub http: reqwest::Client,
+}
+
+static STORE: OnceLock<Result<RealStore, String>> = OnceLock::new();
+
+/// Tests that must see the store alone (request counts, a hung web server) take this
+/// exclusively; every other test holds it shared for its whole run.
+static ALONE: LazyLock<RwLock<()>> = LazyLock::new(|| RwLock::new(()));
+
+fn open() -> Result<RealStore, String> {
+    let Ok(url) = std::env::var("BCP_REAL_WOO_URL") else {
+        return Err(match std::env::var("BCP_REAL_WOO_SKIP") {
+            Ok(reason) => format!("the real store could not be stood up: {reason}"),
+            Err(_) => "BCP_REAL_WOO_URL is not set (run `bash .ci/real-woo.sh test`)".to_owned(),
+        });
+    };
+    let root = PathBuf::from(
+        std::env::var("BCP_REAL_WOO_ROOT")
+            .map_err(|_| "BCP_REAL_WOO_URL is set but BCP_REAL_WOO_ROOT is not".to_owned())?,
+    );
+    let ids_path = root.join("ids.json");
+    let text = std::fs::read_to_string(&ids_path)
+        .map_err(|error| format!("cannot read {}: {error}", ids_path.display()))?;
+    let ids = serde_json::from_str(&text).map_err(|error| format!("ids.json: {error}"))?;
+    let url = if url.ends_with('/') {
+        url
+    } else {
+        format!("{url}/")
+    };
+    Ok(RealStore {
+        url,
+        root,
+        ids,
+        http: reqwest::Client::builder()
+            .user_agent("bcp-real-woo-test")
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap(),
+    })
+}
+
+/// The store, or `None` after saying on stderr why the test `name` is skipped. The reason
+/// also goes straight to the process's stderr, past the test harness's capture, so a run
+/// without `--nocapture` still shows it.
+pub fn real_store(name: &str) -> Option<&'static RealStore> {
+    match STORE.get_or_init(open) {
+        Ok(store) => Some(store),
+        Err(reason) => {
+            let line = format!("SKIPPED real-store test {name}: {reason}");
+            eprintln!("{line}");
+            let _ = writeln!(std::io::stderr().lock(), "\n{line}");
+            None
+        }
+    }
+}
+
+pub async fn shared() -> RwLockReadGuard<'static, ()> {
+    ALONE.read().await
+}
+
+pub async fn alone() -> RwLockWriteGuard<'static, ()> {
+    ALONE.write().await
+}
+
+/// One Store API cart line: product or variation id and quantity.
+pub type Line = (u64, u64);
+
+impl RealStore {
+    /// The numeric id the catalog script recorded under `name` (see tests/real_woo/catalog.php).
+    pub fn id(&self, name: &str) -> u64 {
+        self.ids[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no id {name} in ids.json"))
+    }
+
+    pub fn sid(&self, name: &str) -> String {
+        self.id(name).to_string()
+    }
+
+    /// A bridge config for this store; `extra` is appended after the `[store]` table.
+    pub fn config(&self, extra: &str) -> String {
+        format!(
+            "[store]\nplatform = \"woocommerce\"\nbase_url = \"{}\"\ncurrency = \"BRL\"\nname = \"Loja Teste\"\n{extra}\n",
+            self.url
+        )
+    }
+
+    pub async fn bridge(&self, extra: &str) -> TestBridge {
+        TestBridge::start(&self.config(extra)).await
+    }
+
+    fn log_path(&self) -> PathBuf {
+        self.root.join("access.log")
+    }
+
+    /// Where the access log ends now; `requests_since` reads what was added after.
+    pub fn mark(&self) -> u64 {
+        std::fs::metadata(self.log_path())
+            .map(|meta| meta.len())
+            .unwrap_or(0)
+    }
+
+    /// The requests served since `mark`, as `METHOD URI STATUS`. PHP writes each line when
+    /// its request ends, which may be just after the answer reached us: wait until the log
+    /// stops growing.
+    pub async fn requests_since(&self, mark: u64) -> Vec<String> {
+        let mut last = self.mark();
+        loop {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let now = self.mark();
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        let bytes = std::fs::read(self.log_path()).unwrap();
+        String::from_utf8_lossy(&bytes[mark as usize..])
+            .lines()
+            .map(|line| {
+                line.split(' ')
+                    .skip(1)
+                    .take(3)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    /// The web server's master and worker PIDs.
+    pub fn web_pids(&self) -> Vec<String> {
+        let master = std::fs::read_to_string(self.root.join("web.pid"))
+            .unwrap()
+            .trim()
+            .to_owned();
+        let children = std::process::Command::new("pgrep")
+            .args(["-P", &master])
+            .output()
+            .unwrap();
+        let mut pids = vec![master];
+        pids.extend(
+            String::from_utf8_lossy(&children.stdout)
+                .split_whitespace()
+                .map(str::to_owned),
+        );
+        pids
+    }
+
+    /// The cart the store holds for a Cart-Token, read straight from the Store API.
+    pub async fn store_cart(&self, token: &str) -> Value {
+        let response = self
+            .http
+            .get(format!("{}wp-json/wc/store/v1/cart", self.url))
+            .header("cart-token", token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        response.json().await.unwrap()
+    }
+
+    pub async fn store_lines(&self, token: &str) -> Vec<Line> {
+        cart_lines(&self.store_cart(token).await)
+    }
+}
+
+/// Lines of a Store API cart body, sorted.
+pub fn cart_lines(cart: &Value) -> Vec<Line> {
+    let mut lines: Vec<Line> = cart["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| {
+            (
+                item["id"].as_u64().unwrap(),
+                item["quantity"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// Lines of a BCP cart answer, sorted.
+pub fn bcp_lines(cart: &Value) -> Vec<Line> {
+    let mut lines: Vec<Line> = cart["line_items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no line_items: {cart}"))
+        .iter()
+        .map(|line| {
+            (
+                line["item"]["id"].as_str().unwrap().parse().unwrap(),
+                line["quantity"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// The Store API Cart-Token a BCP WooCommerce cart id wraps (`wcc1_<base64url(token)>`).
+pub fn token_of(cart_id: &str) -> String {
+    let encoded = cart_id.strip_prefix("wcc1_").unwrap();
+    String::from_utf8(URL_SAFE_NO_PAD.decode(encoded).unwrap()).unwrap()
+}
+
+/// `line_items` for a BCP cart from `(id, quantity)` pairs.
+pub fn items(lines: &[(String, u64)]) -> Value {
+    Value::Array(
+        lines
+            .iter()
+            .map(|(id, quantity)| serde_json::json!({"item": {"id": id}, "quantity": quantity}))
+            .collect(),
+    )
+}

@@ -1,0 +1,61 @@
+//! The built `bcp-bridge` binary as a child process: started with its stdout read line by
+//! line, killed when the test drops it.
+
+use std::io::{BufRead, BufReader, Lines};
+use std::process::{Child, ChildStdout, Command, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_bcp-bridge");
+
+pub struct Running {
+    pub child: Child,
+    stdout: Lines<BufReader<ChildStdout>>,
+    /// Every stdout line read so far.
+    pub banner: Vec<String>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Running {
+    /// Starts the binary with `args`; stderr is discarded.
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            stdout,
+            banner: Vec::new(),
+        }
+    }
+
+    /// The first stdout line `matches` accepts, among those read already or, failing that,
+    /// the ones still to come; panics if stdout ends first.
+    pub fn wait_for(&mut self, matches: impl Fn(&str) -> bool) -> String {
+        if let Some(line) = self.banner.iter().find(|line| matches(line)) {
+            return line.clone();
+        }
+        for line in self.stdout.by_ref() {
+            let line = line.unwrap();
+            self.banner.push(line.clone());
+            if matches(&line) {
+                return line;
+            }
+        }
+        panic!("stdout ended without the line: {:?}", self.banner);
+    }
+
+    /// The URL of the `MCP endpoint: ` banner line.
+    pub fn endpoint(&mut self) -> String {
+        let line = self.wait_for(|line| line.starts_with("MCP endpoint: "));
+        line.trim_start_matches("MCP endpoint: ").trim().to_owned()
+    }
+}

@@ -1,0 +1,61 @@
+//! Builders for request pieces and readers for tool answers, shared by every module so each
+//! reads a cart or a product list the same way.
+
+use serde_json::{Value, json};
+
+/// One cart line item as agents send it.
+pub fn line(id: &str, quantity: u32) -> Value {
+    json!({"item": {"id": id}, "quantity": quantity})
+}
+
+/// The `id` of every product in a `products` array, in order.
+pub fn ids(products: &Value) -> Vec<String> {
+    products
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|product| product["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A cart's lines as (item id, quantity), in order.
+pub fn lines(cart: &Value) -> Vec<(String, u64)> {
+    cart["line_items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no line_items in {cart}"))
+        .iter()
+        .map(|line| {
+            (
+                line["item"]["id"].as_str().unwrap().to_owned(),
+                line["quantity"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A cart's totals as (type, amount in minor units), in order.
+pub fn totals(cart: &Value) -> Vec<(String, i64)> {
+    cart["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|total| {
+            (
+                total["type"].as_str().unwrap().to_owned(),
+                total["amount"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The amount of the cart total of type `kind`; panics when the cart has none.
+pub fn total(cart: &Value, kind: &str) -> i64 {
+    cart["totals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|total| total["type"] == kind)
+        .unwrap()["amount"]
+        .as_i64()
+        .unwrap()
+}
