@@ -292,3 +292,25 @@ async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn connection_keys_are_range_checked_by_name() {
+    let problems = BridgeConfig::from_toml(
+        "[server]\nmax_connections = 0\nheader_read_timeout_ms = 5\nbody_read_timeout_ms = 0\nidle_timeout_ms = 700000\nshutdown_grace_ms = 1\n",
+    )
+    .unwrap_err()
+    .to_string();
+    for key in [
+        "server.max_connections",
+        "server.header_read_timeout_ms",
+        "server.body_read_timeout_ms",
+        "server.idle_timeout_ms",
+        "server.shutdown_grace_ms",
+    ] {
+        assert!(problems.contains(key), "{key} missing from {problems}");
+    }
+    let problems = BridgeConfig::from_toml("[store]\nplatform = \"sample\"\nmax_carts = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(problems.contains("store.max_carts"), "{problems}");
+}
