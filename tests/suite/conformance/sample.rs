@@ -6,8 +6,8 @@ use super::{Fixture, Relaxation, Store};
 use crate::support::TestBridge;
 use serde_json::json;
 
-pub fn fixture() -> Fixture {
-    Fixture {
+pub fn fixture(_scenario: &str) -> Option<Fixture> {
+    Some(Fixture {
         start: || {
             Box::pin(async {
                 Store {
@@ -41,5 +41,5 @@ pub fn fixture() -> Fixture {
         sold_out: "prod_electric_kettle_default".into(),
         low_stock: ("prod_moka_pot_default".into(), 2),
         unknown_item: "no_such_item".into(),
-    }
+    })
 }

@@ -17,8 +17,8 @@ fn variant(id: u64) -> String {
     format!("gid://shopify/ProductVariant/{id}")
 }
 
-pub fn fixture() -> Fixture {
-    Fixture {
+pub fn fixture(_scenario: &str) -> Option<Fixture> {
+    Some(Fixture {
         start: || {
             Box::pin(async {
                 let standin = Standin::start();
@@ -52,5 +52,5 @@ pub fn fixture() -> Fixture {
         sold_out: variant(LAMP_VARIANT),
         low_stock: (variant(CANDLE_VARIANT), 2),
         unknown_item: variant(777),
-    }
+    })
 }

@@ -6,8 +6,8 @@ use crate::support::TestBridge;
 use crate::support::woo_standin::WooStandin;
 use serde_json::json;
 
-pub fn fixture() -> Fixture {
-    Fixture {
+pub fn fixture(_scenario: &str) -> Option<Fixture> {
+    Some(Fixture {
         start: || {
             Box::pin(async {
                 let woo = WooStandin::start().await;
@@ -43,5 +43,5 @@ pub fn fixture() -> Fixture {
         sold_out: "15".into(),
         low_stock: ("13".into(), 2),
         unknown_item: "999".into(),
-    }
+    })
 }

@@ -5,4 +5,4 @@ mod concurrency;
 mod counts;
 mod deadline;
 mod handoff;
-mod store;
+pub mod store;

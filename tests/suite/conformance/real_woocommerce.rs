@@ -1,0 +1,51 @@
+//! A real WordPress + WooCommerce 10.9.4 (`.ci/real-woo.sh`), with the catalog of
+//! tests/suite/real_woo/catalog.php: "Tênis de Corrida" is Color × Size with Azul/42 missing,
+//! Branco/40 sold out; "Cinto de Couro" has 3 left; 12 "Bermuda"s page a search. Without the
+//! store every scenario says on stderr that it is skipped, and why.
+
+use super::{Fixture, Relaxation, Store};
+use crate::real_woo::store::{real_store, shared};
+use serde_json::json;
+
+pub fn fixture(scenario: &str) -> Option<Fixture> {
+    let store = real_store(&format!("conformance::{scenario}"))?;
+    let id = |name: &str| store.sid(name);
+    Some(Fixture {
+        start: || {
+            Box::pin(async {
+                // Scenarios share the store; request-counting tests take it alone.
+                let turn = shared().await;
+                let store = real_store("conformance").unwrap_or_else(|| unreachable!());
+                Store {
+                    bridge: store.bridge("").await,
+                    _upstream: Box::new(turn),
+                }
+            })
+        },
+        search: json!({"query": "bermuda"}),
+        page_limit: 5,
+        lookup_found: vec![
+            (id("tenis"), id("tenis"), "featured"),
+            (id("var_preto_40"), id("tenis"), "exact"),
+            ("TENIS-PRETO-40".into(), id("tenis"), "exact"),
+            ("GARRAFA-1".into(), id("garrafa"), "exact"),
+        ],
+        lookup_unknown: vec!["999999".into(), "nope-nope".into()],
+        relaxation: Relaxation {
+            product: id("tenis"),
+            keep: ("Size", "42"),
+            drop: ("Color", "Azul"),
+            signals: vec![
+                ("Color", "Preto", (true, true)),
+                ("Color", "Branco", (true, true)),
+                ("Color", "Azul", (false, false)),
+            ],
+        },
+        unknown_product: "999999".into(),
+        in_stock: id("garrafa"),
+        other_in_stock: id("caneca"),
+        sold_out: id("oculos"),
+        low_stock: (id("cinto"), 3),
+        unknown_item: "999999".into(),
+    })
+}
