@@ -78,6 +78,16 @@ pub struct ServerConfig {
     pub protocol: Protocol,
     /// The MCP endpoint of the UCP namespace (`mcp_path` is the BCP one).
     pub ucp_mcp_path: String,
+    /// A connection must deliver a request's whole header block within this time.
+    pub header_read_timeout_ms: u64,
+    /// A request's whole body must arrive within this time of its headers.
+    pub body_read_timeout_ms: u64,
+    /// A keep-alive connection with no request in flight and no traffic is closed after this.
+    pub idle_timeout_ms: u64,
+    /// Open connections at most; past it a new one is answered 503 (-32000) and closed.
+    pub max_connections: usize,
+    /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for ServerConfig {
@@ -91,6 +101,11 @@ impl Default for ServerConfig {
             request_timeout_ms: 30_000,
             protocol: Protocol::default(),
             ucp_mcp_path: "/ucp/mcp".to_owned(),
+            header_read_timeout_ms: 10_000,
+            body_read_timeout_ms: 30_000,
+            idle_timeout_ms: 60_000,
+            max_connections: 1_024,
+            shutdown_grace_ms: 10_000,
         }
     }
 }
@@ -291,6 +306,28 @@ impl BridgeConfig {
             problems.push(ConfigProblem::new(
                 "server.request_timeout_ms",
                 "must be between 100 and 600000",
+            ));
+        }
+        for (key, value) in [
+            (
+                "server.header_read_timeout_ms",
+                self.server.header_read_timeout_ms,
+            ),
+            (
+                "server.body_read_timeout_ms",
+                self.server.body_read_timeout_ms,
+            ),
+            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
+            ("server.shutdown_grace_ms", self.server.shutdown_grace_ms),
+        ] {
+            if !(100..=600_000).contains(&value) {
+                problems.push(ConfigProblem::new(key, "must be between 100 and 600000"));
+            }
+        }
+        if !(1..=1_000_000).contains(&self.server.max_connections) {
+            problems.push(ConfigProblem::new(
+                "server.max_connections",
+                "must be between 1 and 1000000",
             ));
         }
         problems.extend(self.limits.problems());

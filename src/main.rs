@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use bcp_bridge::config::{BridgeConfig, ConfigError};
 use bcp_bridge::protocol::Protocol;
-use bcp_bridge::server;
+use bcp_bridge::{logging, serve, server};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -67,23 +67,6 @@ enum Command {
 
 fn parse_protocol(name: &str) -> Result<Protocol, String> {
     Protocol::parse(name).ok_or_else(|| format!("expected one of {}", Protocol::NAMES.join(", ")))
-}
-
-/// rmcp's service logs every error reply at WARN (a dump of its error struct); the handler
-/// already logs each refused call once, at INFO.
-const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
-
-fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    if json {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
 }
 
 fn out(text: &str) {
@@ -166,24 +149,22 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    let served = axum::serve(
+    serve::serve(
         listener,
-        bridge
-            .router
-            .into_make_service_with_connect_info::<SocketAddr>(),
+        bridge.router,
+        serve::Hygiene::from(&config.server),
+        shutdown_signal(),
     )
-    .with_graceful_shutdown(shutdown_signal())
     .await;
-    // Only now: cancelling rmcp's token earlier would abort the calls axum is waiting for.
+    // Only now: cancelling rmcp's token earlier would abort the calls still draining.
     shutdown.cancel();
-    served.context("server error")?;
     tracing::info!("stopped");
     Ok(())
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_json);
+    logging::init(cli.log_json);
     let result = match cli.command {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {

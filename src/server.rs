@@ -279,6 +279,14 @@ async fn versioned_profile(State(web): State<WebState>, Path(version): Path<Stri
 async fn ready(State(web): State<WebState>) -> Response {
     match web.platform.ready().await {
         Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Err(error @ crate::platform::PlatformError::Full { .. }) => {
+            tracing::warn!(%error, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {error}"),
+            )
+                .into_response()
+        }
         Err(error) => {
             tracing::warn!(%error, "readiness check failed");
             (StatusCode::SERVICE_UNAVAILABLE, "store unreachable").into_response()

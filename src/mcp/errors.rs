@@ -36,6 +36,11 @@ pub enum ProtocolError {
     RateLimited { retry_after_secs: u64 },
     #[error("The store is temporarily unavailable")]
     Unavailable { retry_after_secs: u64 },
+    #[error("The {what} is full; space frees up in {retry_after_secs} s")]
+    Full {
+        what: &'static str,
+        retry_after_secs: u64,
+    },
     #[error("Internal error")]
     Internal,
     #[error("Unauthorized: a valid bearer token is required")]
@@ -59,7 +64,7 @@ impl ProtocolError {
         match self {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => -32602,
             Self::Negotiation { .. } => -32001,
-            Self::RateLimited { .. } | Self::Unavailable { .. } => -32000,
+            Self::RateLimited { .. } | Self::Unavailable { .. } | Self::Full { .. } => -32000,
             Self::Unauthorized | Self::Forbidden | Self::Conflict => -32000,
             Self::Internal => -32603,
         }
@@ -72,7 +77,7 @@ impl ProtocolError {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => StatusCode::OK,
             Self::Negotiation { status, .. } => *status,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable { .. } | Self::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
@@ -87,9 +92,11 @@ impl ProtocolError {
             Self::Negotiation { code, content, .. } => {
                 Some(json!({ "code": code, "content": content }))
             }
-            Self::RateLimited { retry_after_secs } | Self::Unavailable { retry_after_secs } => {
-                Some(json!({ "retry_after": retry_after_secs }))
-            }
+            Self::RateLimited { retry_after_secs }
+            | Self::Unavailable { retry_after_secs }
+            | Self::Full {
+                retry_after_secs, ..
+            } => Some(json!({ "retry_after": retry_after_secs })),
             Self::Internal | Self::Unauthorized | Self::Forbidden | Self::Conflict => None,
         };
         ErrorData::new(ErrorCode(self.code()), self.to_string(), data)
@@ -126,6 +133,16 @@ impl From<PlatformError> for ProtocolError {
             },
             PlatformError::Unavailable { retry_after, .. } => Self::Unavailable {
                 retry_after_secs: retry_secs(retry_after),
+            },
+            PlatformError::Full { what, retry_after } => Self::Full {
+                what,
+                // Rounded up: a client retrying at the advertised second finds the space.
+                retry_after_secs: retry_after
+                    .as_millis()
+                    .div_ceil(1000)
+                    .try_into()
+                    .unwrap_or(u64::MAX)
+                    .max(1),
             },
             // The merchant's credentials, not the agent's call: the agent only learns the
             // store is unavailable.

@@ -110,7 +110,7 @@ fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
             _ => "success",
         },
         Err(ProtocolError::RateLimited { .. }) => "rate_limited",
-        Err(ProtocolError::Unavailable { .. }) => "unavailable",
+        Err(ProtocolError::Unavailable { .. } | ProtocolError::Full { .. }) => "unavailable",
         Err(ProtocolError::InvalidParams { .. } | ProtocolError::UnknownTool(_)) => "invalid",
         Err(_) => "error",
     }
@@ -171,7 +171,7 @@ impl BcpMcp {
             .state
             .tools
             .get(name)
-            .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+            .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
         let gate = &self.state.gate;
         gate.admit(meta).await?;
         spec.validate(&arguments)?;

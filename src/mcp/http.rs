@@ -8,9 +8,15 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use http::header::{ACCEPT, CONTENT_TYPE};
+use std::io::Read;
+
+use flate2::read::GzDecoder;
+use http::header::{ACCEPT, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, StatusCode};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
+use http_body_util::LengthLimitError;
+
+use crate::logging::echo;
+use crate::mcp::frame::{self, Restore, Verdict};
 use serde_json::{Value, json};
 
 /// Where the tool handler leaves the HTTP status its error calls for.
@@ -42,100 +48,144 @@ pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) ->
         .into_response()
 }
 
-const MCP_METHODS: &[&str] = &[
-    "initialize",
-    "ping",
-    "tools/list",
-    "tools/call",
-    "notifications/initialized",
-    "notifications/cancelled",
-    "resources/list",
-    "prompts/list",
-    "logging/setLevel",
-    "completion/complete",
-    "server/discover",
-];
+/// The request body did not arrive within `server.body_read_timeout_ms` (the accept loop
+/// fails the body with it).
+#[derive(Debug, thiserror::Error)]
+#[error("request body not received within the body read timeout")]
+pub struct BodyTimedOut;
 
-/// rmcp files a tools/call whose params it cannot read under "custom request".
-fn is_custom_tools_call(message: &ClientJsonRpcMessage) -> bool {
-    matches!(message, JsonRpcMessage::Request(request)
-        if matches!(&request.request, ClientRequest::CustomRequest(custom) if custom.method == "tools/call"))
+/// Answers of the front are JSON-RPC errors with the client's id as written.
+fn refusal(status: StatusCode, id: &str, code: i32, message: &str) -> Response {
+    let message = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_owned());
+    let body =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#);
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response()
 }
 
-/// Classifies a body rmcp would refuse, so the client gets the JSON-RPC error it expects.
-fn refuse_unparseable(bytes: &[u8]) -> Option<Response> {
-    // The common case, a message rmcp reads, costs one typed parse here and no JSON tree.
-    // `readable` then only marks a tools/call rmcp took for a custom request (checked below).
-    let readable = match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
-        Ok(message) if is_custom_tools_call(&message) => true,
-        Ok(_) => return None,
-        Err(_) => false,
-    };
-    let value: Value = match serde_json::from_slice(bytes) {
-        Ok(value) => value,
-        Err(error) => {
-            return Some(jsonrpc_error(
-                StatusCode::BAD_REQUEST,
-                Value::Null,
-                -32700,
-                &format!("Parse error: {error}"),
-            ));
+fn caused_by<E: std::error::Error + 'static>(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if current.is::<E>() {
+            return true;
         }
-    };
-    let id = value.get("id").cloned().unwrap_or(Value::Null);
-    if value.get("method").and_then(Value::as_str) == Some("tools/call") {
-        // rmcp files a tools/call it cannot read under "custom request" and answers
-        // method-not-found; the client's mistake is in the params.
-        let params = value.get("params");
-        let named = params
-            .and_then(|params| params.get("name"))
-            .is_some_and(Value::is_string);
-        let arguments_ok = params
-            .and_then(|params| params.get("arguments"))
-            .is_none_or(|arguments| arguments.is_object() || arguments.is_null());
-        if !named || !arguments_ok {
-            return Some(jsonrpc_error(
-                StatusCode::OK,
-                id,
-                -32602,
-                "Invalid params: tools/call needs params.name (string) and params.arguments (object)",
-            ));
-        }
+        cause = current.source();
     }
-    if readable {
-        return None;
-    }
-    if value.is_array() {
-        return Some(jsonrpc_error(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
+    false
+}
+
+/// Why a body could not be read, as the answer the client gets.
+fn unreadable_body(error: &axum::Error, limit: usize) -> Response {
+    let inner: &(dyn std::error::Error + 'static) = error;
+    if caused_by::<LengthLimitError>(inner) {
+        refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "null",
             -32600,
-            "Invalid Request: JSON-RPC batches are not supported",
-        ));
-    }
-    let method = value.get("method").and_then(Value::as_str);
-    let (code, message) = match method {
-        _ if value.get("jsonrpc").and_then(Value::as_str) != Some("2.0") => (
+            &format!("Invalid Request: body larger than {limit} bytes"),
+        )
+    } else if caused_by::<BodyTimedOut>(inner) {
+        let mut response = refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "null",
             -32600,
-            "Invalid Request: jsonrpc must be \"2.0\"".to_owned(),
-        ),
-        None => (-32600, "Invalid Request: missing method".to_owned()),
-        Some(name) if MCP_METHODS.contains(&name) || name.starts_with("notifications/") => {
-            (-32602, format!("Invalid params for {name}"))
-        }
-        Some(name) => (-32601, format!("Method not found: {name}")),
-    };
-    let status = if code == -32601 || code == -32602 {
-        StatusCode::OK
+            "Invalid Request: the body did not arrive in time",
+        );
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        response
     } else {
-        StatusCode::BAD_REQUEST
+        refusal(
+            StatusCode::BAD_REQUEST,
+            "null",
+            -32600,
+            "Invalid Request: the body could not be read (malformed framing)",
+        )
+    }
+}
+
+/// `gzip` bodies are inflated (the body cap applies to the inflated size too, so a small
+/// bomb is refused); other encodings are refused with 415.
+fn decode(encoding: Option<&str>, bytes: Bytes, limit: usize) -> Result<Bytes, Box<Response>> {
+    match encoding
+        .map(str::trim)
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        None | Some("" | "identity") => Ok(bytes),
+        Some("gzip" | "x-gzip") => {
+            let mut inflated = Vec::new();
+            let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+            match GzDecoder::new(&bytes[..])
+                .take(cap)
+                .read_to_end(&mut inflated)
+            {
+                Ok(_) if inflated.len() > limit => Err(Box::new(refusal(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "null",
+                    -32600,
+                    &format!("Invalid Request: inflated body larger than {limit} bytes"),
+                ))),
+                Ok(_) => Ok(Bytes::from(inflated)),
+                Err(_) => Err(Box::new(refusal(
+                    StatusCode::BAD_REQUEST,
+                    "null",
+                    -32700,
+                    "Parse error: the body is not valid gzip",
+                ))),
+            }
+        }
+        Some(_) => Err(Box::new(refusal(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "null",
+            -32600,
+            "Invalid Request: Content-Encoding must be gzip or identity",
+        ))),
+    }
+}
+
+/// An HTTP-level refusal from below (rmcp's 405/406/415/403 …) in plain text becomes the
+/// JSON-RPC error every other refusal is.
+async fn as_jsonrpc(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let reason = String::from_utf8_lossy(&text);
+    let code = if status.is_server_error() {
+        -32603
+    } else {
+        -32600
     };
-    Some(jsonrpc_error(status, id, code, &message))
+    let mut answer = refusal(
+        status,
+        "null",
+        code,
+        &format!("HTTP {}: {}", status.as_u16(), echo(reason.trim())),
+    );
+    for (name, value) in &parts.headers {
+        if name != CONTENT_TYPE && name != CONTENT_LENGTH {
+            answer.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    answer
 }
 
 pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: Next) -> Response {
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return as_jsonrpc(next.run(request).await).await;
     }
     let (mut parts, body) = request.into_parts();
     let accept = parts
@@ -159,27 +209,78 @@ pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: N
     }
     let bytes: Bytes = match axum::body::to_bytes(body, limit.0).await {
         Ok(bytes) => bytes,
-        Err(_) => {
-            return jsonrpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                Value::Null,
-                -32600,
-                &format!("Invalid Request: body larger than {} bytes", limit.0),
-            );
+        Err(error) => return unreadable_body(&error, limit.0),
+    };
+    let encoding = parts
+        .headers
+        .get(CONTENT_ENCODING)
+        .map(|value| value.to_str().unwrap_or("(not text)").to_owned());
+    let bytes = match decode(encoding.as_deref(), bytes, limit.0) {
+        Ok(bytes) => bytes,
+        Err(refused) => return *refused,
+    };
+    if encoding.is_some() {
+        parts.headers.remove(CONTENT_ENCODING);
+        parts.headers.remove(CONTENT_LENGTH);
+    }
+    let (body, restore) = match frame::judge(bytes) {
+        Verdict::Pass { body, restore } => (body, restore),
+        Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
+        Verdict::Refuse(refused) => {
+            let status = if refused.http_400 {
+                StatusCode::BAD_REQUEST
+            } else {
+                StatusCode::OK
+            };
+            return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
-    if let Some(refusal) = refuse_unparseable(&bytes) {
-        return refusal;
-    }
+    let notification = !body_has_id(&body);
     let slot = StatusSlot::default();
     parts.extensions.insert(slot.clone());
-    let mut response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
+    let mut response = next.run(Request::from_parts(parts, Body::from(body))).await;
     if let Some(status) = slot.take()
         && response.status() == StatusCode::OK
     {
         *response.status_mut() = status;
     }
-    response
+    if notification && response.status().is_success() {
+        // JSON-RPC: a notification is never answered.
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let response = as_jsonrpc(response).await;
+    match restore {
+        Some(restore) => put_back_id(response, &restore).await,
+        None => response,
+    }
+}
+
+fn body_has_id(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct HasId {
+        #[serde(default)]
+        id: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<HasId>(body).is_ok_and(|frame| frame.id.is_some())
+}
+
+/// Answers are small (one tool result), so reading one whole to swap its id is cheap.
+const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+
+async fn put_back_id(response: Response, restore: &Restore) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, MAX_ANSWER_BYTES).await else {
+        return refusal(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &restore.raw,
+            -32603,
+            "Internal error: the answer could not be read",
+        );
+    };
+    let bytes = match frame::restore_id(&bytes, restore) {
+        Some(rewritten) => Bytes::from(rewritten),
+        None => bytes,
+    };
+    parts.headers.remove(CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(bytes))
 }

@@ -4,6 +4,7 @@
 pub mod agents;
 pub mod bearer;
 pub mod errors;
+pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod schemas;

@@ -117,6 +117,10 @@ fn shared_error(error: &PlatformError) -> PlatformError {
             reason: reason.clone(),
             retry_after: *retry_after,
         },
+        PlatformError::Full { what, retry_after } => PlatformError::Full {
+            what,
+            retry_after: *retry_after,
+        },
         PlatformError::BadResponse(detail) => PlatformError::BadResponse(detail.clone()),
         PlatformError::InvalidInput(message) => PlatformError::InvalidInput(message.clone()),
         PlatformError::InvalidAt { path, message } => PlatformError::InvalidAt {

@@ -18,6 +18,12 @@ use crate::model::{
 pub enum PlatformError {
     #[error("the store is throttling requests")]
     RateLimited { retry_after: Option<Duration> },
+    /// A bounded store is at its bound; space frees up after `retry_after`.
+    #[error("the {what} is full")]
+    Full {
+        what: &'static str,
+        retry_after: Duration,
+    },
     #[error("the store is unavailable: {reason}")]
     Unavailable {
         reason: String,

@@ -71,17 +71,14 @@ impl TestBridge {
         let bridge = server::build(&config, addr, shutdown.clone()).expect("bridge builds");
         let token = shutdown.clone();
         let endpoints = bridge.endpoints.clone();
-        tokio::spawn(async move {
-            axum::serve(
-                listener,
-                bridge
-                    .router
-                    .into_make_service_with_connect_info::<SocketAddr>(),
-            )
-            .with_graceful_shutdown(async move { token.cancelled().await })
-            .await
-            .unwrap();
-        });
+        // The binary's own accept loop, so every test also goes through its deadlines.
+        let hygiene = bcp_bridge::serve::Hygiene::from(&config.server);
+        tokio::spawn(bcp_bridge::serve::serve(
+            listener,
+            bridge.router,
+            hygiene,
+            async move { token.cancelled().await },
+        ));
         Self {
             base_url: bridge.base_url,
             mcp_url: bridge.mcp_url,

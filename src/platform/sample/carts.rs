@@ -1,6 +1,6 @@
 //! In-memory carts with an expiry, the way a real store keeps them server-side.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -9,17 +9,75 @@ use time::OffsetDateTime;
 
 use crate::model::{CartLine, CartState};
 
-/// Beyond this many live carts, creating one fails instead of growing without bound.
+/// Beyond this many live carts (by default), creating one fails instead of growing without
+/// bound.
 pub const MAX_CARTS: usize = 100_000;
+/// Expired carts removed by one write at most, so no call pays for a long sweep.
+const EVICT_PER_CALL: usize = 8;
 
 struct Entry {
     cart: CartState,
     next_line: u32,
 }
 
+/// The carts and, beside them, their expiries in order: at the bound the soonest expiry is
+/// one look away, so a refused create costs O(log n) and says when space frees up.
+#[derive(Default)]
+struct Book {
+    carts: HashMap<String, Entry>,
+    expiries: BTreeSet<(OffsetDateTime, String)>,
+}
+
+impl Book {
+    fn insert(&mut self, id: String, entry: Entry) {
+        if let Some(expiry) = entry.cart.expires_at {
+            self.expiries.insert((expiry, id.clone()));
+        }
+        if let Some(old) = self.carts.insert(id.clone(), entry) {
+            self.forget_expiry(&id, &old);
+        }
+    }
+
+    fn forget_expiry(&mut self, id: &str, entry: &Entry) {
+        if let Some(expiry) = entry.cart.expires_at {
+            self.expiries.remove(&(expiry, id.to_owned()));
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Entry> {
+        let entry = self.carts.remove(id)?;
+        self.forget_expiry(id, &entry);
+        Some(entry)
+    }
+
+    /// Drops up to `EVICT_PER_CALL` expired carts, soonest first.
+    fn evict_expired(&mut self, now: OffsetDateTime) {
+        for _ in 0..EVICT_PER_CALL {
+            match self.expiries.first() {
+                Some((expiry, id)) if *expiry <= now => {
+                    let id = id.clone();
+                    self.remove(&id);
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn soonest_expiry(&self) -> Option<OffsetDateTime> {
+        self.expiries.first().map(|(expiry, _)| *expiry)
+    }
+}
+
+/// The cart store is at its bound until `frees_at`.
+#[derive(Debug, Clone, Copy)]
+pub struct Full {
+    pub retry_after: Duration,
+}
+
 pub struct CartBook {
-    carts: Mutex<HashMap<String, Entry>>,
+    book: Mutex<Book>,
     ttl: Duration,
+    max_carts: usize,
 }
 
 /// The fields of a line the store computes from the catalog.
@@ -32,19 +90,38 @@ pub struct LineSpec {
 }
 
 impl CartBook {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, max_carts: usize) -> Self {
         Self {
-            carts: Mutex::new(HashMap::new()),
+            book: Mutex::new(Book::default()),
             ttl,
+            max_carts,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Book> {
         // A panic while holding the lock cannot leave a cart half-written (every mutation
         // replaces whole values), so a poisoned map is still consistent.
-        self.carts
+        self.book
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// `Err` while the store is at its bound with no cart expired yet (for readiness).
+    pub fn room(&self) -> Result<(), Full> {
+        let mut book = self.lock();
+        self.room_in(&mut book)
+    }
+
+    fn room_in(&self, book: &mut Book) -> Result<(), Full> {
+        let now = OffsetDateTime::now_utc();
+        book.evict_expired(now);
+        if book.carts.len() < self.max_carts {
+            return Ok(());
+        }
+        let wait = book.soonest_expiry().map_or(self.ttl, |expiry| {
+            Duration::try_from(expiry - now).unwrap_or(Duration::ZERO)
+        });
+        Err(Full { retry_after: wait })
     }
 
     fn expiry(&self) -> OffsetDateTime {
@@ -95,14 +172,9 @@ impl CartBook {
         currency: Currency,
         checkout_base: &str,
         specs: Vec<LineSpec>,
-    ) -> Option<CartState> {
-        let mut carts = self.lock();
-        if carts.len() >= MAX_CARTS {
-            carts.retain(|_, entry| Self::live(entry));
-            if carts.len() >= MAX_CARTS {
-                return None;
-            }
-        }
+    ) -> Result<CartState, Full> {
+        let mut book = self.lock();
+        self.room_in(&mut book)?;
         let id = format!("cart_{}", uuid::Uuid::new_v4().simple());
         let mut entry = Entry {
             cart: CartState {
@@ -120,16 +192,16 @@ impl CartBook {
         };
         Self::fill(&mut entry, specs);
         let cart = entry.cart.clone();
-        carts.insert(id, entry);
-        Some(cart)
+        book.insert(id, entry);
+        Ok(cart)
     }
 
     pub fn get(&self, id: &str) -> Option<CartState> {
-        let mut carts = self.lock();
-        match carts.get(id) {
+        let mut book = self.lock();
+        match book.carts.get(id) {
             Some(entry) if Self::live(entry) => Some(entry.cart.clone()),
             Some(_) => {
-                carts.remove(id);
+                book.remove(id);
                 None
             }
             None => None,
@@ -137,17 +209,79 @@ impl CartBook {
     }
 
     pub fn replace(&self, id: &str, specs: Vec<LineSpec>) -> Option<CartState> {
-        let mut carts = self.lock();
-        let entry = carts.get_mut(id).filter(|entry| Self::live(entry))?;
-        Self::fill(entry, specs);
+        let mut book = self.lock();
+        let mut entry = book.remove(id)?;
+        if !Self::live(&entry) {
+            return None;
+        }
+        Self::fill(&mut entry, specs);
         entry.cart.expires_at = Some(self.expiry());
-        Some(entry.cart.clone())
+        let cart = entry.cart.clone();
+        book.insert(id.to_owned(), entry);
+        Some(cart)
     }
 
     /// Removes the cart, returning it as it was.
     pub fn cancel(&self, id: &str) -> Option<CartState> {
-        let mut carts = self.lock();
-        let entry = carts.remove(id)?;
+        let mut book = self.lock();
+        let entry = book.remove(id)?;
         Self::live(&entry).then_some(entry.cart)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn create(book: &CartBook) -> Result<CartState, Full> {
+        book.create(Currency::USD, "https://shop.example/", Vec::new())
+    }
+
+    #[test]
+    fn at_the_bound_create_is_refused_with_the_soonest_expiry() {
+        let book = CartBook::new(Duration::from_secs(3600), 50);
+        for _ in 0..50 {
+            create(&book).unwrap();
+        }
+        let full = create(&book).unwrap_err();
+        assert!(full.retry_after > Duration::from_secs(3590), "{full:?}");
+        assert!(full.retry_after <= Duration::from_secs(3600), "{full:?}");
+        assert!(book.room().is_err());
+    }
+
+    #[test]
+    fn a_cancelled_cart_makes_room_and_expired_ones_are_evicted() {
+        let book = CartBook::new(Duration::from_millis(30), 3);
+        let first = create(&book).unwrap();
+        create(&book).unwrap();
+        create(&book).unwrap();
+        assert!(create(&book).is_err());
+        book.cancel(&first.id).unwrap();
+        create(&book).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        // Every cart expired: room again, and the index emptied along with the map.
+        create(&book).unwrap();
+        let inner = book.lock();
+        assert_eq!(inner.carts.len(), 1);
+        assert_eq!(inner.expiries.len(), 1);
+    }
+
+    #[test]
+    fn a_refused_create_is_as_cheap_as_an_accepted_one() {
+        // 20,000 carts at the bound: a sweep per refused call would take milliseconds each.
+        let book = CartBook::new(Duration::from_secs(3600), 20_000);
+        for _ in 0..20_000 {
+            create(&book).unwrap();
+        }
+        let started = std::time::Instant::now();
+        for _ in 0..10_000 {
+            assert!(create(&book).is_err());
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
     }
 }

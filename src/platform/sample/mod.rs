@@ -43,6 +43,8 @@ struct SampleSettings {
     data: Option<PathBuf>,
     /// How long an untouched cart lives.
     cart_ttl_secs: u64,
+    /// Live carts at most; past it `create_cart` is refused until the soonest one expires.
+    max_carts: usize,
 }
 
 impl Default for SampleSettings {
@@ -50,6 +52,7 @@ impl Default for SampleSettings {
         Self {
             data: None,
             cart_ttl_secs: 24 * 60 * 60,
+            max_carts: carts::MAX_CARTS,
         }
     }
 }
@@ -63,6 +66,12 @@ fn settings(store: &toml::Table) -> Result<(SampleSettings, LoadedStore), Vec<Co
         problems.push(ConfigProblem::new(
             "store.cart_ttl_secs",
             "must be at least 1",
+        ));
+    }
+    if !(1..=10_000_000).contains(&settings.max_carts) {
+        problems.push(ConfigProblem::new(
+            "store.max_carts",
+            "must be between 1 and 10000000",
         ));
     }
     let text = match &settings.data {
@@ -100,6 +109,7 @@ fn build(
     Ok(Arc::new(SampleStore::new(
         loaded,
         Duration::from_secs(settings.cart_ttl_secs),
+        settings.max_carts,
     )))
 }
 
@@ -139,7 +149,7 @@ pub struct SampleStore {
 }
 
 impl SampleStore {
-    fn new(loaded: LoadedStore, cart_ttl: Duration) -> Self {
+    fn new(loaded: LoadedStore, cart_ttl: Duration, max_carts: usize) -> Self {
         let mut targets = HashMap::new();
         for (index, product) in loaded.products.iter().enumerate() {
             targets.insert(product.id.clone(), (index, None));
@@ -176,7 +186,7 @@ impl SampleStore {
             products: loaded.products,
             targets,
             stock: loaded.stock.into_iter().collect(),
-            carts: CartBook::new(cart_ttl),
+            carts: CartBook::new(cart_ttl, max_carts),
         }
     }
 
@@ -342,9 +352,9 @@ impl Platform for SampleStore {
         let cart = self
             .carts
             .create(self.info.currency, &self.info.storefront_url, specs)
-            .ok_or_else(|| PlatformError::Unavailable {
-                reason: "the sample store holds too many carts".to_owned(),
-                retry_after: Some(Duration::from_secs(60)),
+            .map_err(|full| PlatformError::Full {
+                what: "cart store",
+                retry_after: full.retry_after,
             })?;
         Ok(CartOutcome { cart, problems })
     }
@@ -376,6 +386,13 @@ impl Platform for SampleStore {
             return Ok(None);
         }
         Ok(self.carts.cancel(id))
+    }
+
+    async fn ready(&self) -> Result<(), PlatformError> {
+        self.carts.room().map_err(|full| PlatformError::Full {
+            what: "cart store",
+            retry_after: full.retry_after,
+        })
     }
 }
 

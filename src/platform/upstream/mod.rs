@@ -316,7 +316,7 @@ impl UpstreamClient {
 fn error_label(error: &PlatformError) -> &'static str {
     match error {
         PlatformError::RateLimited { .. } => "throttled",
-        PlatformError::Unavailable { .. } => "unavailable",
+        PlatformError::Unavailable { .. } | PlatformError::Full { .. } => "unavailable",
         PlatformError::BadResponse(_) => "bad_response",
         PlatformError::Unauthorized { .. } => "unauthorized",
         PlatformError::InvalidInput(_)

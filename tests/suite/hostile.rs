@@ -1,0 +1,316 @@
+//! Hostile clients on real loopback TCP: too many connections, slow headers, slow bodies,
+//! idle keep-alives, SIGTERM with a half-open connection, a full cart store.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::{serve, server};
+
+use crate::support::binary::Running;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_util::sync::CancellationToken;
+
+struct Served {
+    addr: SocketAddr,
+    mcp_url: String,
+    stop: CancellationToken,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// The bridge behind the real accept loop, with `extra` appended to the configuration.
+async fn start(extra: &str) -> Served {
+    let mut config = BridgeConfig::from_toml(extra).expect("test config is valid");
+    config.negotiation.enabled = false;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = CancellationToken::new();
+    let bridge = server::build(&config, addr, stop.clone()).unwrap();
+    let hygiene = serve::Hygiene::from(&config.server);
+    let token = stop.clone();
+    tokio::spawn(async move {
+        serve::serve(listener, bridge.router, hygiene, async move {
+            token.cancelled().await;
+        })
+        .await;
+    });
+    Served {
+        addr,
+        mcp_url: bridge.mcp_url,
+        stop,
+    }
+}
+
+fn ping(id: u64) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string()
+}
+
+fn post(addr: SocketAddr, body: &str) -> String {
+    format!(
+        "POST /bcp/mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+/// Reads until the server closes; `None` if it is still open after `within`.
+async fn read_to_close(stream: &mut TcpStream, within: Duration) -> Option<String> {
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + within;
+    loop {
+        let left = deadline.checked_duration_since(Instant::now())?;
+        let mut chunk = [0u8; 4096];
+        match tokio::time::timeout(left, stream.read(&mut chunk)).await {
+            Err(_) => return None,
+            Ok(Ok(0) | Err(_)) => return Some(String::from_utf8_lossy(&seen).into_owned()),
+            Ok(Ok(read)) => seen.extend_from_slice(&chunk[..read]),
+        }
+    }
+}
+
+async fn normal_call(served: &Served) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(&served.mcp_url)
+        .header("content-type", "application/json")
+        .body(ping(7))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn connections_over_the_limit_are_shed_with_a_jsonrpc_answer_and_calls_go_on() {
+    let served = start("[server]\nmax_connections = 4\n").await;
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        held.push(TcpStream::connect(served.addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut surplus = Vec::new();
+    for _ in 0..10 {
+        surplus.push(TcpStream::connect(served.addr).await.unwrap());
+    }
+    for stream in &mut surplus {
+        let answer = read_to_close(stream, Duration::from_secs(3))
+            .await
+            .expect("a shed connection is closed");
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        let body: Value = serde_json::from_str(answer.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], -32000, "{body}");
+        assert_eq!(body["id"], Value::Null);
+        assert!(body["error"]["data"]["retry_after"].as_u64().unwrap() >= 1);
+    }
+    // A normal call while the limit is reached is shed with the same clear answer…
+    let shed = normal_call(&served).await;
+    assert_eq!(shed.status(), 503);
+    let body: Value = shed.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32000);
+    // …and once the hostile connections go, normal calls are served again.
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let served_call = normal_call(&served).await;
+    assert_eq!(served_call.status(), 200);
+    let reply: Value = served_call.json().await.unwrap();
+    assert_eq!(reply["id"], 7, "{reply}");
+}
+
+#[tokio::test]
+async fn a_slow_header_connection_is_closed_after_the_header_timeout() {
+    let served = start("[server]\nheader_read_timeout_ms = 300\nidle_timeout_ms = 30000\n").await;
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    let started = Instant::now();
+    stream
+        .write_all(b"POST /bcp/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    // Dribble one header byte at a time: activity never stops, the header never ends.
+    let dribble = async {
+        for _ in 0..40 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            if stream.write_all(b"x").await.is_err() {
+                break;
+            }
+        }
+    };
+    dribble.await;
+    let closed = read_to_close(&mut stream, Duration::from_secs(3)).await;
+    assert!(closed.is_some(), "still open after {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+#[tokio::test]
+async fn a_slow_body_gets_408_and_the_connection_closes() {
+    let served = start("[server]\nbody_read_timeout_ms = 300\n").await;
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    let head = format!(
+        "POST /bcp/mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"jsonrpc\"",
+        served.addr
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let answer = read_to_close(&mut stream, Duration::from_secs(3))
+        .await
+        .expect("closed after the body timeout");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("-32600"), "{answer}");
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
+    let served = start("[server]\nidle_timeout_ms = 300\n").await;
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    stream
+        .write_all(post(served.addr, &ping(1)).as_bytes())
+        .await
+        .unwrap();
+    let mut first = [0u8; 4096];
+    let read = stream.read(&mut first).await.unwrap();
+    assert!(String::from_utf8_lossy(&first[..read]).starts_with("HTTP/1.1 200"));
+    let started = Instant::now();
+    let closed = read_to_close(&mut stream, Duration::from_secs(3)).await;
+    assert!(closed.is_some(), "idle connection still open");
+    assert!(started.elapsed() >= Duration::from_millis(250));
+}
+
+#[tokio::test]
+async fn a_full_cart_store_says_so_fast_with_the_soonest_expiry_and_is_not_ready() {
+    let served = start("[store]\nplatform = \"sample\"\nmax_carts = 50\n").await;
+    let client = reqwest::Client::new();
+    let create = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "create_cart", "arguments": {
+            "meta": {"ucp-agent": {"profile": "https://agent.example/p.json"}},
+            "cart": {"line_items": [{"item": {"id": "item_123"}, "quantity": 1}], "context": {"address_country": "BR", "address_region": "SP", "postal_code": "01310-100"}}}}})
+    };
+    for id in 0..50 {
+        let reply: Value = client
+            .post(&served.mcp_url)
+            .json(&create(id))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert!(reply.get("result").is_some(), "{reply}");
+        assert!(
+            reply["result"].get("isError").is_none_or(|e| e == false),
+            "{reply}"
+        );
+    }
+    let started = Instant::now();
+    let refused = client
+        .post(&served.mcp_url)
+        .json(&create(99))
+        .send()
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(refused.status(), 503);
+    let reply: Value = refused.json().await.unwrap();
+    let error = &reply["error"];
+    assert_eq!(error["code"], -32000, "{reply}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("cart store is full"),
+        "{reply}"
+    );
+    // Carts live 24 h by default: space frees up when the first one expires.
+    let retry = error["data"]["retry_after"].as_u64().unwrap();
+    assert!((86_000..=86_400).contains(&retry), "{reply}");
+    assert!(elapsed < Duration::from_millis(500), "{elapsed:?}");
+    let ready = client
+        .get(format!("http://{}/readyz", served.addr))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 503);
+    assert!(ready.text().await.unwrap().contains("cart store is full"));
+}
+
+#[tokio::test]
+async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
+    let dir = std::env::temp_dir().join(format!("bcp-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("sample.toml");
+    std::fs::write(
+        &config,
+        "[server]\nshutdown_grace_ms = 800\nheader_read_timeout_ms = 60000\nidle_timeout_ms = 60000\n[store]\nplatform = \"sample\"\n[negotiation]\nenabled = false\n",
+    )
+    .unwrap();
+    let mut bridge = Running::start(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let listening = bridge
+        .wait_for(|line| line.starts_with("bcp-bridge listening on "))
+        .trim_start_matches("bcp-bridge listening on ")
+        .trim()
+        .to_owned();
+    let addr: SocketAddr = listening.parse().unwrap();
+    let mut hostile = TcpStream::connect(addr).await.unwrap();
+    hostile
+        .write_all(b"POST /bcp/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let signalled = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-TERM", &bridge.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut exited = None;
+    while signalled.elapsed() < Duration::from_secs(5) {
+        if let Some(status) = bridge.child.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let status = exited.unwrap_or_else(|| {
+        panic!("the bridge outlived SIGTERM by 5 s with a half-open connection");
+    });
+    assert!(status.success(), "{status}");
+    // The grace period (800 ms) plus process start-up slack.
+    assert!(
+        signalled.elapsed() < Duration::from_millis(2_500),
+        "{:?}",
+        signalled.elapsed()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn connection_keys_are_range_checked_by_name() {
+    let problems = BridgeConfig::from_toml(
+        "[server]\nmax_connections = 0\nheader_read_timeout_ms = 5\nbody_read_timeout_ms = 0\nidle_timeout_ms = 700000\nshutdown_grace_ms = 1\n",
+    )
+    .unwrap_err()
+    .to_string();
+    for key in [
+        "server.max_connections",
+        "server.header_read_timeout_ms",
+        "server.body_read_timeout_ms",
+        "server.idle_timeout_ms",
+        "server.shutdown_grace_ms",
+    ] {
+        assert!(problems.contains(key), "{key} missing from {problems}");
+    }
+    let problems = BridgeConfig::from_toml("[store]\nplatform = \"sample\"\nmax_carts = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(problems.contains("store.max_carts"), "{problems}");
+}
