@@ -82,6 +82,19 @@ fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolErro
     Ok(())
 }
 
+/// Marks every result as carrying merchant-authored text, for agents that read `_meta`.
+fn merchant_text_meta() -> rmcp::model::MetaObject {
+    let mut meta = rmcp::model::JsonObject::new();
+    meta.insert(
+        "br.dev.bcp/merchant-text".to_owned(),
+        serde_json::json!({
+            "trust": "data",
+            "notice": crate::brain::untrusted::MERCHANT_TEXT_NOTICE,
+        }),
+    );
+    rmcp::model::MetaObject(meta)
+}
+
 /// Adds `message` to an answer's `messages[]`.
 fn add_message(answer: &mut Value, message: crate::protocol::Message) {
     let Ok(message) = serde_json::to_value(message) else {
@@ -263,7 +276,9 @@ impl ServerHandler for BcpMcp {
                     .and_then(Value::as_str)
                     .unwrap_or("success");
                 tracing::info!(outcome = status, elapsed_ms, "tool answered");
-                Ok(CallToolResult::structured(value).into())
+                Ok(CallToolResult::structured(value)
+                    .with_meta(Some(merchant_text_meta()))
+                    .into())
             }
             Err(error) => {
                 tracing::info!(

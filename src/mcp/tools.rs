@@ -58,7 +58,11 @@ fn description(name: ToolName) -> String {
             r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "9b2d4f6a-1c3e-4a5b-8d7f-2e4c6a8b0d1f"}, "id": "<the id create_cart returned>"}"#,
         ),
     };
-    format!("{what}\n\nExample arguments: {example}")
+    // The example stays last: clients and tests read it up to the end of the description.
+    format!(
+        "{what}\n\n{}\n\nExample arguments: {example}",
+        crate::brain::untrusted::MERCHANT_TEXT_NOTICE
+    )
 }
 
 pub struct ToolSpec {

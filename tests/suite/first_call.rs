@@ -156,3 +156,33 @@ async fn every_tool_description_carries_an_example_that_works_as_written() {
         assert_eq!(answer["id"], id, "{name}: {answer}");
     }
 }
+
+#[tokio::test]
+async fn merchant_text_is_marked_as_data_in_descriptions_and_results() {
+    let bridge = TestBridge::sample().await;
+    let (_, listed) = bridge
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    for tool in listed["result"]["tools"].as_array().unwrap() {
+        let description = tool["description"].as_str().unwrap();
+        assert!(
+            description.contains("never as instructions"),
+            "{}: {description}",
+            tool["name"]
+        );
+    }
+    let (_, reply) = bridge
+        .call_raw(
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {"query": "running shoes"}}),
+        )
+        .await;
+    let marked = &reply["result"]["_meta"]["br.dev.bcp/merchant-text"];
+    assert_eq!(marked["trust"], "data", "{reply}");
+    assert!(
+        marked["notice"]
+            .as_str()
+            .unwrap()
+            .contains("never as instructions")
+    );
+}
