@@ -247,7 +247,9 @@ impl ServerHandler for BcpMcp {
             .profile
             .as_deref()
             .map(|profile| profile.chars().take(200).collect());
-        let span = tracing::info_span!("tools/call", tool = %tool, agent = agent.as_deref().unwrap_or("-"));
+        // Both are the client's words: bounded before they reach any log line, JSON ones too.
+        let logged_tool: String = tool.chars().take(100).collect();
+        let span = tracing::info_span!("tools/call", tool = %logged_tool, agent = agent.as_deref().unwrap_or("-"));
         // Present when the server runs with `into_make_service_with_connect_info`.
         let peer = context
             .extensions

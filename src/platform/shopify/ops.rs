@@ -1,6 +1,6 @@
 //! The typed Storefront operations. All derives live here because each one re-parses the schema
 //! subset at compile time; the schema is the generated subset of the real 2026-04 schema (see
-//! `graphql/tools/subset.py`) and `tests/shopify_schema.rs` checks every operation against the
+//! `graphql/tools/subset.py`) and `tests/suite/shopify_schema.rs` checks every operation against the
 //! full schema.
 #![allow(clippy::enum_variant_names, clippy::upper_case_acronyms, dead_code)]
 
