@@ -18,6 +18,7 @@ use crate::mcp::agents::AgentsConfig;
 use crate::negotiation::NegotiationConfig;
 use crate::platform::cache::CacheConfig;
 use crate::platform::upstream::UpstreamConfig;
+use crate::platform::{BuildContext, SharedPlatform};
 use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
@@ -371,6 +372,24 @@ impl BridgeConfig {
             )),
         }
         problems
+    }
+
+    /// The store adapter `[store]` names, built with its share of the rest of the file;
+    /// `public_base_url` is where agents reach the bridge (known once the listener is bound).
+    pub fn build_platform(
+        &self,
+        public_base_url: String,
+    ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+        let factory = registry::factory(self.platform_name())
+            .ok_or_else(|| vec![ConfigProblem::new("store.platform", "unknown platform")])?;
+        (factory.build)(
+            &self.store,
+            &BuildContext {
+                upstream: &self.upstream,
+                max_response_bytes: self.limits.max_body_bytes,
+                public_base_url,
+            },
+        )
     }
 
     pub fn platform_name(&self) -> &str {

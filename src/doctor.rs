@@ -10,7 +10,7 @@ use url::Url;
 use crate::brain::Brain;
 use crate::config::BridgeConfig;
 use crate::platform::factory::PlatformFactory;
-use crate::platform::{BuildContext, PlatformError, SharedPlatform};
+use crate::platform::{PlatformError, SharedPlatform};
 use crate::protocol::Namespace;
 use crate::registry;
 
@@ -105,15 +105,7 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         report.fail("configuration", "unknown store.platform");
         return report;
     };
-    let base_url = config.server.base_url(config.server.listen);
-    let built = (factory.build)(
-        &config.store,
-        &BuildContext {
-            upstream: &config.upstream,
-            max_response_bytes: config.limits.max_body_bytes,
-            public_base_url: base_url,
-        },
-    );
+    let built = config.build_platform(config.server.base_url(config.server.listen));
     let platform: SharedPlatform = match built {
         Ok(platform) => platform,
         Err(problems) => {

@@ -24,8 +24,7 @@ use crate::mcp::bearer::require_bearer;
 use crate::mcp::http::{BodyLimit, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
-use crate::platform::{self, BuildContext, SharedPlatform};
-use crate::registry;
+use crate::platform::{self, SharedPlatform};
 use crate::settings::ConfigProblem;
 
 #[derive(Debug, thiserror::Error)]
@@ -101,21 +100,9 @@ pub fn build(
 ) -> Result<Bridge, StartError> {
     let base_url = config.server.base_url(bound);
     crate::observability::install();
-    let factory = registry::factory(config.platform_name()).ok_or_else(|| {
-        ConfigError::Invalid(vec![ConfigProblem::new(
-            "store.platform",
-            "unknown platform",
-        )])
-    })?;
-    let platform = (factory.build)(
-        &config.store,
-        &BuildContext {
-            upstream: &config.upstream,
-            max_response_bytes: config.limits.max_body_bytes,
-            public_base_url: base_url.clone(),
-        },
-    )
-    .map_err(ConfigError::Invalid)?;
+    let platform = config
+        .build_platform(base_url.clone())
+        .map_err(ConfigError::Invalid)?;
     let platform = platform::serial::wrap(platform);
     let (platform, cache) = platform::cache::wrap(platform, &config.cache);
     // One inbound budget per agent across every namespace it may use.

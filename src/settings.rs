@@ -54,13 +54,12 @@ impl<'de> Deserialize<'de> for Secret {
             Ok(Source::Literal(value)) if value.is_empty() => {
                 Err(serde::de::Error::custom("the secret is empty"))
             }
-            Ok(Source::Literal(value)) if env_reference(&value).is_some() => {
-                let name = env_reference(&value).unwrap_or_default();
-                Err(serde::de::Error::custom(format!(
+            Ok(Source::Literal(value)) => match env_reference(&value) {
+                Some(name) => Err(serde::de::Error::custom(format!(
                     "looks like the environment variable {name}, but the file is not shell-expanded: write {{ env = \"{name}\" }}"
-                )))
-            }
-            Ok(Source::Literal(value)) => Ok(Self(SecretString::from(value))),
+                ))),
+                None => Ok(Self(SecretString::from(value))),
+            },
             Ok(Source::Env { env }) => match std::env::var(&env) {
                 Ok(value) if !value.is_empty() => Ok(Self(SecretString::from(value))),
                 _ => Err(serde::de::Error::custom(format!(

@@ -158,21 +158,20 @@ impl Refusal {
             .collect();
         let fix = match self.code {
             "invalid_profile_url" => {
-                "An agent's profile is an https URL on a public host; for a test or internal agent the store operator can allow its host with negotiation.allow_http_hosts (plain http) or negotiation.allow_private_hosts (private addresses)."
+                "An agent's profile is an https URL on a public host; for a test or internal agent the store operator can allow its host with negotiation.allow_http_hosts (plain http) or negotiation.allow_private_hosts (private addresses). "
             }
             "profile_unreachable" => {
-                "The profile must answer 200 over https within negotiation.timeout_ms."
+                "The profile must answer 200 over https within negotiation.timeout_ms. "
             }
             "profile_malformed" => {
-                "The profile must be a JSON object with a ucp.version string, at most negotiation.max_profile_bytes long."
+                "The profile must be a JSON object with a ucp.version string, at most negotiation.max_profile_bytes long. "
             }
             _ => "",
         };
         self.content = format!(
-            "agent profile {shown}: {}. {fix} Operators: negotiation.enabled = false skips this check, and [agents] default_profile serves clients that send no profile.",
+            "agent profile {shown}: {}. {fix}Operators: negotiation.enabled = false skips this check, and [agents] default_profile serves clients that send no profile.",
             self.content.trim_end_matches('.')
-        )
-        .replace("  ", " ");
+        );
         self
     }
 

@@ -13,8 +13,7 @@ use bcp_bridge::model::{
     SearchPage, SearchRequest,
 };
 use bcp_bridge::platform::cache::{CacheConfig, CachedPlatform};
-use bcp_bridge::platform::{BuildContext, Platform, PlatformError, SharedPlatform, StoreInfo};
-use bcp_bridge::registry;
+use bcp_bridge::platform::{Platform, PlatformError, SharedPlatform, StoreInfo};
 use bcp_bridge::settings::Secret;
 use hmac::{KeyInit, Mac};
 
@@ -83,15 +82,9 @@ impl Platform for Counting {
 
 fn counting() -> (SharedPlatform, Arc<Counts>) {
     let config = BridgeConfig::default();
-    let sample = (registry::factory("sample").unwrap().build)(
-        &config.store,
-        &BuildContext {
-            upstream: &config.upstream,
-            max_response_bytes: config.limits.max_body_bytes,
-            public_base_url: "http://127.0.0.1:1".to_owned(),
-        },
-    )
-    .unwrap();
+    let sample = config
+        .build_platform("http://127.0.0.1:1".to_owned())
+        .unwrap();
     let counts = Arc::new(Counts::default());
     (
         Arc::new(Counting {
