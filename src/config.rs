@@ -17,10 +17,12 @@ use crate::idempotency::IdempotencyConfig;
 use crate::mcp::agents::AgentsConfig;
 use crate::negotiation::NegotiationConfig;
 use crate::platform::cache::CacheConfig;
+use crate::platform::upstream::SharedBudget;
 use crate::platform::upstream::UpstreamConfig;
-use crate::platform::{BuildContext, SharedPlatform};
+use crate::platform::{BuildContext, PlatformFactory, SharedPlatform};
 use crate::protocol::{Namespace, Protocol};
 use crate::registry;
+use crate::replicas::{RedisConfig, Shared};
 use crate::settings::{ConfigProblem, deserialize_at};
 
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,8 @@ pub struct BridgeConfig {
     pub negotiation: NegotiationConfig,
     pub access: AccessConfig,
     pub agents: AgentsConfig,
+    /// `[redis]`: the one Redis replicas share (idempotency, invalidations, budgets, locks).
+    pub redis: RedisConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -142,6 +146,7 @@ const SECTIONS: &[&str] = &[
     "negotiation",
     "access",
     "agents",
+    "redis",
 ];
 
 impl Default for BridgeConfig {
@@ -160,6 +165,7 @@ impl Default for BridgeConfig {
             negotiation: Default::default(),
             access: Default::default(),
             agents: Default::default(),
+            redis: Default::default(),
         }
     }
 }
@@ -214,6 +220,7 @@ impl BridgeConfig {
         let negotiation = section(&root, "negotiation", &mut problems);
         let access = section(&root, "access", &mut problems);
         let agents = section(&root, "agents", &mut problems);
+        let redis = section(&root, "redis", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -234,6 +241,7 @@ impl BridgeConfig {
             negotiation: negotiation.unwrap_or_default(),
             access: access.unwrap_or_default(),
             agents: agents.unwrap_or_default(),
+            redis: redis.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
         if problems.is_empty() {
@@ -335,10 +343,11 @@ impl BridgeConfig {
         problems.extend(self.cart.problems());
         problems.extend(self.cache.problems());
         problems.extend(self.upstream.problems());
-        problems.extend(self.idempotency.problems());
+        problems.extend(self.idempotency.problems(self.redis.url.is_some()));
         problems.extend(self.negotiation.problems());
         problems.extend(self.access.problems());
         problems.extend(self.agents.problems());
+        problems.extend(self.redis.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {
                 Some(factory) => {
@@ -380,6 +389,15 @@ impl BridgeConfig {
         &self,
         public_base_url: String,
     ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+        self.build_platform_shared(public_base_url, None)
+    }
+
+    /// `build_platform` for one of several replicas: the upstream budget is `shared`'s.
+    pub fn build_platform_shared(
+        &self,
+        public_base_url: String,
+        shared: Option<&Shared>,
+    ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
         let factory = registry::factory(self.platform_name())
             .ok_or_else(|| vec![ConfigProblem::new("store.platform", "unknown platform")])?;
         (factory.build)(
@@ -388,8 +406,25 @@ impl BridgeConfig {
                 upstream: &self.upstream,
                 max_response_bytes: self.limits.max_body_bytes,
                 public_base_url,
+                shared_budget: shared
+                    .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
             },
         )
+    }
+
+    /// The platform and where the store is, spelled the same by every replica of it.
+    fn store_identity(&self, factory: &PlatformFactory) -> String {
+        let mut identity = factory.name.to_owned();
+        for key in factory.address_keys {
+            let value = key
+                .strip_prefix("store.")
+                .and_then(|name| self.store.get(name))
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            identity.push('|');
+            identity.push_str(&value);
+        }
+        identity
     }
 
     pub fn platform_name(&self) -> &str {

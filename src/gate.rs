@@ -9,6 +9,7 @@ use crate::idempotency::{self, Idempotency, IdempotencyConfig};
 use crate::negotiation::{NegotiationConfig, Negotiator, Refusal};
 use crate::protocol::request::CallMeta;
 use crate::protocol::{Namespace, ToolName};
+use crate::replicas::Shared;
 use crate::settings::ConfigProblem;
 
 /// Why the gate turned a call away before it reached the brain.
@@ -37,9 +38,10 @@ impl Gate {
         access: &AccessConfig,
         negotiation: &NegotiationConfig,
         idempotency: &IdempotencyConfig,
+        shared: Option<&Shared>,
         namespace: &Namespace,
     ) -> Result<Self, ConfigProblem> {
-        let store = idempotency::build_store(idempotency)?;
+        let store = idempotency::build_store(idempotency, shared)?;
         Ok(Self {
             access: Access::new(access),
             negotiator: Negotiator::new(negotiation, namespace),

@@ -23,6 +23,7 @@ pub mod observability;
 pub mod platform;
 pub mod protocol;
 pub mod registry;
+pub mod replicas;
 pub mod serve;
 pub mod server;
 pub mod settings;

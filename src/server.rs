@@ -20,11 +20,13 @@ use crate::config::{BridgeConfig, ConfigError};
 use crate::discovery;
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
+use crate::hardening::invalidations::Invalidations;
 use crate::mcp::bearer::require_bearer;
 use crate::mcp::http::{BodyLimit, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::platform::{self, SharedPlatform};
+use crate::replicas::Shared;
 use crate::settings::ConfigProblem;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +60,7 @@ pub struct Endpoint {
 struct WebState {
     profiles: Arc<Vec<(&'static str, String)>>,
     platform: SharedPlatform,
+    shared: Option<Shared>,
 }
 
 fn loopback(host: &str) -> bool {
@@ -100,16 +103,24 @@ pub fn build(
 ) -> Result<Bridge, StartError> {
     let base_url = config.server.base_url(bound);
     crate::observability::install();
+    // `[redis]`: what replicas share; `None` keeps everything in this process.
+    let shared = config
+        .redis
+        .connect()
+        .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
     let platform = config
-        .build_platform(base_url.clone())
+        .build_platform_shared(base_url.clone(), shared.as_ref())
         .map_err(ConfigError::Invalid)?;
-    let platform = platform::serial::wrap(platform);
+    let platform = platform::serial::wrap_shared(platform, shared.clone());
     let (platform, cache) = platform::cache::wrap(platform, &config.cache);
-    // One inbound budget per agent across every namespace it may use.
-    let guard = Arc::new(CallGuard::new(
-        Duration::from_millis(config.server.request_timeout_ms),
-        &config.inbound,
-    ));
+    // One inbound budget per agent across every namespace it may use (and every replica).
+    let guard = Arc::new(
+        CallGuard::new(
+            Duration::from_millis(config.server.request_timeout_ms),
+            &config.inbound,
+        )
+        .across_replicas(&config.inbound, shared.as_ref()),
+    );
     let (hosts, origins) = host_policy(config, &base_url);
     let namespaces = config.server.protocol.namespaces();
     if namespaces.len() > 1 && config.server.mcp_path == config.server.ucp_mcp_path {
@@ -148,6 +159,7 @@ pub fn build(
             &config.access,
             &config.negotiation,
             &config.idempotency,
+            shared.as_ref(),
             namespace,
         )
         .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
@@ -185,6 +197,7 @@ pub fn build(
         let web = WebState {
             profiles: Arc::new(profiles),
             platform: platform.clone(),
+            shared: shared.clone(),
         };
         let mut discovery = Router::new();
         for path in namespace.profile_paths {
@@ -203,6 +216,7 @@ pub fn build(
     let web = WebState {
         profiles: Arc::new(Vec::new()),
         platform: platform.clone(),
+        shared: shared.clone(),
     };
     let router = router
         .merge(
@@ -212,8 +226,8 @@ pub fn build(
                 .route("/metrics", get(crate::observability::render))
                 .with_state(web),
         )
-        .merge(crate::hardening::webhooks::routes(
-            cache,
+        .merge(crate::hardening::webhooks::shared_routes(
+            cache.map(|cache| Invalidations::new(cache, shared.clone())),
             config.cache.webhook_secret.as_ref(),
         ))
         .fallback(not_found);
@@ -265,7 +279,10 @@ async fn versioned_profile(State(web): State<WebState>, Path(version): Path<Stri
 
 async fn ready(State(web): State<WebState>) -> Response {
     match web.platform.ready().await {
-        Ok(()) => (StatusCode::OK, "ready").into_response(),
+        Ok(()) => match &web.shared {
+            None => (StatusCode::OK, "ready").into_response(),
+            Some(shared) => shared_readiness(shared).await,
+        },
         Err(error @ crate::platform::PlatformError::Full { .. }) => {
             tracing::warn!(%error, "not ready");
             (
@@ -279,6 +296,26 @@ async fn ready(State(web): State<WebState>) -> Response {
             (StatusCode::SERVICE_UNAVAILABLE, "store unreachable").into_response()
         }
     }
+}
+
+/// Ready either way: without Redis this replica still serves reads within its share of the
+/// upstream budget, so taking every replica out of rotation would turn a Redis outage into a
+/// full one. The body says what is degraded.
+async fn shared_readiness(shared: &Shared) -> Response {
+    let up = shared.link.ping().await.is_ok();
+    crate::observability::redis_up(up);
+    if up {
+        return (StatusCode::OK, "ready").into_response();
+    }
+    tracing::warn!("ready, degraded: the shared Redis is unreachable");
+    (
+        StatusCode::OK,
+        format!(
+            "ready (degraded): the shared Redis is unreachable; the upstream budget falls back to this replica's local share (1/{} of it), cart writes are refused, webhook invalidations reach this replica only",
+            shared.replicas
+        ),
+    )
+        .into_response()
 }
 
 async fn not_found() -> Response {

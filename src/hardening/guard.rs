@@ -5,6 +5,8 @@ use std::net::IpAddr;
 use std::time::Duration;
 
 use super::inbound::{InboundConfig, InboundLimiter, Throttled};
+use super::shared_inbound::SharedInbound;
+use crate::replicas::Shared;
 
 /// Why the guard stopped a call before (or while) it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -17,6 +19,8 @@ pub enum GuardError {
 
 pub struct CallGuard {
     inbound: InboundLimiter,
+    /// The per-agent budget across replicas (`[redis]`), on top of the local one.
+    shared: Option<SharedInbound>,
     timeout: Duration,
 }
 
@@ -24,8 +28,15 @@ impl CallGuard {
     pub fn new(request_timeout: Duration, inbound: &InboundConfig) -> Self {
         Self {
             inbound: InboundLimiter::new(inbound),
+            shared: None,
             timeout: request_timeout,
         }
+    }
+
+    /// Shares the per-agent budget with every replica on `shared`.
+    pub fn across_replicas(mut self, inbound: &InboundConfig, shared: Option<&Shared>) -> Self {
+        self.shared = SharedInbound::new(inbound, shared);
+        self
     }
 
     /// Charges the budgets of `profile` and `peer`, then runs `call` within the deadline.
@@ -42,6 +53,12 @@ impl CallGuard {
         self.inbound
             .check(profile, peer)
             .map_err(|throttled| E::from(GuardError::Throttled(throttled)))?;
+        if let Some(shared) = &self.shared {
+            shared
+                .check(profile)
+                .await
+                .map_err(|throttled| E::from(GuardError::Throttled(throttled)))?;
+        }
         match tokio::time::timeout(self.timeout, call).await {
             Ok(outcome) => outcome,
             Err(_) => {

@@ -1,7 +1,10 @@
-//! Production hardening at the bridge's own door: inbound rate limits, the request guard
-//! around every tool call, and cache-invalidating webhooks. (The upstream budget and retries
+//! Production hardening at the bridge's own door: inbound rate limits (shared by replicas in
+//! `shared_inbound`), the request guard around every tool call, and cache-invalidating
+//! webhooks (fanned out to every replica by `invalidations`). (The upstream budget and retries
 //! belong to the platform layer's `platform::upstream`.)
 
 pub mod guard;
 pub mod inbound;
+pub mod invalidations;
+pub mod shared_inbound;
 pub mod webhooks;

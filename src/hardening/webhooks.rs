@@ -1,6 +1,7 @@
 //! Product webhooks that drop a product from the cache at once: `POST /webhooks/shopify`
 //! (`X-Shopify-Hmac-Sha256`) and `POST /webhooks/woocommerce` (`X-WC-Webhook-Signature`),
-//! both base64 HMAC-SHA256 of the raw body with the configured secret.
+//! both base64 HMAC-SHA256 of the raw body with the configured secret. With `[redis]` the
+//! drop reaches every replica, whichever one the store's webhook happened to reach.
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use hmac::{KeyInit, Mac};
 use secrecy::ExposeSecret;
 use serde_json::Value;
 
+use super::invalidations::Invalidations;
 use crate::platform::cache::CachedPlatform;
 use crate::settings::Secret;
 
@@ -21,12 +23,17 @@ type HmacSha256 = hmac::Hmac<sha2::Sha256>;
 
 #[derive(Clone)]
 struct Hooks {
-    cache: Arc<CachedPlatform>,
+    cache: Invalidations,
     secret: Secret,
 }
 
 /// The routes, or an empty router when there is no cache or no secret.
 pub fn routes(cache: Option<Arc<CachedPlatform>>, secret: Option<&Secret>) -> Router {
+    shared_routes(cache.map(|cache| Invalidations::new(cache, None)), secret)
+}
+
+/// `routes` whose invalidations reach every replica (see `invalidations`).
+pub fn shared_routes(cache: Option<Invalidations>, secret: Option<&Secret>) -> Router {
     let (Some(cache), Some(secret)) = (cache, secret) else {
         return Router::new();
     };
@@ -85,7 +92,7 @@ async fn shopify(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes) ->
     if ids.is_empty() {
         return StatusCode::BAD_REQUEST;
     }
-    hooks.cache.invalidate_product(&ids);
+    hooks.cache.product_changed(&ids).await;
     StatusCode::OK
 }
 
@@ -99,7 +106,7 @@ async fn woocommerce(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes
     };
     match payload.get("id").and_then(id_of) {
         Some(id) => {
-            hooks.cache.invalidate_product(&[id]);
+            hooks.cache.product_changed(&[id]).await;
             StatusCode::OK
         }
         None => StatusCode::BAD_REQUEST,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::replicas::Shared;
 use crate::settings::{ConfigProblem, Secret};
 
 pub use memory::MemoryStore;
@@ -31,10 +32,12 @@ pub enum Backend {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdempotencyConfig {
-    pub backend: Backend,
+    /// Unset: Redis when `[redis] url` is set (replicas share records), memory otherwise.
+    pub backend: Option<Backend>,
     /// How long a finished request's result is replayed; UCP asks for at least 24 h.
     pub ttl_secs: u64,
-    /// `redis://[:password@]host:port[/db]`; a secret because it may carry a password.
+    /// `redis://[:password@]host:port[/db]` for a single process that keeps its records in
+    /// Redis; replicas name their one Redis in `[redis] url` instead.
     pub redis_url: Option<Secret>,
     /// How long a request may hold its key while it runs; a duplicate waits at most this long.
     pub lock_secs: u64,
@@ -43,7 +46,7 @@ pub struct IdempotencyConfig {
 impl Default for IdempotencyConfig {
     fn default() -> Self {
         Self {
-            backend: Backend::Memory,
+            backend: None,
             ttl_secs: 86_400,
             redis_url: None,
             lock_secs: 30,
@@ -52,7 +55,8 @@ impl Default for IdempotencyConfig {
 }
 
 impl IdempotencyConfig {
-    pub fn problems(&self) -> Vec<ConfigProblem> {
+    /// `shared_redis`: whether `[redis] url` is set, which this store then uses.
+    pub fn problems(&self, shared_redis: bool) -> Vec<ConfigProblem> {
         let mut problems = Vec::new();
         // CART-026: results must be kept for at least 24 hours.
         if self.ttl_secs < 86_400 {
@@ -67,10 +71,25 @@ impl IdempotencyConfig {
                 "must be between 1 and 600",
             ));
         }
-        match (&self.backend, &self.redis_url) {
+        if shared_redis {
+            if self.redis_url.is_some() {
+                problems.push(ConfigProblem::new(
+                    "idempotency.redis_url",
+                    "not needed: idempotency uses [redis] url, the one Redis of every replica",
+                ));
+            }
+            if self.backend == Some(Backend::Memory) {
+                problems.push(ConfigProblem::new(
+                    "idempotency.backend",
+                    "\"memory\" would let replicas run one mutation twice; with [redis] the records live there",
+                ));
+            }
+            return problems;
+        }
+        match (self.backend.unwrap_or(Backend::Memory), &self.redis_url) {
             (Backend::Redis, None) => problems.push(ConfigProblem::new(
                 "idempotency.redis_url",
-                "required when backend = \"redis\"",
+                "required when backend = \"redis\" (or set [redis] url)",
             )),
             (Backend::Redis, Some(url)) => {
                 if let Err(message) = redis_store::check_url(url) {
@@ -127,8 +146,15 @@ pub trait IdempotencyStore: Send + Sync {
 
 pub type SharedStore = Arc<dyn IdempotencyStore>;
 
-pub fn build_store(config: &IdempotencyConfig) -> Result<SharedStore, ConfigProblem> {
-    match (&config.backend, &config.redis_url) {
+/// The configured store; `shared` is the replicas' Redis (`[redis] url`), which wins.
+pub fn build_store(
+    config: &IdempotencyConfig,
+    shared: Option<&Shared>,
+) -> Result<SharedStore, ConfigProblem> {
+    if let Some(shared) = shared {
+        return Ok(Arc::new(RedisStore::on(shared.link.clone())));
+    }
+    match (config.backend.unwrap_or(Backend::Memory), &config.redis_url) {
         (Backend::Redis, Some(url)) => {
             Ok(Arc::new(RedisStore::new(url).map_err(|message| {
                 ConfigProblem::new("idempotency.redis_url", message)

@@ -1,91 +1,44 @@
 //! The store for several replicas: one Redis key per scoped idempotency key, claimed with
-//! `SET NX PX` so exactly one replica runs the mutation. Errors are logged by kind only:
-//! messages could echo the URL, which may carry a password.
+//! `SET NX PX` so exactly one replica runs the mutation. It runs on the replicas' shared link
+//! (`[redis] url`) or on a link of its own (`[idempotency] redis_url`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::MultiplexedConnection;
-use secrecy::ExposeSecret;
-use tokio::sync::Mutex;
 
 use super::{IdempotencyStore, Record, StoreUnavailable};
+use crate::replicas::link::{Link, RedisDown, millis};
 use crate::settings::Secret;
 
-/// Redis answers in microseconds; anything slower is treated as down (fail closed).
-const OP_TIMEOUT: Duration = Duration::from_secs(2);
-
-pub fn check_url(url: &Secret) -> Result<(), String> {
-    match url::Url::parse(url.0.expose_secret()) {
-        Ok(parsed) if parsed.scheme() == "redis" && parsed.host_str().is_some() => Ok(()),
-        // The value is deliberately not quoted back.
-        _ => Err("must be a redis://[:password@]host[:port][/db] URL".to_owned()),
-    }
-}
+pub use crate::replicas::link::check_url;
 
 pub struct RedisStore {
-    client: redis::Client,
-    connection: Mutex<Option<MultiplexedConnection>>,
+    link: Arc<Link>,
 }
 
-fn unavailable(error: &redis::RedisError) -> StoreUnavailable {
-    tracing::warn!(kind = ?error.kind(), "redis idempotency store error");
-    StoreUnavailable
+impl From<RedisDown> for StoreUnavailable {
+    fn from(_: RedisDown) -> Self {
+        StoreUnavailable
+    }
 }
 
 impl RedisStore {
     pub fn new(url: &Secret) -> Result<Self, String> {
-        check_url(url)?;
-        let client = redis::Client::open(url.0.expose_secret())
-            .map_err(|_| "is not a usable Redis URL".to_owned())?;
-        Ok(Self {
-            client,
-            connection: Mutex::new(None),
-        })
+        Ok(Self::on(Arc::new(Link::new(url)?)))
     }
 
-    async fn connection(&self) -> Result<MultiplexedConnection, StoreUnavailable> {
-        let mut slot = self.connection.lock().await;
-        if let Some(connection) = slot.as_ref() {
-            return Ok(connection.clone());
-        }
-        let connection =
-            tokio::time::timeout(OP_TIMEOUT, self.client.get_multiplexed_async_connection())
-                .await
-                .map_err(|_| {
-                    tracing::warn!("redis idempotency store: connect timed out");
-                    StoreUnavailable
-                })?
-                .map_err(|error| unavailable(&error))?;
-        *slot = Some(connection.clone());
-        Ok(connection)
+    /// On a link shared with the rest of the replicas' state.
+    pub fn on(link: Arc<Link>) -> Self {
+        Self { link }
     }
 
     async fn query<T: redis::FromRedisValue>(
         &self,
         command: &redis::Cmd,
     ) -> Result<T, StoreUnavailable> {
-        let mut connection = self.connection().await?;
-        let outcome =
-            tokio::time::timeout(OP_TIMEOUT, command.query_async::<T>(&mut connection)).await;
-        let result = match outcome {
-            Ok(Ok(value)) => return Ok(value),
-            Ok(Err(error)) => unavailable(&error),
-            Err(_) => {
-                tracing::warn!("redis idempotency store: command timed out");
-                StoreUnavailable
-            }
-        };
-        // A broken connection is dropped so the next request reconnects.
-        *self.connection.lock().await = None;
-        Err(result)
+        Ok(self.link.query(command).await?)
     }
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis())
-        .unwrap_or(u64::MAX)
-        .max(1)
 }
 
 #[async_trait]

@@ -41,6 +41,12 @@ pub enum ProtocolError {
         what: &'static str,
         retry_after_secs: u64,
     },
+    /// Cart writes refused because replicas cannot coordinate them right now.
+    #[error("Cart writes are paused: {reason}; reads still work, retry in {retry_after_secs} s")]
+    WritesPaused {
+        reason: &'static str,
+        retry_after_secs: u64,
+    },
     #[error("Internal error")]
     Internal,
     #[error("Unauthorized: a valid bearer token is required")]
@@ -65,6 +71,7 @@ impl ProtocolError {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => -32602,
             Self::Negotiation { .. } => -32001,
             Self::RateLimited { .. } | Self::Unavailable { .. } | Self::Full { .. } => -32000,
+            Self::WritesPaused { .. } => -32000,
             Self::Unauthorized | Self::Forbidden | Self::Conflict => -32000,
             Self::Internal => -32603,
         }
@@ -77,7 +84,9 @@ impl ProtocolError {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => StatusCode::OK,
             Self::Negotiation { status, .. } => *status,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable { .. } | Self::Full { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable { .. } | Self::Full { .. } | Self::WritesPaused { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
@@ -95,6 +104,9 @@ impl ProtocolError {
             Self::RateLimited { retry_after_secs }
             | Self::Unavailable { retry_after_secs }
             | Self::Full {
+                retry_after_secs, ..
+            }
+            | Self::WritesPaused {
                 retry_after_secs, ..
             } => Some(json!({ "retry_after": retry_after_secs })),
             Self::Internal | Self::Unauthorized | Self::Forbidden | Self::Conflict => None,
@@ -143,6 +155,13 @@ impl From<PlatformError> for ProtocolError {
                     .try_into()
                     .unwrap_or(u64::MAX)
                     .max(1),
+            },
+            PlatformError::WritesPaused {
+                reason,
+                retry_after,
+            } => Self::WritesPaused {
+                reason,
+                retry_after_secs: retry_after.as_secs().max(1),
             },
             // The merchant's credentials, not the agent's call: the agent only learns the
             // store is unavailable.

@@ -90,3 +90,21 @@ pub fn rate_limited(scope: &'static str, store: &str) {
     metrics::counter!("bcp_rate_limited_total", "scope" => scope, "store" => store.to_owned())
         .increment(1);
 }
+
+/// Whether a call's upstream budget came from the replicas' shared one (1) or, Redis being
+/// away, from this replica's local share (0); every fallback is also counted.
+pub fn shared_budget(store: &'static str, shared: bool) {
+    metrics::gauge!("bcp_upstream_budget_shared", "store" => store).set(if shared {
+        1.0
+    } else {
+        0.0
+    });
+    if !shared {
+        metrics::counter!("bcp_upstream_budget_local_share_total", "store" => store).increment(1);
+    }
+}
+
+/// Whether this replica reaches the shared Redis (`[redis]`), as last seen by `/readyz`.
+pub fn redis_up(up: bool) {
+    metrics::gauge!("bcp_redis_up").set(if up { 1.0 } else { 0.0 });
+}

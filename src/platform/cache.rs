@@ -121,6 +121,13 @@ fn shared_error(error: &PlatformError) -> PlatformError {
             what,
             retry_after: *retry_after,
         },
+        PlatformError::WritesPaused {
+            reason,
+            retry_after,
+        } => PlatformError::WritesPaused {
+            reason,
+            retry_after: *retry_after,
+        },
         PlatformError::BadResponse(detail) => PlatformError::BadResponse(detail.clone()),
         PlatformError::InvalidInput(message) => PlatformError::InvalidInput(message.clone()),
         PlatformError::InvalidAt { path, message } => PlatformError::InvalidAt {
@@ -201,13 +208,18 @@ impl CachedPlatform {
         });
         if products.is_err() || resolved.is_err() || searches.is_some_and(|done| done.is_err()) {
             tracing::warn!("targeted invalidation failed; clearing the product cache");
-            self.products.invalidate_all();
-            self.resolved.invalidate_all();
-            if let Some(searches) = &self.searches {
-                searches.invalidate_all();
-            }
+            self.invalidate_all();
         }
         tracing::info!(ids = ?ids, "product dropped from the cache");
+    }
+
+    /// Drops every cached answer (e.g. after invalidations may have been missed).
+    pub fn invalidate_all(&self) {
+        self.products.invalidate_all();
+        self.resolved.invalidate_all();
+        if let Some(searches) = &self.searches {
+            searches.invalidate_all();
+        }
     }
 }
 

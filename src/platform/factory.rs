@@ -2,7 +2,7 @@
 //! `FACTORY`, listed by the top-level `registry`.
 
 use super::port::SharedPlatform;
-use super::upstream::UpstreamConfig;
+use super::upstream::{SharedBudget, UpstreamConfig, UpstreamPolicy};
 use crate::settings::ConfigProblem;
 
 /// What an adapter may need besides its own `[store]` table when it is built.
@@ -12,6 +12,18 @@ pub struct BuildContext<'a> {
     pub max_response_bytes: usize,
     /// The bridge's public base URL (no trailing slash), known once the listener is bound.
     pub public_base_url: String,
+    /// The store's budget shared by every replica (`[redis]`), `None` for a single process.
+    pub shared_budget: Option<SharedBudget>,
+}
+
+impl BuildContext<'_> {
+    /// `[upstream]` as a policy, drawing on the shared budget when there is one.
+    pub fn upstream_policy(&self) -> UpstreamPolicy {
+        UpstreamPolicy {
+            shared: self.shared_budget.clone(),
+            ..UpstreamPolicy::from(self.upstream)
+        }
+    }
 }
 
 /// How a platform is configured and built from the `[store]` table of the config file.

@@ -29,6 +29,14 @@ pub enum PlatformError {
         reason: String,
         retry_after: Option<Duration>,
     },
+    /// Cart writes cannot be coordinated across replicas right now (the shared Redis is
+    /// unreachable, or another replica held the cart past the wait): refused rather than
+    /// risk two replicas interleaving writes to one cart. Reads keep working.
+    #[error("cart writes are paused: {reason}")]
+    WritesPaused {
+        reason: &'static str,
+        retry_after: Duration,
+    },
     /// The upstream answered, but not in a shape the adapter understands.
     #[error("the store sent an unexpected response: {0}")]
     BadResponse(String),

@@ -2,10 +2,13 @@
 //! version check, and a replacement can take several upstream requests, so two agents writing
 //! one cart at once would leave a mix neither asked for. This decorator runs every operation
 //! on an existing cart under that cart's lock, so each answer is the store's state right
-//! after its own write. The lock is per process; replicas need a shared lock on top.
+//! after its own write. The lock is per process; with `[redis]` a write also holds the cart's
+//! lease in Redis, so replicas take turns too. Without Redis to coordinate, writes are refused
+//! (fail closed) while reads go on.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use tokio::sync::OwnedMutexGuard;
@@ -15,6 +18,8 @@ use crate::model::{
     BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
     SearchRequest,
 };
+use crate::replicas::lease::{self, Lease, LeaseError};
+use crate::replicas::{Shared, hashed};
 
 /// A lock per key, forgotten when nobody holds or waits for it, so the map stays as small
 /// as the number of carts being written right now.
@@ -80,14 +85,58 @@ impl Drop for KeyGuard<'_> {
 pub struct SerializedCarts {
     inner: SharedPlatform,
     locks: KeyedLocks,
+    /// The replicas' Redis: writes take the cart's lease there too.
+    shared: Option<Shared>,
 }
 
 /// Puts `platform` behind per-cart serialisation.
 pub fn wrap(platform: SharedPlatform) -> SharedPlatform {
+    wrap_shared(platform, None)
+}
+
+/// `wrap`, serialising across every replica sharing `shared`.
+pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPlatform {
     Arc::new(SerializedCarts {
         inner: platform,
         locks: KeyedLocks::default(),
+        shared,
     })
+}
+
+impl SerializedCarts {
+    /// The cart's lease across replicas (taken after this process's own lock, so one
+    /// replica's writers queue here rather than polling Redis).
+    async fn lease(&self, id: &str) -> Result<Option<Lease>, PlatformError> {
+        let Some(shared) = &self.shared else {
+            return Ok(None);
+        };
+        let key = format!("bcp:cart-lock:{}", hashed(id));
+        match lease::acquire(&shared.link, key, shared.lease, shared.lock_wait).await {
+            Ok(lease) => Ok(Some(lease)),
+            Err(LeaseError::Down(_)) => Err(PlatformError::WritesPaused {
+                reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
+                retry_after: Duration::from_secs(2),
+            }),
+            Err(LeaseError::Busy) => Err(PlatformError::WritesPaused {
+                reason: "another replica is still writing this cart",
+                retry_after: Duration::from_secs(1),
+            }),
+        }
+    }
+
+    /// Runs a write under the cart's lease, released when the write is done.
+    async fn write<T>(
+        &self,
+        id: &str,
+        write: impl Future<Output = Result<T, PlatformError>>,
+    ) -> Result<T, PlatformError> {
+        let lease = self.lease(id).await?;
+        let outcome = write.await;
+        if let Some(lease) = lease {
+            lease.release().await;
+        }
+        outcome
+    }
 }
 
 #[async_trait]
@@ -122,7 +171,8 @@ impl Platform for SerializedCarts {
     }
 
     async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        // Reads wait too, so they never see a replacement half done.
+        // Reads wait too, so they never see a replacement half done here; they take no lease,
+        // so they keep working while Redis is away.
         let _held = self.locks.lock(id).await;
         self.inner.get_cart(id).await
     }
@@ -133,12 +183,13 @@ impl Platform for SerializedCarts {
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.inner.replace_cart_lines(id, draft).await
+        self.write(id, self.inner.replace_cart_lines(id, draft))
+            .await
     }
 
     async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.inner.cancel_cart(id).await
+        self.write(id, self.inner.cancel_cart(id)).await
     }
 
     async fn ready(&self) -> Result<(), PlatformError> {

@@ -85,7 +85,7 @@ fn build(
         // The store's own `timeout_ms` bounds each attempt.
         .with_policy(UpstreamPolicy {
             attempt_timeout: None,
-            ..UpstreamPolicy::from(context.upstream)
+            ..context.upstream_policy()
         });
     let client = Arc::new(client);
     let home = format!("https://{}/", settings.shop_domain);

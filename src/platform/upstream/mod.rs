@@ -11,9 +11,11 @@ use reqwest::{RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 
 mod policy;
+mod shared_budget;
 
 pub use policy::{UpstreamConfig, UpstreamPolicy};
 use policy::{UpstreamGuard, retryable};
+pub use shared_budget::SharedBudget;
 
 use crate::platform::port::PlatformError;
 
@@ -316,7 +318,9 @@ impl UpstreamClient {
 fn error_label(error: &PlatformError) -> &'static str {
     match error {
         PlatformError::RateLimited { .. } => "throttled",
-        PlatformError::Unavailable { .. } | PlatformError::Full { .. } => "unavailable",
+        PlatformError::Unavailable { .. }
+        | PlatformError::Full { .. }
+        | PlatformError::WritesPaused { .. } => "unavailable",
         PlatformError::BadResponse(_) => "bad_response",
         PlatformError::Unauthorized { .. } => "unauthorized",
         PlatformError::InvalidInput(_)

@@ -13,6 +13,7 @@ use governor::{Quota, RateLimiter};
 
 use serde::Deserialize;
 
+use super::shared_budget::{SharedBudget, Verdict};
 use crate::platform::port::PlatformError;
 use crate::settings::ConfigProblem;
 
@@ -103,6 +104,9 @@ pub struct UpstreamPolicy {
     pub max_retries: u32,
     /// First backoff step; doubles on each retry (full jitter).
     pub base_backoff: Duration,
+    /// The budget every replica draws from (`[redis]`); the local limiter then holds only
+    /// this replica's share, used while Redis is away.
+    pub shared: Option<SharedBudget>,
 }
 
 impl Default for UpstreamPolicy {
@@ -121,6 +125,7 @@ impl From<&UpstreamConfig> for UpstreamPolicy {
             read_deadline: Duration::from_millis(config.read_deadline_ms),
             max_retries: config.max_retries,
             base_backoff: Duration::from_millis(100),
+            shared: None,
         }
     }
 }
@@ -141,8 +146,20 @@ fn rate_limited(wait: Duration) -> PlatformError {
 
 impl UpstreamGuard {
     pub fn new(policy: UpstreamPolicy) -> Self {
-        let limiter = NonZeroU32::new(policy.requests_per_second).map(|rate| {
-            let burst = NonZeroU32::new(policy.burst).unwrap_or(rate);
+        let (rate, burst) = match &policy.shared {
+            Some(shared) => (
+                shared.local_share(policy.requests_per_second),
+                shared.local_share(policy.burst),
+            ),
+            None => (policy.requests_per_second, policy.burst),
+        };
+        let rate = if policy.requests_per_second == 0 {
+            0
+        } else {
+            rate
+        };
+        let limiter = NonZeroU32::new(rate).map(|rate| {
+            let burst = NonZeroU32::new(burst).unwrap_or(rate);
             RateLimiter::direct(Quota::per_second(rate).allow_burst(burst))
         });
         Self {
@@ -172,6 +189,26 @@ impl UpstreamGuard {
         let Some(limiter) = &self.limiter else {
             return Ok(());
         };
+        if let Some(shared) = &self.policy.shared {
+            let verdict = shared
+                .admit(
+                    self.policy.requests_per_second,
+                    self.policy.burst,
+                    started,
+                    self.policy.max_wait,
+                )
+                .await;
+            crate::observability::shared_budget(store, verdict.is_ok());
+            match verdict {
+                Ok(Verdict::Admitted) => return Ok(()),
+                Ok(Verdict::Exhausted(wait)) => {
+                    crate::observability::rate_limited("upstream_budget", store);
+                    return Err(rate_limited(wait));
+                }
+                // Redis is away: this replica keeps to its share (the local limiter below).
+                Err(_) => {}
+            }
+        }
         loop {
             match limiter.check() {
                 Ok(()) => return Ok(()),

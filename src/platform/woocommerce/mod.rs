@@ -65,7 +65,7 @@ fn build(
     // the Retry-After hold and read retries.
     .with_limits(UpstreamPolicy {
         attempt_timeout: None,
-        ..UpstreamPolicy::from(context.upstream)
+        ..context.upstream_policy()
     });
     if settings::v3_over_http(&settings) {
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
