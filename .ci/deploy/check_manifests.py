@@ -165,8 +165,9 @@ def check(root: Path, out: Path) -> list[str]:
                 if missing:
                     problems.append(f"{where}: the configuration reads {sorted(missing)}, which the pod does not set")
                 replicas = deployment["spec"].get("replicas", 1)
-                if replicas > 1 and config.get("idempotency", {}).get("backend") != "redis":
-                    problems.append(f"{where}: {replicas} replicas need [idempotency] backend = \"redis\"")
+                shared = "url" in config.get("redis", {}) or config.get("idempotency", {}).get("backend") == "redis"
+                if replicas > 1 and not shared:
+                    problems.append(f"{where}: {replicas} replicas need [redis] url (shared idempotency, budgets, locks)")
                 listen = config["server"]["listen"]
                 port = int(listen.rsplit(":", 1)[1])
                 if not listen.startswith("0.0.0.0:") or port not in [p["containerPort"] for p in container["ports"]]:

@@ -25,6 +25,7 @@ mod jsonrpc;
 mod mcp;
 mod negotiation;
 mod real_woo;
+mod replicas;
 mod schemas;
 mod secrets;
 mod seeds;

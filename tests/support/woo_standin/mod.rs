@@ -301,6 +301,18 @@ impl WooStandin {
         self.inner.lock().unwrap().guest_nonce = nonce.to_owned();
     }
 
+    /// Renames a product, as a merchant editing it in the admin would.
+    pub fn rename(&self, id: u64, name: &str) {
+        let mut inner = self.inner.lock().unwrap();
+        if let Some(product) = inner
+            .products
+            .iter_mut()
+            .find(|p| p["id"].as_u64() == Some(id))
+        {
+            product["name"] = json!(name);
+        }
+    }
+
     pub fn set_stock(&self, id: u64, units: u32) {
         self.inner.lock().unwrap().stock.insert(id, units);
     }

@@ -1,0 +1,91 @@
+//! The store's budget holds for all replicas together, counted where it matters: at the store.
+//! The per-agent inbound budget is shared the same way.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Replicas, config, meta};
+use crate::support::redis::RedisServer;
+use crate::support::woo_standin::WooStandin;
+
+const PER_SECOND: u64 = 10;
+const BURST: u64 = 5;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_under_load_stay_within_one_upstream_budget() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let woo = WooStandin::start().await;
+    let replicas = Arc::new(Replicas::start(&config(
+        &woo,
+        &redis,
+        &format!(
+            "[cache]\nenabled = false\n\n[upstream]\nrequests_per_second = {PER_SECOND}\nburst = {BURST}\nmax_wait_ms = 300\n"
+        ),
+    )));
+    woo.clear_requests();
+    let started = Instant::now();
+    let load = Duration::from_secs(3);
+    let mut callers = Vec::new();
+    for caller in 0..12 {
+        let replicas = replicas.clone();
+        callers.push(tokio::spawn(async move {
+            let mut answered = 0u32;
+            while started.elapsed() < load {
+                let (_, reply) = replicas
+                    .call_raw(
+                        caller % 3,
+                        "get_product",
+                        json!({"meta": meta(), "catalog": {"id": "30"}}),
+                    )
+                    .await;
+                answered += u32::from(reply.get("result").is_some());
+            }
+            answered
+        }));
+    }
+    let mut answered = 0;
+    for caller in callers {
+        answered += caller.await.unwrap();
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let sent = woo.requests().len() as f64;
+    // GCRA: the burst at once, then one request per 1/PER_SECOND s, for all replicas together.
+    let allowed = BURST as f64 + PER_SECOND as f64 * elapsed + 1.0;
+    assert!(
+        sent <= allowed,
+        "the store got {sent} requests in {elapsed:.2} s; one budget allows {allowed:.0}"
+    );
+    // The load really was above the budget (three local budgets would have let ~3x through).
+    assert!(
+        sent >= PER_SECOND as f64 * elapsed * 0.6,
+        "only {sent} requests in {elapsed:.2} s: the load did not reach the budget"
+    );
+    assert!(answered > 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_inbound_budget_is_shared_by_the_replicas() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let woo = WooStandin::start().await;
+    let replicas = Replicas::start(&config(
+        &woo,
+        &redis,
+        "[inbound]\nper_agent_per_minute = 4\n",
+    ));
+    let call = json!({"meta": meta(), "catalog": {"id": "30"}});
+    for n in 0..4 {
+        replicas.call(n % 3, "get_product", call.clone()).await;
+    }
+    // Each replica has seen at most two calls, yet the agent's fifth is refused everywhere.
+    for index in 0..3 {
+        let (status, reply) = replicas.call_raw(index, "get_product", call.clone()).await;
+        assert_eq!(status, 429, "replica {index}: {reply}");
+        assert!(reply["error"]["data"]["retry_after"].as_u64().unwrap() >= 1);
+    }
+}

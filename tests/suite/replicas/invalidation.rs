@@ -1,0 +1,76 @@
+//! A signed webhook reaches one replica; every replica serves the changed product at once.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use hmac::{KeyInit, Mac};
+use serde_json::json;
+
+use super::{Replicas, WEBHOOK_SECRET, config, meta};
+use crate::support::redis::RedisServer;
+use crate::support::woo_standin::WooStandin;
+
+fn sign(body: &str) -> String {
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
+    mac.update(body.as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+async fn title(replicas: &Replicas, index: usize) -> String {
+    let answer = replicas
+        .call(
+            index,
+            "get_product",
+            json!({"meta": meta(), "catalog": {"id": "30"}}),
+        )
+        .await;
+    answer["product"]["title"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_to_one_replica_changes_what_the_others_answer() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let woo = WooStandin::start().await;
+    let replicas = Replicas::start(&config(
+        &woo,
+        &redis,
+        &format!("[cache]\nttl_secs = 600\nwebhook_secret = \"{WEBHOOK_SECRET}\"\n"),
+    ));
+    let before = title(&replicas, 1).await;
+    assert_eq!(title(&replicas, 2).await, before);
+
+    woo.rename(30, "Espresso Cup, Second Edition");
+    // Cached for ten minutes: without the webhook the others keep the old title.
+    assert_eq!(title(&replicas, 1).await, before);
+    assert_eq!(title(&replicas, 2).await, before);
+
+    let body = json!({"id": 30, "name": "Espresso Cup, Second Edition"}).to_string();
+    let status = replicas
+        .post(
+            0,
+            "/webhooks/woocommerce",
+            &[
+                ("x-wc-webhook-signature", sign(&body)),
+                ("content-type", "application/json".to_owned()),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let sent = Instant::now();
+    for index in [1, 2] {
+        loop {
+            if title(&replicas, index).await == "Espresso Cup, Second Edition" {
+                break;
+            }
+            assert!(
+                sent.elapsed() < Duration::from_secs(1),
+                "replica {index} still serves the old product a second after the webhook"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    assert_eq!(title(&replicas, 0).await, "Espresso Cup, Second Edition");
+}
