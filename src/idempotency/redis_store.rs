@@ -8,19 +8,13 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::{IdempotencyStore, Record, StoreUnavailable};
-use crate::replicas::link::{Link, RedisDown, millis};
+use crate::replicas::link::{Link, millis};
 use crate::settings::Secret;
 
 pub use crate::replicas::link::check_url;
 
 pub struct RedisStore {
     link: Arc<Link>,
-}
-
-impl From<RedisDown> for StoreUnavailable {
-    fn from(_: RedisDown) -> Self {
-        StoreUnavailable
-    }
 }
 
 impl RedisStore {
@@ -37,7 +31,10 @@ impl RedisStore {
         &self,
         command: &redis::Cmd,
     ) -> Result<T, StoreUnavailable> {
-        Ok(self.link.query(command).await?)
+        self.link.query(command).await.map_err(|_| {
+            tracing::warn!("redis idempotency store unavailable");
+            StoreUnavailable
+        })
     }
 }
 

@@ -19,13 +19,18 @@ async fn three_replicas_under_load_stay_within_one_upstream_budget() {
         return;
     };
     let woo = WooStandin::start().await;
-    let replicas = Arc::new(Replicas::start(&config(
-        &woo,
-        &redis,
-        &format!(
-            "[cache]\nenabled = false\n\n[upstream]\nrequests_per_second = {PER_SECOND}\nburst = {BURST}\nmax_wait_ms = 300\n"
-        ),
-    )));
+    // `replicas = 1`: each replica's local share would be the whole budget, so only the shared
+    // one can keep the sum within it.
+    let replicas = Arc::new(Replicas::start(
+        &config(
+            &woo,
+            &redis,
+            &format!(
+                "[cache]\nenabled = false\n\n[upstream]\nrequests_per_second = {PER_SECOND}\nburst = {BURST}\nmax_wait_ms = 300\n"
+            ),
+        )
+        .replace("replicas = 3", "replicas = 1"),
+    ));
     woo.clear_requests();
     let started = Instant::now();
     let load = Duration::from_secs(3);
@@ -65,6 +70,14 @@ async fn three_replicas_under_load_stay_within_one_upstream_budget() {
         "only {sent} requests in {elapsed:.2} s: the load did not reach the budget"
     );
     assert!(answered > 0);
+    for index in 0..3 {
+        let (_, metrics) = replicas.get(index, "/metrics").await;
+        assert!(
+            metrics.contains("bcp_upstream_budget_shared{store=\"woocommerce\"} 1"),
+            "replica {index} drew on the shared budget: {metrics}"
+        );
+        assert!(!metrics.contains("bcp_upstream_budget_local_share_total"));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

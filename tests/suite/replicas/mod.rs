@@ -4,6 +4,7 @@
 
 mod budget;
 mod carts;
+mod config;
 mod invalidation;
 mod outages;
 
