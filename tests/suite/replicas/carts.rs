@@ -13,13 +13,19 @@ use crate::support::values::{line, lines};
 use crate::support::woo_standin::{Fault, WooStandin};
 
 const WRITERS: usize = 9;
-const POOL: [u64; 8] = [30, 31, 32, 12, 13, 14, 16, 17];
+/// Products the stand-in adds; a writer asks for 30 of them, more than one batch holds, so
+/// one replacement is several requests that unserialised writers would interleave.
+const FIRST: u64 = 1000;
+const POOL: u64 = 60;
+const LINES: u64 = 30;
 
 fn line_set(n: usize) -> BTreeMap<String, u64> {
-    BTreeMap::from([
-        (POOL[n % POOL.len()].to_string(), 1 + (n % 3) as u64),
-        (POOL[(n + 1) % POOL.len()].to_string(), 1),
-    ])
+    (0..LINES)
+        .map(|k| {
+            let id = FIRST + (n as u64 * 5 + k) % POOL;
+            (id.to_string(), 1 + (n % 3) as u64)
+        })
+        .collect()
 }
 
 pub fn request_lines(set: &BTreeMap<String, u64>) -> Value {
@@ -36,8 +42,9 @@ async fn concurrent_update_cart_calls_spread_across_replicas_leave_an_exact_cart
         return;
     };
     let woo = WooStandin::start().await;
+    woo.add_simple_products(FIRST, POOL);
     let replicas = Arc::new(Replicas::start(
-        &config(&woo, &redis, "").replace("timeout_ms = 400", "timeout_ms = 3000"),
+        &config(&woo, &redis, "").replace("timeout_ms = 400", "timeout_ms = 5000"),
     ));
     let created = replicas
         .call(
