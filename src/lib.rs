@@ -3,7 +3,8 @@
 //! Layers, each importing only the ones below it (top first): `server` and `config` (the top
 //! level, which assembles) with `registry`; the MCP transport `mcp`; the call policies `gate`,
 //! `hardening`, `access`, `idempotency`, `negotiation`; the protocol `brain`; the `platform`
-//! layer; `observability` and `discovery`; and the leaves `protocol` (wire), `model`, `money`
+//! layer; `observability` and `discovery`; `replicas` (the one Redis several replicas share,
+//! `[redis]`); and the leaves `protocol` (wire), `model`, `money`
 //! and `settings` (the configuration vocabulary).
 
 pub mod access;
