@@ -28,16 +28,26 @@ impl std::fmt::Display for WooId {
     }
 }
 
-/// A SKU as this adapter accepts it. Commas are excluded because the Store API splits `sku=`
-/// on them; anything outside this alphabet is never looked up.
+/// A SKU as this adapter looks it up: any text the store can match. WooCommerce keeps SKUs as
+/// the merchant typed them (spaces, accents, digits only), and the Store API runs `sku=`
+/// through `sanitize_text_field` before splitting it on commas; text that filter would change
+/// (tags, `%XX` octets, control characters, runs of spaces, surrounding spaces) or a comma
+/// could never be matched as sent, so it is not asked for. The value only ever travels as one
+/// percent-encoded query value (`StoreApi::url`), never in a path.
 pub fn is_sku(input: &str) -> bool {
+    let length = input.chars().count();
     let bytes = input.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 100
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+    let octet = bytes
+        .windows(3)
+        .any(|window| window[0] == b'%' && window[1..].iter().all(u8::is_ascii_hexdigit));
+    (1..=100).contains(&length)
+        && !input
+            .chars()
+            .any(|c| c.is_control() || matches!(c, ',' | '<' | '>'))
+        && !input.starts_with(char::is_whitespace)
+        && !input.ends_with(char::is_whitespace)
+        && !input.contains("  ")
+        && !octet
 }
 
 /// A product slug (WordPress `sanitize_title` output, ASCII only).
@@ -138,16 +148,46 @@ mod tests {
     }
 
     #[test]
-    fn skus_and_slugs_reject_url_syntax() {
-        assert!(is_sku("TEE-L-RED"));
+    fn slugs_reject_url_syntax() {
         assert!(is_slug("logo-tee"));
         for bad in [
             "", "../x", "a/b", "a?b", "a#b", "a%2Fb", "a,b", "a b", "-x", "ä",
         ] {
-            assert!(!is_sku(bad), "{bad}");
             assert!(!is_slug(bad), "{bad}");
         }
         assert!(!is_slug("Logo-Tee"));
+    }
+
+    #[test]
+    fn any_sku_the_store_can_match_is_one() {
+        for sku in [
+            "TEE-L-RED",
+            "BOLSA LONA",
+            "CANECA-CAFÉ",
+            "12345",
+            "0042",
+            "A+B/C?#&=",
+            "../x",
+            "50%",
+        ] {
+            assert!(is_sku(sku), "{sku}");
+        }
+        let long = "x".repeat(101);
+        for bad in [
+            "",
+            "a,b",
+            " x",
+            "x ",
+            "a  b",
+            "a\tb",
+            "a\nb",
+            "nul\u{0}",
+            "<b>x</b>",
+            "a%2Fb",
+            long.as_str(),
+        ] {
+            assert!(!is_sku(bad), "{bad:?}");
+        }
     }
 
     #[test]
