@@ -204,13 +204,15 @@ impl Catalog {
         input: &str,
     ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
         let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
-        Ok(hit.map(|hit| {
-            let variant = match hit.resolution {
-                Resolution::Variant(variant) => Some(variant),
-                Resolution::Product => None,
-            };
-            (hit.product, variant)
-        }))
+        Ok(hit.map(Self::hit))
+    }
+
+    fn hit(hit: Resolved) -> (Product, Option<String>) {
+        let variant = match hit.resolution {
+            Resolution::Variant(variant) => Some(variant),
+            Resolution::Product => None,
+        };
+        (hit.product, variant)
     }
 
     /// The product behind one id with all its variations. A numeric id costs one round of
@@ -233,8 +235,9 @@ impl Catalog {
         );
         let tree = tree?;
         let Some(item) = item? else {
-            // Not an id; a SKU may be digits only (one more round, only then).
-            return self.product_by_word(input).await;
+            // Not an id; a SKU may be digits only: one `sku=` request more, only then.
+            let hit = self.resolve_as(&[input.to_owned()], false).await?;
+            return Ok(hit.into_iter().next().map(Self::hit));
         };
         if item.parent == 0 {
             let mut found = Found::default();
@@ -317,7 +320,21 @@ impl Catalog {
     /// every other slug-shaped one to `slug=` (each matches products and variations); round two fetches all variations of the variable products
     /// found, and the parents of found variations that round one did not bring.
     pub async fn resolve(&self, inputs: &[String]) -> Result<Vec<Resolved>, PlatformError> {
-        let ids: BTreeSet<WooId> = inputs.iter().filter_map(|id| WooId::parse(id)).collect();
+        self.resolve_as(inputs, true).await
+    }
+
+    /// `resolve`; without `as_ids`, numeric inputs are asked as SKUs only (their ids are
+    /// known not to exist).
+    async fn resolve_as(
+        &self,
+        inputs: &[String],
+        as_ids: bool,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        let ids: BTreeSet<WooId> = inputs
+            .iter()
+            .filter(|_| as_ids)
+            .filter_map(|id| WooId::parse(id))
+            .collect();
         let words = || {
             inputs
                 .iter()
