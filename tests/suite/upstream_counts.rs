@@ -31,12 +31,15 @@ struct Upstream {
     delay: Box<dyn Fn(bool)>,
 }
 
+/// The arguments of a measured call, from the prepared carts and the round.
+type Arguments = Box<dyn Fn(&[String], usize) -> Value>;
+
 /// One measured call: `arguments(carts, round)` for round 0 (cold) and 1 (warm); a cart
 /// call gets two carts made beforehand with `cart_lines`, one per round.
 struct Call {
     label: &'static str,
     tool: &'static str,
-    arguments: Box<dyn Fn(&[String], usize) -> Value>,
+    arguments: Arguments,
     needs_carts: bool,
 }
 
