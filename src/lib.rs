@@ -28,3 +28,4 @@ pub mod replicas;
 pub mod serve;
 pub mod server;
 pub mod settings;
+pub mod tls;

@@ -7,4 +7,5 @@ pub mod guard;
 pub mod inbound;
 pub mod invalidations;
 pub mod shared_inbound;
+mod keyed;
 pub mod webhooks;
