@@ -6,6 +6,6 @@
 pub mod guard;
 pub mod inbound;
 pub mod invalidations;
-pub mod shared_inbound;
 mod keyed;
+pub mod shared_inbound;
 pub mod webhooks;
