@@ -60,15 +60,26 @@ const MAX_ATTRIBUTION_PARAMS: usize = 20;
 const MAX_ATTRIBUTION_KEY: usize = 64;
 const MAX_ATTRIBUTION_VALUE: usize = 512;
 
-/// The agent's attribution as landing-URL parameters: `utm_*` and click ids (gclid, …) as
-/// named, campaign names as their `utm_*`; an explicit `utm_*` wins over its campaign name.
-/// Values must be strings (SAE-007); odd keys and oversized values are dropped.
+/// Landing-page attribution keys: `utm_*` and click ids (gclid, fbclid, ttclid, msclkid,
+/// wbraid, …). Other keys could steer the checkout itself (a discount, a locale, a redirect)
+/// and stay off the buyer's URL; Shopify still gets them in its cart attribute.
+fn landing_key(key: &str) -> bool {
+    key.starts_with("utm_")
+        || key.ends_with("clid")
+        || key.ends_with("clkid")
+        || key.ends_with("braid")
+}
+
+/// The agent's attribution as landing-URL parameters: `utm_*` and click ids as named,
+/// campaign names as their `utm_*`; an explicit `utm_*` wins over its campaign name.
+/// Values must be strings (SAE-007); other keys, odd keys and oversized values are dropped.
 pub fn attribution_params(attribution: &Value) -> Vec<(String, String)> {
     let Some(fields) = attribution.as_object() else {
         return Vec::new();
     };
     let acceptable = |key: &str, value: &str| {
         (1..=MAX_ATTRIBUTION_KEY).contains(&key.len())
+            && landing_key(key)
             && key
                 .bytes()
                 .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'))
@@ -198,7 +209,7 @@ mod tests {
             checkout_base_url: None,
             checkout_params: BTreeMap::from([("utm_medium".to_owned(), "agent".to_owned())]),
         };
-        let rewrite = CheckoutRewrite::new(&config).with_reserved(&["key", "coupon"]);
+        let rewrite = CheckoutRewrite::new(&config).with_reserved(&["key", "utm_reserved"]);
         let attribution = serde_json::json!({
             "campaign_source": "google",
             "utm_source": "explicit",
@@ -207,8 +218,10 @@ mod tests {
             "gclid": "EAIa",
             "key": "stolen",
             "coupon": "FREE",
-            "bad key": "x",
-            "number": 5
+            "discount": "FREE",
+            "utm_reserved": "x",
+            "utm_bad key": "x",
+            "utm_number": 5
         });
         let out = rewrite
             .rewrite_with(

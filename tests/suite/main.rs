@@ -6,6 +6,7 @@
 mod support;
 
 mod access;
+mod attribution;
 mod cache;
 mod cart;
 mod catalog;
@@ -34,6 +35,7 @@ mod shopify_errors;
 mod shopify_fixes;
 mod shopify_schema;
 mod shutdown;
+mod signatures;
 mod smoke;
 mod ucp;
 mod untrusted_text;
