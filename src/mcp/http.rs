@@ -210,7 +210,11 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     let (mut parts, body) = request.into_parts();
     // The front adjusts Accept, Content-Type and Content-Encoding below; a signature covers
     // the headers as sent.
-    let sent_headers = (front.signatures.mode() != Mode::Off).then(|| parts.headers.clone());
+    // Only a signed request needs them kept (an unsigned one is judged by the mode alone).
+    let signed =
+        parts.headers.contains_key("signature-input") || parts.headers.contains_key("signature");
+    let sent_headers =
+        (signed && front.signatures.mode() != Mode::Off).then(|| parts.headers.clone());
     let accept = parts
         .headers
         .get(ACCEPT)

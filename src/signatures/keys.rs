@@ -1,5 +1,5 @@
-//! The signer's published keys: JWKs (RFC 7517) from the profile's `signing_keys` (04-08,
-//! SIG-008) and `keys` (08-25, SIG-043), fetched through negotiation's SSRF-safe client and
+//! The signer's published keys: JWKs (RFC 7517) from the profile's `keys` (08-25, SIG-043)
+//! or, without one, its `signing_keys` (04-08, SIG-008), fetched through negotiation's SSRF-safe client and
 //! cached per profile URL. A key this bridge cannot use never spoils the set (SIG-049).
 
 use std::sync::Arc;
@@ -144,7 +144,9 @@ fn signature_capable(jwk: &Value) -> bool {
     }
 }
 
-/// The keys a profile publishes, from both the 04-08 and the 08-25 field.
+/// The keys a profile publishes: its 08-25 `keys[]` when it has one (the canonical JWK Set,
+/// whose removals revoke, so a stale `signing_keys` next to it must not keep a key alive),
+/// else its 04-08 `signing_keys`.
 #[derive(Debug, Default)]
 pub(super) struct KeySet {
     keys: Vec<PublicKey>,
@@ -152,9 +154,12 @@ pub(super) struct KeySet {
 
 impl KeySet {
     pub(super) fn from_profile(document: &Value) -> Self {
-        let keys = ["keys", "signing_keys"]
-            .iter()
-            .filter_map(|field| document.get(*field).and_then(Value::as_array))
+        let published = document
+            .get("keys")
+            .and_then(Value::as_array)
+            .or_else(|| document.get("signing_keys").and_then(Value::as_array));
+        let keys = published
+            .into_iter()
             .flatten()
             .filter(|jwk| signature_capable(jwk))
             .filter_map(|jwk| {
@@ -246,8 +251,8 @@ mod tests {
     }
 
     #[test]
-    fn both_key_fields_are_read_and_unusable_keys_kept_apart() {
-        // SIG-043, SIG-049
+    fn keys_are_read_from_keys_else_signing_keys_and_unusable_keys_kept_apart() {
+        // SIG-008, SIG-043, SIG-049
         let profile = json!({
             "ucp": {"version": "2026-08-25"},
             "keys": [
@@ -266,10 +271,14 @@ mod tests {
             set.find("rsa").unwrap().material,
             Material::Unsupported(_)
         ));
+        assert!(set.find("enc").is_none());
+        // keys[] is canonical: a signing_keys beside it is not read.
+        assert!(set.find("b").is_none());
+        let older = json!({"signing_keys": profile["signing_keys"].clone()});
+        let set = KeySet::from_profile(&older);
         assert!(matches!(
             set.find("b").unwrap().material,
             Material::Malformed
         ));
-        assert!(set.find("enc").is_none());
     }
 }

@@ -1,8 +1,8 @@
 //! `[signatures]`: RFC 9421 HTTP message signatures on inbound MCP requests, as UCP's
 //! "Message Signatures" asks. The HTTP front hands over each POST with its body as received;
 //! the signer's profile comes from the `UCP-Agent` header (else the call's
-//! `meta["ucp-agent"].profile`), its keys from `signing_keys` (2026-04-08) and `keys`
-//! (2026-08-25), fetched through negotiation's SSRF-safe client and cached. The
+//! `meta["ucp-agent"].profile`), its keys from `keys` (2026-08-25) or, without
+//! one, `signing_keys` (2026-04-08), fetched through negotiation's SSRF-safe client and cached. The
 //! `Content-Digest` is checked against the raw bytes, the signature base rebuilt and the
 //! signature verified (ES256, ES384, Ed25519). `mode` decides what an unsigned or failing
 //! request gets: nothing (`off`), a log line (`log`), or the registry's error (`enforce`).

@@ -95,6 +95,23 @@ async fn es256_and_ed25519_signed_requests_are_served() {
 }
 
 #[tokio::test]
+async fn a_key_removed_from_keys_no_longer_verifies() {
+    // SIG-043: keys[] is what every 08-25 verifier reads; removing a key there revokes it,
+    // whatever an old signing_keys beside it still lists.
+    let key = TestKey::es256();
+    let host = ProfileHost::start(vec![key.jwk("k1")]).await;
+    let bridge = TestBridge::start(&config("enforce")).await;
+    let profile = host.url("agent-revoked");
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "k1", &profile).headers(&bridge.mcp_url, &body);
+    let (status, reply) = send(&bridge, &headers, body).await;
+    assert_eq!(
+        refusal(status, &reply),
+        (401, -32000, "key_not_found".to_owned())
+    );
+}
+
+#[tokio::test]
 async fn unsigned_requests_are_refused_in_enforce() {
     // SIG-013, SIG-031: signature_missing → 401 / -32000.
     let bridge = TestBridge::start(&config("enforce")).await;

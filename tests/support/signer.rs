@@ -147,7 +147,8 @@ impl<'a> Signing<'a> {
     }
 }
 
-/// An agent's profile host: `/agent-0408` publishes `signing_keys`, `/agent-0825` `keys`.
+/// An agent's profile host: `/agent-0408` publishes `signing_keys`, `/agent-0825` `keys`,
+/// `/agent-revoked` an empty `keys` beside a `signing_keys` still listing them.
 pub struct ProfileHost {
     pub addr: SocketAddr,
     fetches: Arc<AtomicUsize>,
@@ -183,6 +184,14 @@ impl ProfileHost {
                     move |State((keys, fetches)): State<(Arc<Vec<Value>>, Arc<AtomicUsize>)>| async move {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         serve(json!({"ucp": {"version": "2026-08-25", "capabilities": {}}, "keys": *keys}))
+                    },
+                ),
+            )
+            .route(
+                "/agent-revoked",
+                get(
+                    move |State((keys, _)): State<(Arc<Vec<Value>>, Arc<AtomicUsize>)>| async move {
+                        serve(json!({"ucp": {"version": "2026-08-25", "capabilities": {}}, "keys": [], "signing_keys": *keys}))
                     },
                 ),
             )
