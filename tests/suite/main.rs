@@ -36,6 +36,7 @@ mod shopify_schema;
 mod shutdown;
 mod smoke;
 mod ucp;
+mod ucp_2026_08_25;
 mod untrusted_text;
 mod upstream;
 mod upstream_counts;
