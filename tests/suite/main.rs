@@ -40,6 +40,7 @@ mod signatures;
 mod smoke;
 mod tls;
 mod ucp;
+mod ucp_2026_08_25;
 mod untrusted_text;
 mod upstream;
 mod upstream_counts;
