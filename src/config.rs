@@ -24,6 +24,7 @@ use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::replicas::{RedisConfig, Shared};
 use crate::settings::{ConfigProblem, deserialize_at};
+use crate::signatures::SignaturesConfig;
 use crate::tls::TlsConfig;
 
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +61,7 @@ pub struct BridgeConfig {
     pub negotiation: NegotiationConfig,
     pub access: AccessConfig,
     pub agents: AgentsConfig,
+    pub signatures: SignaturesConfig,
     /// `[redis]`: the one Redis replicas share (idempotency, invalidations, budgets, locks).
     pub redis: RedisConfig,
 }
@@ -151,6 +153,7 @@ const SECTIONS: &[&str] = &[
     "negotiation",
     "access",
     "agents",
+    "signatures",
     "redis",
 ];
 
@@ -170,6 +173,7 @@ impl Default for BridgeConfig {
             negotiation: Default::default(),
             access: Default::default(),
             agents: Default::default(),
+            signatures: Default::default(),
             redis: Default::default(),
         }
     }
@@ -225,6 +229,7 @@ impl BridgeConfig {
         let negotiation = section(&root, "negotiation", &mut problems);
         let access = section(&root, "access", &mut problems);
         let agents = section(&root, "agents", &mut problems);
+        let signatures = section(&root, "signatures", &mut problems);
         let redis = section(&root, "redis", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
@@ -246,6 +251,7 @@ impl BridgeConfig {
             negotiation: negotiation.unwrap_or_default(),
             access: access.unwrap_or_default(),
             agents: agents.unwrap_or_default(),
+            signatures: signatures.unwrap_or_default(),
             redis: redis.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
@@ -355,6 +361,7 @@ impl BridgeConfig {
         problems.extend(self.negotiation.problems());
         problems.extend(self.access.problems());
         problems.extend(self.agents.problems());
+        problems.extend(self.signatures.problems());
         problems.extend(self.redis.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {

@@ -75,6 +75,12 @@ impl Brain {
         }
     }
 
+    /// Keys of the store's checkout URL the agent's attribution may never set.
+    pub fn with_reserved_checkout_params(mut self, reserved: &'static [&'static str]) -> Self {
+        self.checkout = self.checkout.with_reserved(reserved);
+        self
+    }
+
     pub fn store(&self) -> &StoreInfo {
         self.platform.info()
     }
@@ -106,6 +112,25 @@ impl Brain {
             ucp: self.namespace.envelope(capability, Status::Error),
             messages,
             continue_url,
+        })
+    }
+
+    /// NEG-002: the agent's profile declares the namespace's capabilities, but not the one of
+    /// this operation at the negotiated version. A business outcome, not a protocol error.
+    pub fn capabilities_incompatible(&self, capability: Capability) -> Result<Value, BrainError> {
+        let name = self.namespace.capability_name(capability);
+        let mut ucp = self.namespace.envelope(capability, Status::Error);
+        ucp.capabilities.clear();
+        Self::to_json(&ErrorResponse {
+            ucp,
+            messages: vec![Message::error(
+                "capabilities_incompatible",
+                format!(
+                    "the agent profile does not declare {name} at the negotiated protocol version, so this operation has no capability in common"
+                ),
+                crate::protocol::Severity::Unrecoverable,
+            )],
+            continue_url: self.storefront_url(),
         })
     }
 

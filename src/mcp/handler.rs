@@ -21,14 +21,14 @@ use super::agents::{self, AgentsConfig, META_EXAMPLE, MetaSource};
 use super::errors::ProtocolError;
 use super::http::StatusSlot;
 use super::tools::ToolTable;
-use crate::brain::Brain;
+use crate::brain::{Brain, render};
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
-use crate::protocol::ToolName;
 use crate::protocol::request::{
     CallMeta, CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn,
     UpdateCartArgs,
 };
+use crate::protocol::{Release, ToolName};
 
 pub struct McpState {
     pub brain: Brain,
@@ -134,7 +134,12 @@ impl BcpMcp {
         Self { state }
     }
 
-    async fn run(&self, name: ToolName, arguments: Value) -> Result<Value, ProtocolError> {
+    async fn run(
+        &self,
+        name: ToolName,
+        arguments: Value,
+        release: Release,
+    ) -> Result<Value, ProtocolError> {
         let brain = &self.state.brain;
         let value = match name {
             ToolName::SearchCatalog => {
@@ -170,7 +175,7 @@ impl BcpMcp {
                 brain.cancel_cart(&args.id).await?
             }
         };
-        Ok(value)
+        Ok(render::for_release(value, release)?)
     }
 
     /// Validation, dispatch and error mapping of one `tools/call`, independent of rmcp.
@@ -186,14 +191,26 @@ impl BcpMcp {
             .get(name)
             .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
         let gate = &self.state.gate;
-        gate.admit(meta).await?;
+        let agreement = gate.admit(meta).await?;
+        let brain = &self.state.brain;
+        let release = brain
+            .namespace()
+            .release(agreement.as_ref().map(|agreed| agreed.version));
         spec.validate(&arguments)?;
+        let capability = spec.name.capability();
+        if agreement
+            .as_ref()
+            .is_some_and(|agreed| !agreed.covers(capability))
+        {
+            let refused = brain.capabilities_incompatible(capability)?;
+            return Ok(render::for_release(refused, release)?);
+        }
         match gate.idempotency_key(spec.name, meta, &arguments) {
             Some((key, fingerprint)) => {
-                let operation = self.run(spec.name, arguments);
+                let operation = self.run(spec.name, arguments, release);
                 gate.idempotency.run(&key, &fingerprint, operation).await
             }
-            None => self.run(spec.name, arguments).await,
+            None => self.run(spec.name, arguments, release).await,
         }
     }
 }

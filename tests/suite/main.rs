@@ -6,6 +6,7 @@
 mod support;
 
 mod access;
+mod attribution;
 mod cache;
 mod cart;
 mod catalog;
@@ -36,9 +37,11 @@ mod shopify_errors;
 mod shopify_fixes;
 mod shopify_schema;
 mod shutdown;
+mod signatures;
 mod smoke;
 mod tls;
 mod ucp;
+mod ucp_2026_08_25;
 mod untrusted_text;
 mod upstream;
 mod upstream_counts;
