@@ -22,6 +22,7 @@ use crate::platform::{BuildContext, SharedPlatform};
 use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
+use crate::status_page::StatusPageSetting;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -89,6 +90,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
     pub shutdown_grace_ms: u64,
+    /// The merchant page at `GET /` (on by default; `false` answers 404).
+    pub status_page: StatusPageSetting,
 }
 
 impl Default for ServerConfig {
@@ -107,6 +110,7 @@ impl Default for ServerConfig {
             idle_timeout_ms: 60_000,
             max_connections: 1_024,
             shutdown_grace_ms: 10_000,
+            status_page: StatusPageSetting::default(),
         }
     }
 }

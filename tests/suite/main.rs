@@ -35,6 +35,8 @@ mod shopify_fixes;
 mod shopify_schema;
 mod shutdown;
 mod smoke;
+mod status_page;
+mod status_page_browser;
 mod ucp;
 mod untrusted_text;
 mod upstream;
