@@ -118,11 +118,14 @@ check() {
 }
 
 INSPECTOR=()
-# One tools/call through the Inspector CLI; prints structuredContent. Fails on an error or
+SERVER=()
+# One tools/call through the Inspector CLI (options INSPECTOR, server SERVER); prints
+# structuredContent. Fails on an error or
 # when the answer does not say it was served as the default profile.
 inspector_call() {
     local tool=$1 arg=$2 reply
-    reply=$("${INSPECTOR[@]}" --method tools/call --tool-name "$tool" --tool-arg "$arg")
+    reply=$("${INSPECTOR[@]}" --method tools/call --tool-name "$tool" --tool-arg "$arg" \
+        -- "${SERVER[@]}")
     python3 - "$tool" "$reply" <<'PY'
 import json, sys
 tool, reply = sys.argv[1], json.loads(sys.argv[2])
@@ -136,7 +139,7 @@ print(json.dumps(answer))
 PY
 }
 
-# search -> get_product -> create_cart through the Inspector CLI configured in INSPECTOR.
+# search -> get_product -> create_cart through the Inspector CLI set up in INSPECTOR/SERVER.
 inspector_shop() {
     local found product variant cart
     found=$(inspector_call search_catalog 'catalog={"query":"running shoes"}')
@@ -154,13 +157,14 @@ PY
 }
 
 inspector_http() {
-    INSPECTOR=("$TOOLS/npm/node_modules/.bin/mcp-inspector" --cli "$1" --transport http)
+    INSPECTOR=("$TOOLS/npm/node_modules/.bin/mcp-inspector" --cli --transport http)
+    SERVER=("$1")
     inspector_shop
 }
 
 inspector_stdio_remote() {
-    INSPECTOR=("$TOOLS/npm/node_modules/.bin/mcp-inspector" --cli
-        "$TOOLS/npm/node_modules/.bin/mcp-remote" "$1" --transport http-only
+    INSPECTOR=("$TOOLS/npm/node_modules/.bin/mcp-inspector" --cli --transport stdio)
+    SERVER=("$TOOLS/npm/node_modules/.bin/mcp-remote" "$1" --transport http-only
         --header "Authorization: Bearer $2")
     inspector_shop
 }

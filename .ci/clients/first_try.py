@@ -18,10 +18,10 @@ from mcp.client.streamable_http import streamable_http_client
 
 
 def structured(result, tool):
-    if result.isError:
+    if result.is_error:
         raise SystemExit(f"{tool} failed: {result.content}")
-    if result.structuredContent is not None:
-        return result.structuredContent
+    if result.structured_content is not None:
+        return result.structured_content
     return json.loads(result.content[0].text)
 
 

@@ -313,9 +313,7 @@ impl ServerHandler for BcpMcp {
                         .and_then(|message| message.get("code"))
                         .and_then(Value::as_str)
                         .unwrap_or("error");
-                    self.state
-                        .activity
-                        .record_error(&tool, label, None, reason);
+                    self.state.activity.record_error(&tool, label, None, reason);
                 }
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))

@@ -189,9 +189,6 @@ mod tests {
     fn reasons_are_cut_short() {
         let activity = Activity::new();
         activity.record_error("get_cart", "invalid", Some(-32602), &"x".repeat(500));
-        assert_eq!(
-            activity.recent_errors()[0].reason.len(),
-            MAX_REASON_CHARS
-        );
+        assert_eq!(activity.recent_errors()[0].reason.len(), MAX_REASON_CHARS);
     }
 }

@@ -146,8 +146,15 @@ async fn page(State(state): State<PageState>, request: Request) -> Response {
     if context.bearer_required {
         let token = presented_token(request.headers());
         let authorization = token.map(|token| format!("Bearer {token}"));
-        if context.access.check_bearer(authorization.as_deref()).is_err() {
-            tracing::info!(outcome = "unauthorized", "merchant page without an accepted token");
+        if context
+            .access
+            .check_bearer(authorization.as_deref())
+            .is_err()
+        {
+            tracing::info!(
+                outcome = "unauthorized",
+                "merchant page without an accepted token"
+            );
             return unauthorized();
         }
     }

@@ -59,7 +59,10 @@ fn store_section(out: &mut String, context: &PageContext, health: &Health) {
     let store = context.platform.info();
     let (class, words) = match health {
         Health::Ready => ("ok", "the store answers"),
-        Health::Failing => ("bad", "the store does not answer (see the log, or run bcp-bridge doctor)"),
+        Health::Failing => (
+            "bad",
+            "the store does not answer (see the log, or run bcp-bridge doctor)",
+        ),
         Health::TimedOut => ("bad", "the store did not answer within 3 s"),
     };
     let _ = write!(
@@ -81,7 +84,12 @@ fn agents_section(out: &mut String, context: &PageContext) {
             escape(door.service),
             escape(door.version)
         );
-        copyable(out, "MCP endpoint", &door.mcp_url, &format!("mcp-url-{index}"));
+        copyable(
+            out,
+            "MCP endpoint",
+            &door.mcp_url,
+            &format!("mcp-url-{index}"),
+        );
         copyable(
             out,
             "Discovery",
@@ -97,7 +105,9 @@ fn agents_section(out: &mut String, context: &PageContext) {
     };
     let default_profile = match &context.default_profile {
         Some(profile) => format!("<code>{}</code>", escape(profile)),
-        None => "none: calls without <code>meta[\"ucp-agent\"].profile</code> are refused".to_owned(),
+        None => {
+            "none: calls without <code>meta[\"ucp-agent\"].profile</code> are refused".to_owned()
+        }
     };
     let bearer = if context.bearer_required {
         "required (Authorization: Bearer)"

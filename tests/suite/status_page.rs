@@ -77,12 +77,18 @@ async fn calls_and_refusals_are_counted_without_buyer_data() {
     assert_eq!(error["code"], -32602);
     let (_, _, body) = page(&bridge).await;
     let calls = body.split(r#"id="calls""#).nth(1).unwrap();
-    assert!(calls.contains("<td>search_catalog</td><td>2</td>"), "{calls}");
+    assert!(
+        calls.contains("<td>search_catalog</td><td>2</td>"),
+        "{calls}"
+    );
     assert!(calls.contains("success 1, invalid 1"), "{calls}");
     let errors = body.split(r#"id="errors""#).nth(1).unwrap();
     assert!(errors.contains("-32602"), "{errors}");
     assert!(errors.contains("$.catalog.pagination.limit"), "{errors}");
-    assert!(!body.contains("maria.silva"), "buyer data on the page: {body}");
+    assert!(
+        !body.contains("maria.silva"),
+        "buyer data on the page: {body}"
+    );
     assert!(!body.contains("lots"), "argument value on the page: {body}");
 }
 
@@ -116,7 +122,9 @@ async fn status_page_false_turns_it_off() {
     let (status, _, _) = page(&bridge).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     // Only the page: the MCP endpoint is untouched.
-    bridge.catalog("search_catalog", json!({"query": "shoes"})).await;
+    bridge
+        .catalog("search_catalog", json!({"query": "shoes"}))
+        .await;
 }
 
 #[tokio::test]
@@ -158,7 +166,10 @@ async fn with_bearer_tokens_the_page_needs_one_too() {
     assert_eq!(bearer.status(), StatusCode::OK);
     let body = bearer.text().await.unwrap();
     assert!(body.contains("Loja Exemplo BCP"), "{body}");
-    assert!(body.contains(r#"id="token""#), "the playground asks for the token");
+    assert!(
+        body.contains(r#"id="token""#),
+        "the playground asks for the token"
+    );
     let basic = bridge
         .client
         .get(&url)

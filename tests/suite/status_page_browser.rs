@@ -120,10 +120,7 @@ async fn a_refused_call_is_shown_not_swallowed() {
             Duration::from_secs(20),
         );
         let status = browser.eval("document.getElementById('play-status').textContent");
-        assert!(
-            status.as_str().unwrap().contains("-32602"),
-            "{status}"
-        );
+        assert!(status.as_str().unwrap().contains("-32602"), "{status}");
         let raw = browser.eval("document.getElementById('raw').textContent");
         assert!(raw.as_str().unwrap().contains("\"error\""), "{raw}");
         no_policy_violations(browser);

@@ -91,7 +91,10 @@ impl Browser {
         std::thread::spawn(move || {
             let mut reader = BufReader::new(output);
             let mut message = Vec::new();
-            while reader.read_until(0, &mut message).is_ok_and(|read| read > 0) {
+            while reader
+                .read_until(0, &mut message)
+                .is_ok_and(|read| read > 0)
+            {
                 message.pop_if(|byte| *byte == 0);
                 if let Ok(value) = serde_json::from_slice::<Value>(&message)
                     && sender.send(value).is_err()
@@ -163,10 +166,7 @@ impl Browser {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
                 Ok(reply) if reply["id"] == json!(id) => {
-                    assert!(
-                        reply.get("error").is_none(),
-                        "{method} failed: {reply}"
-                    );
+                    assert!(reply.get("error").is_none(), "{method} failed: {reply}");
                     return reply["result"].clone();
                 }
                 Ok(event) => self.note(&event),
