@@ -127,3 +127,42 @@ async fn a_refused_call_is_shown_not_swallowed() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_bearer_the_playground_sends_the_token_it_is_given() {
+    // printf %s page-token | sha256sum
+    let bridge = TestBridge::start(
+        "[access]\nbearer_token_sha256 = [\"8e6780cc7aa5b6a65a6b03d06b6e98465cf4ab02f84528f97c24ba8650d40126\"]\n",
+    )
+    .await;
+    let url = format!("{}/", bridge.base_url);
+    with_browser(move |browser| {
+        // The page itself is opened with the token, then the browser forgets it: from here
+        // on only what the playground sends reaches the MCP endpoint.
+        browser.command("Network.enable", json!({}));
+        browser.command(
+            "Network.setExtraHTTPHeaders",
+            json!({"headers": {"Authorization": "Bearer page-token"}}),
+        );
+        browser.open(&url);
+        browser.command("Network.setExtraHTTPHeaders", json!({"headers": {}}));
+        browser.eval(
+            "document.getElementById('q').value = 'shoes'; \
+             document.getElementById('search').click(); true",
+        );
+        browser.wait_for(
+            "document.getElementById('cards').dataset.state === 'error'",
+            Duration::from_secs(20),
+        );
+        browser.eval(
+            "document.getElementById('token').value = 'page-token'; \
+             document.getElementById('search').click(); true",
+        );
+        browser.wait_for(
+            "document.getElementById('cards').dataset.state === 'done' \
+             && document.querySelectorAll('.product-card').length > 0",
+            Duration::from_secs(20),
+        );
+    })
+    .await;
+}
