@@ -11,7 +11,7 @@
 mod render;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -30,6 +30,9 @@ const SCRIPT: &str = include_str!("page.js");
 const STYLE: &str = include_str!("page.css");
 /// How long the page waits for the store's readiness check before calling it unreachable.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
+/// A readiness answer is reused this long, so page views (the page may be public) cannot
+/// turn into a stream of calls against the store's budget.
+const HEALTH_REUSE: Duration = Duration::from_secs(10);
 
 /// `[server] status_page`: whether `GET /` serves the merchant page (else 404).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -71,6 +74,8 @@ pub struct PageContext {
 struct PageState {
     context: Arc<PageContext>,
     csp: HeaderValue,
+    /// The last readiness answer; held while one is asked, so concurrent views share it.
+    health: Arc<tokio::sync::Mutex<Option<(Instant, render::Health)>>>,
 }
 
 fn source_hash(source: &str) -> String {
@@ -101,6 +106,7 @@ pub fn routes(setting: StatusPageSetting, context: PageContext) -> Router {
     Router::new().route("/", get(page)).with_state(PageState {
         context: Arc::new(context),
         csp,
+        health: Arc::default(),
     })
 }
 
@@ -141,6 +147,26 @@ fn unauthorized() -> Response {
     response
 }
 
+async fn health(state: &PageState) -> render::Health {
+    let mut last = state.health.lock().await;
+    if let Some((at, health)) = *last
+        && at.elapsed() < HEALTH_REUSE
+    {
+        return health;
+    }
+    let ready = tokio::time::timeout(HEALTH_TIMEOUT, state.context.platform.ready()).await;
+    let health = match ready {
+        Ok(Ok(())) => render::Health::Ready,
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "merchant page: store readiness check failed");
+            render::Health::Failing
+        }
+        Err(_) => render::Health::TimedOut,
+    };
+    *last = Some((Instant::now(), health));
+    health
+}
+
 async fn page(State(state): State<PageState>, request: Request) -> Response {
     let context = &state.context;
     if context.bearer_required {
@@ -158,14 +184,7 @@ async fn page(State(state): State<PageState>, request: Request) -> Response {
             return unauthorized();
         }
     }
-    let health = match tokio::time::timeout(HEALTH_TIMEOUT, context.platform.ready()).await {
-        Ok(Ok(())) => render::Health::Ready,
-        Ok(Err(error)) => {
-            tracing::warn!(%error, "merchant page: store readiness check failed");
-            render::Health::Failing
-        }
-        Err(_) => render::Health::TimedOut,
-    };
+    let health = health(&state).await;
     let html = render::page(context, health, SCRIPT, STYLE);
     let mut response = (
         StatusCode::OK,

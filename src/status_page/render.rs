@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use super::PageContext;
 
+#[derive(Debug, Clone, Copy)]
 pub enum Health {
     Ready,
     Failing,

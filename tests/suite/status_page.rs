@@ -179,3 +179,15 @@ async fn with_bearer_tokens_the_page_needs_one_too() {
         .unwrap();
     assert_eq!(basic.status(), StatusCode::OK);
 }
+
+#[tokio::test]
+async fn an_unreachable_store_is_shown_as_such() {
+    let bridge = TestBridge::start(
+        "[store]\nplatform = \"woocommerce\"\nbase_url = \"http://127.0.0.1:9\"\ncurrency = \"BRL\"\n[upstream]\ntimeout_ms = 300\nread_deadline_ms = 600\n",
+    )
+    .await;
+    let (status, _, body) = page(&bridge).await;
+    assert_eq!(status, StatusCode::OK, "the page itself still answers");
+    assert!(body.contains(r#"id="health" class="bad""#), "{body}");
+    assert!(body.contains(">woocommerce<"), "{body}");
+}
