@@ -27,6 +27,7 @@ install_tools() {
     local want="$MCP_REMOTE $MCP_INSPECTOR"
     if [ ! -f "$TOOLS/npm/.installed" ] || [ "$(cat "$TOOLS/npm/.installed")" != "$want" ]; then
         echo "== npm install $want"
+        # shellcheck disable=SC2086 # one word per package
         (cd "$TOOLS/npm" && npm install --no-audit --no-fund --loglevel=error $want)
         echo "$want" >"$TOOLS/npm/.installed"
     fi
@@ -61,7 +62,8 @@ start_profile_host() {
         >"$OUT/profile-host.log" 2>&1 &
     PIDS+=($!)
     for _ in $(seq 1 50); do
-        curl -fsS "http://127.0.0.1:$PROFILE_PORT/.well-known/ucp" >/dev/null 2>&1 && return 0
+        python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+            "http://127.0.0.1:$PROFILE_PORT/.well-known/ucp" >/dev/null 2>&1 && return 0
         sleep 0.1
     done
     echo "profile host did not start"; cat "$OUT/profile-host.log"; return 1

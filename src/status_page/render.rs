@@ -125,7 +125,7 @@ fn activity_section(out: &mut String, context: &PageContext) {
     let activity = &context.activity;
     let _ = write!(
         out,
-        r#"<section><h2>Since start <small>({} ago)</small></h2>"#,
+        r#"<section><h2>Since start <small>(up {})</small></h2>"#,
         uptime(activity.uptime().as_secs())
     );
     let counts = activity.counts();
