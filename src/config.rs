@@ -23,6 +23,7 @@ use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
 use crate::status_page::StatusPageSetting;
+use crate::tls::TlsConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -92,6 +93,8 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
     /// The merchant page at `GET /` (on by default; `false` answers 404).
     pub status_page: StatusPageSetting,
+    /// `[server.tls]`: terminate TLS 1.3 in the bridge itself (no ingress in front).
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServerConfig {
@@ -111,6 +114,7 @@ impl Default for ServerConfig {
             max_connections: 1_024,
             shutdown_grace_ms: 10_000,
             status_page: StatusPageSetting::default(),
+            tls: None,
         }
     }
 }
@@ -129,6 +133,7 @@ impl ServerConfig {
     pub fn base_url(&self, bound: SocketAddr) -> String {
         match &self.public_base_url {
             Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+            None if self.tls.is_some() => format!("https://{bound}"),
             None => format!("http://{bound}"),
         }
     }
@@ -334,6 +339,9 @@ impl BridgeConfig {
                 "server.max_connections",
                 "must be between 1 and 1000000",
             ));
+        }
+        if let Some(tls) = &self.server.tls {
+            problems.extend(tls.problems());
         }
         problems.extend(self.limits.problems());
         problems.extend(self.cart.problems());

@@ -27,3 +27,4 @@ pub mod serve;
 pub mod server;
 pub mod settings;
 pub mod status_page;
+pub mod tls;
