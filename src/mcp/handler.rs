@@ -24,6 +24,7 @@ use super::tools::ToolTable;
 use crate::brain::{Brain, render};
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
+use crate::observability::activity::Activity;
 use crate::protocol::request::{
     CallMeta, CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn,
     UpdateCartArgs,
@@ -36,6 +37,8 @@ pub struct McpState {
     pub guard: Arc<CallGuard>,
     pub gate: Gate,
     pub agents: AgentsConfig,
+    /// Calls and refusals since start, for the merchant page.
+    pub activity: Arc<Activity>,
 }
 
 #[derive(Clone)]
@@ -126,6 +129,31 @@ fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
         Err(ProtocolError::Unavailable { .. } | ProtocolError::Full { .. }) => "unavailable",
         Err(ProtocolError::InvalidParams { .. } | ProtocolError::UnknownTool(_)) => "invalid",
         Err(_) => "error",
+    }
+}
+
+/// A refusal as the merchant page may show it: a fixed word, or the argument path of an
+/// invalid parameter; never a message, which can echo what a buyer typed.
+fn error_reason(error: &ProtocolError) -> String {
+    match error {
+        ProtocolError::InvalidParams { data, .. } => data
+            .as_ref()
+            .and_then(|data| data.get("path"))
+            .and_then(Value::as_str)
+            .unwrap_or("invalid params")
+            .to_owned(),
+        ProtocolError::UnknownTool(_) => "unknown tool".to_owned(),
+        ProtocolError::Negotiation { code, .. } | ProtocolError::Signature { code, .. } => {
+            (*code).to_owned()
+        }
+        ProtocolError::RateLimited { .. } => "rate limited".to_owned(),
+        ProtocolError::Unavailable { .. } => "store unavailable".to_owned(),
+        ProtocolError::Full { what, .. } => format!("{what} full"),
+        ProtocolError::WritesPaused { .. } => "cart writes paused".to_owned(),
+        ProtocolError::Internal => "internal error".to_owned(),
+        ProtocolError::Unauthorized => "unauthorized".to_owned(),
+        ProtocolError::Forbidden => "agent not allowed".to_owned(),
+        ProtocolError::Conflict => "idempotency conflict".to_owned(),
     }
 }
 
@@ -279,7 +307,9 @@ impl ServerHandler for BcpMcp {
             .guard
             .run(&tool, meta.profile.as_deref(), peer, call);
         let outcome = guarded.instrument(span.clone()).await;
-        crate::observability::tool_call(&tool, outcome_label(&outcome), started.elapsed());
+        let label = outcome_label(&outcome);
+        crate::observability::tool_call(&tool, label, started.elapsed());
+        self.state.activity.record(&tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();
         match outcome {
@@ -295,6 +325,16 @@ impl ServerHandler for BcpMcp {
                     .and_then(Value::as_str)
                     .unwrap_or("success");
                 tracing::info!(outcome = status, elapsed_ms, "tool answered");
+                if status == "error" {
+                    // Message codes are the protocol's vocabulary, not the buyer's words.
+                    let reason = value
+                        .get("messages")
+                        .and_then(|messages| messages.get(0))
+                        .and_then(|message| message.get("code"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("error");
+                    self.state.activity.record_error(&tool, label, None, reason);
+                }
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))
                     .into())
@@ -305,6 +345,12 @@ impl ServerHandler for BcpMcp {
                     code = error.code(),
                     elapsed_ms,
                     "tool refused"
+                );
+                self.state.activity.record_error(
+                    &tool,
+                    label,
+                    Some(error.code()),
+                    &error_reason(&error),
                 );
                 if let Some(slot) = context
                     .extensions

@@ -39,6 +39,8 @@ mod shopify_schema;
 mod shutdown;
 mod signatures;
 mod smoke;
+mod status_page;
+mod status_page_browser;
 mod tls;
 mod ucp;
 mod ucp_2026_08_25;
