@@ -39,6 +39,7 @@ mod ucp;
 mod untrusted_text;
 mod upstream;
 mod upstream_counts;
+mod vtex;
 mod woo_cart;
 mod woo_catalog;
 mod woo_round_trips;

@@ -6,6 +6,7 @@ pub mod hostile;
 pub mod redis;
 pub mod shopify_standin;
 pub mod values;
+pub mod vtex_standin;
 pub mod woo_standin;
 
 use std::net::SocketAddr;
