@@ -285,7 +285,11 @@ async fn upstream_requests_per_tool() {
             json!({"ids": [TEE, "REF-2000701", "caneca-gato-3", "999999"]}),
         )
         .await;
-    assert_eq!(count(vtex.take()), 5, "mixed lookup: 3 queries, then 2 for the numbers left");
+    assert_eq!(
+        count(vtex.take()),
+        5,
+        "mixed lookup: 3 queries, then 2 for the numbers left"
+    );
 
     let cart = create(&bridge, vec![line(CLOCK_SKU, 1), line(&mug(0), 2)]).await;
     let id = cart["id"].as_str().unwrap().to_owned();
@@ -321,4 +325,38 @@ async fn upstream_requests_per_tool() {
         .await;
     assert_eq!(gone["messages"][0]["code"], "not_found");
     assert_eq!(count(vtex.take()), 1);
+}
+
+/// The same tools with the default product cache: the first call of a kind (cold) and the
+/// same call again (warm). Search pages are not cached by default.
+#[tokio::test]
+async fn upstream_requests_cold_and_warm_with_the_cache() {
+    let (vtex, bridge) = setup("").await;
+    settle(&vtex).await;
+    let mut counts = Vec::new();
+    for _ in 0..2 {
+        bridge
+            .catalog("search_catalog", json!({"query": "caneca"}))
+            .await;
+        let search = vtex.take().len();
+        bridge.catalog("get_product", json!({"id": TEE})).await;
+        let product = vtex.take().len();
+        bridge
+            .catalog("lookup_catalog", json!({"ids": [TEE_SKUS[0].0, mug(0)]}))
+            .await;
+        let lookup = vtex.take().len();
+        let cart = create(&bridge, vec![line(CLOCK_SKU, 1)]).await;
+        let id = cart["id"].as_str().unwrap().to_owned();
+        let created = vtex.take().len();
+        bridge
+            .call(
+                "update_cart",
+                json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&mug(1), 1)]}}),
+            )
+            .await;
+        let updated = vtex.take().len();
+        counts.push((search, product, lookup, created, updated));
+    }
+    assert_eq!(counts[0], (1, 2, 1, 3, 3), "cold");
+    assert_eq!(counts[1], (1, 0, 0, 2, 2), "warm");
 }

@@ -297,7 +297,7 @@ impl Carts {
             }
         }
         // Highest index first: removing a line shifts only the lines after it.
-        changes.sort_by(|a, b| b.0.cmp(&a.0));
+        changes.sort_by_key(|change| std::cmp::Reverse(change.0));
         let mut items: Vec<Value> = changes
             .into_iter()
             .map(|(index, quantity)| json!({"index": index, "quantity": quantity}))

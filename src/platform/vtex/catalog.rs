@@ -207,9 +207,7 @@ impl Catalog {
         Some((
             text(price.min.unwrap_or(0)),
             // Both stacks need both ends; this is above any real price.
-            price
-                .max
-                .map_or_else(|| "999999999".to_owned(), |max| text(max)),
+            price.max.map_or_else(|| "999999999".to_owned(), text),
         ))
     }
 
@@ -378,7 +376,7 @@ impl Catalog {
                 }
                 (Stack::Legacy, None) => {
                     let sc = [("sc", self.place.sales_channel.to_string())];
-                    let pages = futures_join(chunk.iter().map(|slug| {
+                    let pages = join_all(chunk.iter().map(|slug| {
                         self.legacy_page_owned(vec!["products", "search", slug.as_str(), "p"], &sc)
                     }))
                     .await;
@@ -406,7 +404,7 @@ impl Catalog {
         wanted: &[(IdKind, Vec<String>)],
         context: &BuyerContext,
     ) -> Result<Vec<(IdKind, Vec<Fetched>)>, PlatformError> {
-        let answers = futures_join(wanted.iter().map(|(kind, values)| async move {
+        let answers = join_all(wanted.iter().map(|(kind, values)| async move {
             self.fetch(stack, *kind, values, context)
                 .await
                 .map(|found| (*kind, found))
@@ -578,33 +576,23 @@ fn is_category_facets(categories: &[CategoryRef]) -> Result<Option<Vec<String>>,
     }
 }
 
-/// Runs the futures concurrently and returns their outputs in order.
-async fn futures_join<F: std::future::Future>(
-    futures: impl IntoIterator<Item = F>,
-) -> Vec<F::Output> {
-    let pinned: Vec<_> = futures.into_iter().map(Box::pin).collect();
-    let mut outputs = Vec::with_capacity(pinned.len());
-    let handles: Vec<_> = pinned;
-    // Polled together: each request waits on the network, not on the others.
-    let joined = join_all(handles).await;
-    outputs.extend(joined);
-    outputs
-}
-
-async fn join_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+/// Runs the futures concurrently (each waits on the network, not on the others) and returns
+/// their outputs in order.
+async fn join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut pending: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = pending.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (index, future) in futures.iter_mut().enumerate() {
-            if outputs[index].is_some() {
+        let mut waiting = false;
+        for (future, output) in pending.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_some() {
                 continue;
             }
-            match std::pin::Pin::new(future).poll(cx) {
-                std::task::Poll::Ready(output) => outputs[index] = Some(output),
-                std::task::Poll::Pending => pending = true,
+            match future.as_mut().poll(cx) {
+                std::task::Poll::Ready(done) => *output = Some(done),
+                std::task::Poll::Pending => waiting = true,
             }
         }
-        if pending {
+        if waiting {
             std::task::Poll::Pending
         } else {
             std::task::Poll::Ready(())

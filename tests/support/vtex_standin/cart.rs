@@ -191,7 +191,7 @@ impl Inner {
                 for order in &orders {
                     if let Some(index) = order["index"].as_u64() {
                         let quantity = order["quantity"].as_u64().unwrap() as u32;
-                        if let Err(response) = self.change(&id, index as usize, quantity) {
+                        if let Some(response) = self.change(&id, index as usize, quantity) {
                             return response;
                         }
                     } else if method == "PATCH" {
@@ -282,10 +282,11 @@ impl Inner {
         }
     }
 
-    fn change(&mut self, id: &str, index: usize, quantity: u32) -> Result<(), Response> {
+    /// `Some` is the error answer for a bad index.
+    fn change(&mut self, id: &str, index: usize, quantity: u32) -> Option<Response> {
         let len = self.forms[id].lines.len();
         if index >= len {
-            return Err(vtex_error(
+            return Some(vtex_error(
                 StatusCode::BAD_REQUEST,
                 "CHK0041",
                 "Índice do item inválido",
@@ -293,7 +294,7 @@ impl Inner {
         }
         if quantity == 0 {
             self.forms.get_mut(id).unwrap().lines.remove(index);
-            return Ok(());
+            return None;
         }
         let sku = self.forms[id].lines[index].sku.clone();
         let units = self.stock.get(&sku).copied().unwrap_or(0);
@@ -312,6 +313,6 @@ impl Inner {
         } else {
             form.lines[index].quantity = granted;
         }
-        Ok(())
+        None
     }
 }
