@@ -360,3 +360,15 @@ async fn upstream_requests_cold_and_warm_with_the_cache() {
     assert_eq!(counts[0], (1, 2, 1, 3, 3), "cold");
     assert_eq!(counts[1], (1, 0, 0, 2, 2), "warm");
 }
+
+/// The example configuration shipped in the repository is valid.
+#[test]
+fn the_example_config_is_valid() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/vtex.example.toml"
+    ))
+    .unwrap();
+    let config = bcp_bridge::config::BridgeConfig::from_toml(&example);
+    assert!(config.is_ok(), "{:?}", config.err());
+}

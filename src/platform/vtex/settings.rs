@@ -161,7 +161,8 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
         return Err(problems);
     };
-    if !valid_account(&raw.account) {
+    let account_ok = valid_account(&raw.account);
+    if !account_ok {
         problems.push(ConfigProblem::new(
             "store.account",
             "must be the VTEX account name (lowercase letters and digits, as in {account}.vtexcommercestable.com.br)",
@@ -171,12 +172,17 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         .base_url
         .clone()
         .unwrap_or_else(|| format!("https://{}.vtexcommercestable.com.br", raw.account));
-    let base_url = check_url(
-        "store.base_url",
-        &base_text,
-        raw.allow_insecure_http,
-        &mut problems,
-    );
+    // A bad account is reported once, not again as the base URL made from it.
+    let base_url = if account_ok || raw.base_url.is_some() {
+        check_url(
+            "store.base_url",
+            &base_text,
+            raw.allow_insecure_http,
+            &mut problems,
+        )
+    } else {
+        None
+    };
     let storefront = match &raw.store_domain {
         Some(domain) if domain.contains("://") => check_url(
             "store.store_domain",
