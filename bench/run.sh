@@ -6,7 +6,8 @@
 #     whose one tool returns a fixed struct (the SDK floor);
 #   - resident memory idle and with 100,000 products loaded;
 #   - time from process start to the first answered tools/call;
-#   - the criterion benches of the brain (relaxation, money, cursors).
+#   - the criterion benches of the brain (relaxation, money, cursors);
+#   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh).
 # Needs cargo and python3; installs oha with `cargo install oha --locked` (slow, once) into
 # target/bench-tools. Knobs: DURATION (per load test, default 10s), CONNECTIONS (64),
 # SKIP_CRITERION=1, OUT (default BENCHMARKS.md). Not run by CI.
@@ -180,7 +181,7 @@ fi
 
 echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
 cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
-    | grep '^UPSTREAM' >"$WORK/upstream.txt"
+    | tee "$WORK/upstream.log" | grep '^UPSTREAM' >"$WORK/upstream.txt"
 
 BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
 import os, platform, re, subprocess, sys, datetime
@@ -274,3 +275,7 @@ if os.path.exists(out):
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
 PY
+
+# ---- Round trips before/after and latency per tool (issue 10): a step and a section of its
+# own (bench/round_trips.sh, between the ROUNDTRIPS markers), from the run above.
+bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"

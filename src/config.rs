@@ -22,6 +22,7 @@ use crate::platform::{BuildContext, SharedPlatform};
 use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
+use crate::signatures::SignaturesConfig;
 use crate::tls::TlsConfig;
 
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +59,7 @@ pub struct BridgeConfig {
     pub negotiation: NegotiationConfig,
     pub access: AccessConfig,
     pub agents: AgentsConfig,
+    pub signatures: SignaturesConfig,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -147,6 +149,7 @@ const SECTIONS: &[&str] = &[
     "negotiation",
     "access",
     "agents",
+    "signatures",
 ];
 
 impl Default for BridgeConfig {
@@ -165,6 +168,7 @@ impl Default for BridgeConfig {
             negotiation: Default::default(),
             access: Default::default(),
             agents: Default::default(),
+            signatures: Default::default(),
         }
     }
 }
@@ -219,6 +223,7 @@ impl BridgeConfig {
         let negotiation = section(&root, "negotiation", &mut problems);
         let access = section(&root, "access", &mut problems);
         let agents = section(&root, "agents", &mut problems);
+        let signatures = section(&root, "signatures", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -239,6 +244,7 @@ impl BridgeConfig {
             negotiation: negotiation.unwrap_or_default(),
             access: access.unwrap_or_default(),
             agents: agents.unwrap_or_default(),
+            signatures: signatures.unwrap_or_default(),
         };
         problems.extend(config.semantic_problems());
         if problems.is_empty() {
@@ -347,6 +353,7 @@ impl BridgeConfig {
         problems.extend(self.negotiation.problems());
         problems.extend(self.access.problems());
         problems.extend(self.agents.problems());
+        problems.extend(self.signatures.problems());
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {
                 Some(factory) => {

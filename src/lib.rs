@@ -2,7 +2,7 @@
 //!
 //! Layers, each importing only the ones below it (top first): `server` and `config` (the top
 //! level, which assembles) with `registry`; the MCP transport `mcp`; the call policies `gate`,
-//! `hardening`, `access`, `idempotency`, `negotiation`; the protocol `brain`; the `platform`
+//! `hardening`, `access`, `idempotency`, `negotiation`, `signatures`; the protocol `brain`; the `platform`
 //! layer; `observability` and `discovery`; and the leaves `protocol` (wire), `model`, `money`
 //! and `settings` (the configuration vocabulary).
 
@@ -26,4 +26,5 @@ pub mod registry;
 pub mod serve;
 pub mod server;
 pub mod settings;
+pub mod signatures;
 pub mod tls;

@@ -21,11 +21,12 @@ use crate::discovery;
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
 use crate::mcp::bearer::require_bearer;
-use crate::mcp::http::{BodyLimit, mcp_front};
+use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::platform::{self, SharedPlatform};
 use crate::settings::ConfigProblem;
+use crate::signatures::SignatureCheck;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -122,6 +123,10 @@ pub fn build(
     }
     let mut router = Router::new();
     let mut endpoints = Vec::new();
+    let reserved_checkout_params = crate::registry::factory(config.platform_name())
+        .map_or(&[][..], |factory| factory.reserved_checkout_params);
+    // One key cache for every namespace: an agent's keys do not depend on the door.
+    let signatures = Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation));
     // Each namespace gets its own brain, profile and MCP endpoint over the one platform, so
     // every answer speaks the namespace of the door it came through.
     for namespace in namespaces {
@@ -143,7 +148,8 @@ pub fn build(
             namespace.clone(),
             config.limits.clone(),
             &config.cart,
-        );
+        )
+        .with_reserved_checkout_params(reserved_checkout_params);
         let gate = Gate::new(
             &config.access,
             &config.negotiation,
@@ -173,7 +179,10 @@ pub fn build(
         );
         let mcp = Router::new().route_service(&mcp_path, service).layer(
             axum::middleware::from_fn_with_state(
-                BodyLimit(config.limits.max_body_bytes),
+                Front {
+                    body_limit: config.limits.max_body_bytes,
+                    signatures: signatures.clone(),
+                },
                 mcp_front,
             ),
         );

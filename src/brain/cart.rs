@@ -73,7 +73,7 @@ impl Brain {
             for (index, id, quantity) in requested {
                 prepared.origin.insert(id.clone(), index);
                 prepared.lines.push(CartLineInput {
-                    variant_id: id,
+                    item_id: id,
                     quantity: quantity.min(self.limits.max_line_quantity),
                 });
             }
@@ -136,7 +136,7 @@ impl Brain {
                     match prepared
                         .lines
                         .iter_mut()
-                        .find(|line| line.variant_id == variant.id)
+                        .find(|line| line.item_id == variant.id)
                     {
                         // Two spellings (id and SKU) of one variant are one line.
                         Some(line) => {
@@ -146,7 +146,7 @@ impl Brain {
                                 .min(self.limits.max_line_quantity)
                         }
                         None => prepared.lines.push(CartLineInput {
-                            variant_id: variant.id.clone(),
+                            item_id: variant.id.clone(),
                             quantity,
                         }),
                     }
@@ -181,7 +181,7 @@ impl Brain {
                     &problem.kind,
                     untrusted::line(&problem.message, untrusted::MESSAGE_MAX),
                 );
-                match origin.get(&problem.variant_id) {
+                match origin.get(&problem.item_id) {
                     Some(index) => message.at(line_path(*index)),
                     None => message,
                 }
@@ -201,7 +201,13 @@ impl Brain {
         )
     }
 
-    fn cart_response(&self, cart: &CartState, messages: Vec<Message>) -> Result<Value, BrainError> {
+    /// `attribution` is the call's own (create/update): it goes on the `continue_url`.
+    fn cart_response(
+        &self,
+        cart: &CartState,
+        messages: Vec<Message>,
+        attribution: Option<&Value>,
+    ) -> Result<Value, BrainError> {
         let line_items = cart
             .lines
             .iter()
@@ -263,7 +269,7 @@ impl Brain {
             continue_url: cart
                 .checkout_url
                 .as_deref()
-                .and_then(|url| self.checkout.rewrite(url)),
+                .and_then(|url| self.checkout.rewrite_with(url, attribution)),
             expires_at: cart
                 .expires_at
                 .and_then(|expiry| expiry.format(&Rfc3339).ok()),
@@ -313,12 +319,12 @@ impl Brain {
             }
             return self.business_error(Capability::Cart, messages, self.storefront_url());
         }
-        self.cart_response(&outcome.cart, messages)
+        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref())
     }
 
     pub async fn get_cart(&self, id: &str) -> Result<Value, BrainError> {
         match self.platform().get_cart(id).await? {
-            Some(cart) => self.cart_response(&cart, Vec::new()),
+            Some(cart) => self.cart_response(&cart, Vec::new(), None),
             None => self.cart_not_found(),
         }
     }
@@ -334,12 +340,12 @@ impl Brain {
         };
         let mut messages = prepared.messages;
         messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
-        self.cart_response(&outcome.cart, messages)
+        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref())
     }
 
     pub async fn cancel_cart(&self, id: &str) -> Result<Value, BrainError> {
         match self.platform().cancel_cart(id).await? {
-            Some(before) => self.cart_response(&before, Vec::new()),
+            Some(before) => self.cart_response(&before, Vec::new(), None),
             None => self.cart_not_found(),
         }
     }

@@ -75,6 +75,12 @@ impl Brain {
         }
     }
 
+    /// Keys of the store's checkout URL the agent's attribution may never set.
+    pub fn with_reserved_checkout_params(mut self, reserved: &'static [&'static str]) -> Self {
+        self.checkout = self.checkout.with_reserved(reserved);
+        self
+    }
+
     pub fn store(&self) -> &StoreInfo {
         self.platform.info()
     }

@@ -11,6 +11,7 @@ use crate::hardening::guard::GuardError;
 use crate::idempotency::IdempotencyError;
 use crate::negotiation::Refusal;
 use crate::platform::PlatformError;
+use crate::signatures::SignatureError;
 
 /// Used when an upstream gives no `Retry-After`.
 const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
@@ -49,6 +50,26 @@ pub enum ProtocolError {
     Forbidden,
     #[error("Conflict: idempotency key reused with a different payload")]
     Conflict,
+    /// Request-signature failures (`signature_missing` … `algorithm_unsupported`).
+    #[error("{}", signature_message(.code))]
+    Signature { code: &'static str, content: String },
+}
+
+/// The message of a signature refusal; the detail is in `data.content`.
+fn signature_message(code: &str) -> &'static str {
+    match code {
+        "signature_missing" => "Signature required",
+        "key_not_found" => "Signing key not found",
+        "digest_mismatch" => "Content-Digest does not match the body",
+        "algorithm_unsupported" => "Signature algorithm not supported",
+        _ => "Signature verification failed",
+    }
+}
+
+/// The overview's registry: the body-level codes are invalid requests (-32600, 400), the
+/// others authentication failures (-32000, 401).
+fn signature_is_bad_request(code: &str) -> bool {
+    matches!(code, "digest_mismatch" | "algorithm_unsupported")
 }
 
 impl ProtocolError {
@@ -67,6 +88,8 @@ impl ProtocolError {
             Self::RateLimited { .. } | Self::Unavailable { .. } | Self::Full { .. } => -32000,
             Self::Unauthorized | Self::Forbidden | Self::Conflict => -32000,
             Self::Internal => -32603,
+            Self::Signature { code, .. } if signature_is_bad_request(code) => -32600,
+            Self::Signature { .. } => -32000,
         }
     }
 
@@ -82,6 +105,11 @@ impl ProtocolError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::Conflict => StatusCode::CONFLICT,
+            // SIG-031 … SIG-035
+            Self::Signature { code, .. } if signature_is_bad_request(code) => {
+                StatusCode::BAD_REQUEST
+            }
+            Self::Signature { .. } => StatusCode::UNAUTHORIZED,
         }
     }
 
@@ -89,7 +117,7 @@ impl ProtocolError {
         let data = match self {
             Self::InvalidParams { data, .. } => data.clone(),
             Self::UnknownTool(_) => None,
-            Self::Negotiation { code, content, .. } => {
+            Self::Negotiation { code, content, .. } | Self::Signature { code, content } => {
                 Some(json!({ "code": code, "content": content }))
             }
             Self::RateLimited { retry_after_secs }
@@ -198,6 +226,18 @@ impl From<GateError> for ProtocolError {
     }
 }
 
+impl From<SignatureError> for ProtocolError {
+    fn from(error: SignatureError) -> Self {
+        match error {
+            SignatureError::Profile(refusal) => refusal.into(),
+            other => Self::Signature {
+                code: other.code(),
+                content: other.to_string(),
+            },
+        }
+    }
+}
+
 impl From<IdempotencyError> for ProtocolError {
     fn from(error: IdempotencyError) -> Self {
         match error {
@@ -242,6 +282,16 @@ mod tests {
         assert_eq!(
             ProtocolError::from(IdempotencyError::Conflict).http_status(),
             StatusCode::CONFLICT
+        );
+        let digest = ProtocolError::from(SignatureError::DigestMismatch("x".into()));
+        assert_eq!(
+            (digest.code(), digest.http_status()),
+            (-32600, StatusCode::BAD_REQUEST)
+        );
+        let missing = ProtocolError::from(SignatureError::Missing("x".into()));
+        assert_eq!(
+            (missing.code(), missing.http_status()),
+            (-32000, StatusCode::UNAUTHORIZED)
         );
         let unreachable = ProtocolError::from(Refusal::unreachable("down"));
         assert_eq!(unreachable.code(), -32001);

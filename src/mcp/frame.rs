@@ -309,6 +309,16 @@ pub fn judge(bytes: Bytes) -> Verdict {
     })
 }
 
+/// The frame's id as the client wrote it (`null` when absent or invalid), for answers the
+/// front gives itself.
+pub fn raw_id(bytes: &[u8]) -> RawId {
+    serde_json::from_slice::<Envelope<'_>>(bytes)
+        .ok()
+        .and_then(|envelope| envelope.id)
+        .filter(|id| !matches!(id_kind(id.get()), IdKind::Invalid))
+        .map_or_else(|| "null".to_owned(), |id| id.get().to_owned())
+}
+
 /// The answer `body` with the client's id where rmcp wrote `restore.placeholder`.
 pub fn restore_id(body: &[u8], restore: &Restore) -> Option<Vec<u8>> {
     #[derive(Deserialize)]

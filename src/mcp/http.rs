@@ -1,6 +1,7 @@
 //! HTTP in front of rmcp's Streamable HTTP service: makes the bare JSON POSTs real UCP
 //! clients send acceptable, answers malformed bodies with JSON-RPC errors instead of plain
-//! text, and lets a tool error choose the HTTP status the BCP error registry assigns.
+//! text, lets a tool error choose the HTTP status the BCP error registry assigns, and holds
+//! each body as received for the request-signature check (`Content-Digest` hashes raw bytes).
 
 use std::sync::{Arc, Mutex};
 
@@ -16,7 +17,9 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::logging::echo;
+use crate::mcp::errors::ProtocolError;
 use crate::mcp::frame::{self, Restore, Verdict};
+use crate::signatures::{Mode, Received, SignatureCheck};
 use serde_json::{Value, json};
 
 /// Where the tool handler leaves the HTTP status its error calls for.
@@ -35,8 +38,12 @@ impl StatusSlot {
     }
 }
 
-#[derive(Clone, Copy)]
-pub struct BodyLimit(pub usize);
+/// What the front needs besides the request.
+#[derive(Clone)]
+pub struct Front {
+    pub body_limit: usize,
+    pub signatures: Arc<SignatureCheck>,
+}
 
 pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
@@ -76,6 +83,18 @@ fn caused_by<E: std::error::Error + 'static>(error: &(dyn std::error::Error + 's
         cause = current.source();
     }
     false
+}
+
+/// A policy refusal of the front (signatures), with the registry's `data`.
+fn refused_by(id: &str, error: &ProtocolError) -> Response {
+    let error_json = serde_json::to_string(&error.to_error_data())
+        .unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.to_owned());
+    (
+        error.http_status(),
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error_json}}}"#),
+    )
+        .into_response()
 }
 
 /// Why a body could not be read, as the answer the client gets.
@@ -183,11 +202,19 @@ async fn as_jsonrpc(response: Response) -> Response {
     answer
 }
 
-pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: Next) -> Response {
+pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next) -> Response {
+    let limit = front.body_limit;
     if request.method() != Method::POST {
         return as_jsonrpc(next.run(request).await).await;
     }
     let (mut parts, body) = request.into_parts();
+    // The front adjusts Accept, Content-Type and Content-Encoding below; a signature covers
+    // the headers as sent.
+    // Only a signed request needs them kept (an unsigned one is judged by the mode alone).
+    let signed =
+        parts.headers.contains_key("signature-input") || parts.headers.contains_key("signature");
+    let sent_headers =
+        (signed && front.signatures.mode() != Mode::Off).then(|| parts.headers.clone());
     let accept = parts
         .headers
         .get(ACCEPT)
@@ -207,15 +234,16 @@ pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: N
             .headers
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
-    let bytes: Bytes = match axum::body::to_bytes(body, limit.0).await {
+    let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
-        Err(error) => return unreadable_body(&error, limit.0),
+        Err(error) => return unreadable_body(&error, limit),
     };
     let encoding = parts
         .headers
         .get(CONTENT_ENCODING)
         .map(|value| value.to_str().unwrap_or("(not text)").to_owned());
-    let bytes = match decode(encoding.as_deref(), bytes, limit.0) {
+    let received = bytes.clone();
+    let bytes = match decode(encoding.as_deref(), bytes, limit) {
         Ok(bytes) => bytes,
         Err(refused) => return *refused,
     };
@@ -223,6 +251,7 @@ pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: N
         parts.headers.remove(CONTENT_ENCODING);
         parts.headers.remove(CONTENT_LENGTH);
     }
+    let decoded = bytes.clone();
     let (body, restore) = match frame::judge(bytes) {
         Verdict::Pass { body, restore } => (body, restore),
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
@@ -235,6 +264,16 @@ pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: N
             return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
+    let received = Received {
+        method: &parts.method,
+        uri: &parts.uri,
+        headers: sent_headers.as_ref().unwrap_or(&parts.headers),
+        raw_body: &received,
+        frame: &decoded,
+    };
+    if let Err(error) = front.signatures.admit(&received).await {
+        return refused_by(&frame::raw_id(&decoded), &error.into());
+    }
     let notification = !body_has_id(&body);
     let slot = StatusSlot::default();
     parts.extensions.insert(slot.clone());

@@ -5,6 +5,7 @@
 //! re-checked, a short timeout, a size cap, and bounded concurrency (`limits`). Outcomes are
 //! cached, failures briefly; concurrent checks of one URL share one fetch.
 
+mod client;
 mod fetch;
 mod limits;
 mod special_use;
@@ -22,6 +23,7 @@ use crate::protocol::Namespace;
 use crate::protocol::request::CallMeta;
 use crate::settings::ConfigProblem;
 
+pub use client::ProfileClient;
 pub use fetch::is_restricted;
 
 #[derive(Debug, Clone, Deserialize)]

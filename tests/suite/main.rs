@@ -6,6 +6,7 @@
 mod support;
 
 mod access;
+mod attribution;
 mod cache;
 mod cart;
 mod catalog;
@@ -35,6 +36,7 @@ mod shopify_errors;
 mod shopify_fixes;
 mod shopify_schema;
 mod shutdown;
+mod signatures;
 mod smoke;
 mod tls;
 mod ucp;

@@ -5,6 +5,7 @@ pub mod binary;
 pub mod hostile;
 pub mod redis;
 pub mod shopify_standin;
+pub mod signer;
 pub mod values;
 pub mod vtex_standin;
 pub mod woo_standin;
