@@ -79,7 +79,7 @@ fn judge(asked: &[CartLineInput], form: &OrderForm) -> Vec<LineProblem> {
         let got: u32 = form
             .items
             .iter()
-            .filter(|item| item.id == line.variant_id)
+            .filter(|item| item.id == line.item_id)
             .map(|item| item.quantity)
             .sum();
         if got >= line.quantity {
@@ -89,7 +89,7 @@ fn judge(asked: &[CartLineInput], form: &OrderForm) -> Vec<LineProblem> {
             (
                 LineProblemKind::InsufficientStock { available: got },
                 message_for(form, QUANTITY_CODES).map_or_else(
-                    || format!("Only {got} of item {} are available", line.variant_id),
+                    || format!("Only {got} of item {} are available", line.item_id),
                     str::to_owned,
                 ),
             )
@@ -102,11 +102,11 @@ fn judge(asked: &[CartLineInput], form: &OrderForm) -> Vec<LineProblem> {
         } else {
             (
                 LineProblemKind::OutOfStock,
-                format!("The store did not add item {}", line.variant_id),
+                format!("The store did not add item {}", line.item_id),
             )
         };
         problems.push(LineProblem {
-            variant_id: line.variant_id.clone(),
+            item_id: line.item_id.clone(),
             kind,
             message: text,
         });
@@ -252,7 +252,7 @@ impl Carts {
             .lines
             .iter()
             .map(|line| {
-                json!({"id": line.variant_id, "quantity": line.quantity, "seller": self.seller_of(&line.variant_id)})
+                json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})
             })
             .collect();
         let form = self
@@ -285,7 +285,7 @@ impl Carts {
         for (index, item) in form.items.iter().enumerate() {
             let target = wanted
                 .iter()
-                .find(|line| line.variant_id == item.id && !kept.contains(&item.id.as_str()));
+                .find(|line| line.item_id == item.id && !kept.contains(&item.id.as_str()));
             match target {
                 Some(line) => {
                     kept.push(item.id.as_str());
@@ -305,8 +305,8 @@ impl Carts {
         items.extend(
             wanted
                 .iter()
-                .filter(|line| !kept.contains(&line.variant_id.as_str()))
-                .map(|line| json!({"id": line.variant_id, "quantity": line.quantity, "seller": self.seller_of(&line.variant_id)})),
+                .filter(|line| !kept.contains(&line.item_id.as_str()))
+                .map(|line| json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})),
         );
         items
     }
@@ -338,7 +338,7 @@ impl Carts {
         if let Some(stray) = form
             .items
             .iter()
-            .find(|item| !draft.lines.iter().any(|line| line.variant_id == item.id))
+            .find(|item| !draft.lines.iter().any(|line| line.item_id == item.id))
         {
             return Err(PlatformError::BadResponse(format!(
                 "replacing items: the store kept item {} the update removed",
@@ -387,7 +387,7 @@ mod tests {
         lines
             .iter()
             .map(|(id, quantity)| CartLineInput {
-                variant_id: (*id).to_owned(),
+                item_id: (*id).to_owned(),
                 quantity: *quantity,
             })
             .collect()
@@ -404,7 +404,7 @@ mod tests {
             problems[0].kind,
             LineProblemKind::InsufficientStock { available: 2 }
         );
-        assert_eq!(problems[1].variant_id, "3");
+        assert_eq!(problems[1].item_id, "3");
         assert_eq!(problems[1].kind, LineProblemKind::OutOfStock);
     }
 
