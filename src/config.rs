@@ -23,6 +23,7 @@ use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
 use crate::signatures::SignaturesConfig;
+use crate::status_page::StatusPageSetting;
 use crate::tls::TlsConfig;
 
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +93,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
     pub shutdown_grace_ms: u64,
+    /// The merchant page at `GET /` (on by default; `false` answers 404).
+    pub status_page: StatusPageSetting,
     /// `[server.tls]`: terminate TLS 1.3 in the bridge itself (no ingress in front).
     pub tls: Option<TlsConfig>,
 }
@@ -112,6 +115,7 @@ impl Default for ServerConfig {
             idle_timeout_ms: 60_000,
             max_connections: 1_024,
             shutdown_grace_ms: 10_000,
+            status_page: StatusPageSetting::default(),
             tls: None,
         }
     }

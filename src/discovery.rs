@@ -6,7 +6,9 @@ use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBind
 use crate::protocol::{Capability, Namespace};
 
 /// The profile for `version` (the current one, or a leaf for an older supported version,
-/// which per UCP carries no `supported_versions` of its own).
+/// which per UCP carries no `supported_versions` of its own). Every entry says the profile's
+/// own version and links that release's documents: 2026-08-25 rejects a `dev.ucp.*` entry
+/// whose version differs from `ucp.version` (OVR-020, NEG-009).
 pub fn profile(
     namespace: &Namespace,
     version: &'static str,
@@ -28,9 +30,9 @@ pub fn profile(
         namespace.service,
         vec![ServiceBinding {
             version,
-            spec: namespace.service_spec_url(),
+            spec: namespace.service_spec_url(version),
             transport: "mcp",
-            schema: namespace.service_schema_url(),
+            schema: namespace.service_schema_url(version),
             endpoint: format!("{base_url}{mcp_path}"),
         }],
     );
@@ -41,8 +43,8 @@ pub fn profile(
                 namespace.capability_name(*capability),
                 vec![CapabilityEntry {
                     version,
-                    spec: namespace.spec_url(*capability),
-                    schema: namespace.schema_url(*capability),
+                    spec: namespace.spec_url(*capability, version),
+                    schema: namespace.schema_url(*capability, version),
                 }],
             )
         })

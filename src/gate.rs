@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::access::{Access, AccessConfig, AccessDenied};
 use crate::idempotency::{self, Idempotency, IdempotencyConfig};
-use crate::negotiation::{NegotiationConfig, Negotiator, Refusal};
+use crate::negotiation::{Agreement, NegotiationConfig, Negotiator, Refusal};
 use crate::protocol::request::CallMeta;
 use crate::protocol::{Namespace, ToolName};
 use crate::settings::ConfigProblem;
@@ -47,8 +47,9 @@ impl Gate {
         })
     }
 
-    /// Access control, then negotiation; both before argument validation.
-    pub async fn admit(&self, meta: &CallMeta) -> Result<(), GateError> {
+    /// Access control, then negotiation; both before argument validation. `None`: nothing
+    /// was negotiated (negotiation off or no profile).
+    pub async fn admit(&self, meta: &CallMeta) -> Result<Option<Agreement>, GateError> {
         self.access.check_profile(meta)?;
         Ok(self.negotiator.check(meta).await?)
     }

@@ -27,4 +27,5 @@ pub mod serve;
 pub mod server;
 pub mod settings;
 pub mod signatures;
+pub mod status_page;
 pub mod tls;

@@ -152,6 +152,9 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
         out(&format!("MCP endpoint{tag}: {}", endpoint.mcp_url));
         out(&format!("Discovery{tag}:    {}", endpoint.profile_url));
     }
+    if config.server.status_page.enabled {
+        out(&format!("Merchant page: {}/", bridge.base_url));
+    }
     if demo {
         out("Try it:");
         out(&format!(

@@ -1,4 +1,4 @@
-//! The HTTP application: MCP endpoint, discovery profiles, health probes.
+//! The HTTP application: MCP endpoint, discovery profiles, health probes, the merchant page.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,9 +24,11 @@ use crate::mcp::bearer::require_bearer;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
+use crate::observability::activity::Activity;
 use crate::platform::{self, SharedPlatform};
 use crate::settings::ConfigProblem;
 use crate::signatures::SignatureCheck;
+use crate::status_page::{self, Door, PageContext};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
@@ -127,6 +129,8 @@ pub fn build(
         .map_or(&[][..], |factory| factory.reserved_checkout_params);
     // One key cache for every namespace: an agent's keys do not depend on the door.
     let signatures = Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation));
+    let mut doors = Vec::new();
+    let activity = Arc::new(Activity::new());
     // Each namespace gets its own brain, profile and MCP endpoint over the one platform, so
     // every answer speaks the namespace of the door it came through.
     for namespace in namespaces {
@@ -163,6 +167,7 @@ pub fn build(
             guard: guard.clone(),
             gate,
             agents: config.agents.clone(),
+            activity: activity.clone(),
         });
         let mcp_config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
@@ -202,6 +207,13 @@ pub fn build(
                 .route(&format!("{path}/{{version}}"), get(versioned_profile));
         }
         router = router.merge(discovery.with_state(web)).merge(mcp);
+        doors.push(Door {
+            service: namespace.service,
+            version: namespace.version,
+            mcp_url: format!("{base_url}{mcp_path}"),
+            mcp_path: mcp_path.clone(),
+            profile_url: format!("{base_url}{}", namespace.profile_paths[0]),
+        });
         endpoints.push(Endpoint {
             service: namespace.service,
             version: namespace.version,
@@ -221,6 +233,18 @@ pub fn build(
                 .route("/metrics", get(crate::observability::render))
                 .with_state(web),
         )
+        .merge(status_page::routes(
+            config.server.status_page,
+            PageContext {
+                platform: platform.clone(),
+                activity,
+                access: Access::new(&config.access),
+                bearer_required: !config.access.bearer_token_sha256.is_empty(),
+                doors,
+                default_profile: config.agents.default_profile.clone(),
+                negotiation: config.negotiation.enabled,
+            },
+        ))
         .merge(crate::hardening::webhooks::routes(
             cache,
             config.cache.webhook_secret.as_ref(),

@@ -115,6 +115,25 @@ impl Brain {
         })
     }
 
+    /// NEG-002: the agent's profile declares the namespace's capabilities, but not the one of
+    /// this operation at the negotiated version. A business outcome, not a protocol error.
+    pub fn capabilities_incompatible(&self, capability: Capability) -> Result<Value, BrainError> {
+        let name = self.namespace.capability_name(capability);
+        let mut ucp = self.namespace.envelope(capability, Status::Error);
+        ucp.capabilities.clear();
+        Self::to_json(&ErrorResponse {
+            ucp,
+            messages: vec![Message::error(
+                "capabilities_incompatible",
+                format!(
+                    "the agent profile does not declare {name} at the negotiated protocol version, so this operation has no capability in common"
+                ),
+                crate::protocol::Severity::Unrecoverable,
+            )],
+            continue_url: self.storefront_url(),
+        })
+    }
+
     /// The shop's home page with the configured attribution, for outcomes with no cart.
     fn storefront_url(&self) -> Option<String> {
         self.checkout.rewrite(&self.store().storefront_url)

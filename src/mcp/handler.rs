@@ -21,14 +21,15 @@ use super::agents::{self, AgentsConfig, META_EXAMPLE, MetaSource};
 use super::errors::ProtocolError;
 use super::http::StatusSlot;
 use super::tools::ToolTable;
-use crate::brain::Brain;
+use crate::brain::{Brain, render};
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
-use crate::protocol::ToolName;
+use crate::observability::activity::Activity;
 use crate::protocol::request::{
     CallMeta, CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn,
     UpdateCartArgs,
 };
+use crate::protocol::{Release, ToolName};
 
 pub struct McpState {
     pub brain: Brain,
@@ -36,6 +37,8 @@ pub struct McpState {
     pub guard: Arc<CallGuard>,
     pub gate: Gate,
     pub agents: AgentsConfig,
+    /// Calls and refusals since start, for the merchant page.
+    pub activity: Arc<Activity>,
 }
 
 #[derive(Clone)]
@@ -129,12 +132,41 @@ fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
     }
 }
 
+/// A refusal as the merchant page may show it: a fixed word, or the argument path of an
+/// invalid parameter; never a message, which can echo what a buyer typed.
+fn error_reason(error: &ProtocolError) -> String {
+    match error {
+        ProtocolError::InvalidParams { data, .. } => data
+            .as_ref()
+            .and_then(|data| data.get("path"))
+            .and_then(Value::as_str)
+            .unwrap_or("invalid params")
+            .to_owned(),
+        ProtocolError::UnknownTool(_) => "unknown tool".to_owned(),
+        ProtocolError::Negotiation { code, .. } | ProtocolError::Signature { code, .. } => {
+            (*code).to_owned()
+        }
+        ProtocolError::RateLimited { .. } => "rate limited".to_owned(),
+        ProtocolError::Unavailable { .. } => "store unavailable".to_owned(),
+        ProtocolError::Full { what, .. } => format!("{what} full"),
+        ProtocolError::Internal => "internal error".to_owned(),
+        ProtocolError::Unauthorized => "unauthorized".to_owned(),
+        ProtocolError::Forbidden => "agent not allowed".to_owned(),
+        ProtocolError::Conflict => "idempotency conflict".to_owned(),
+    }
+}
+
 impl BcpMcp {
     pub fn new(state: Arc<McpState>) -> Self {
         Self { state }
     }
 
-    async fn run(&self, name: ToolName, arguments: Value) -> Result<Value, ProtocolError> {
+    async fn run(
+        &self,
+        name: ToolName,
+        arguments: Value,
+        release: Release,
+    ) -> Result<Value, ProtocolError> {
         let brain = &self.state.brain;
         let value = match name {
             ToolName::SearchCatalog => {
@@ -170,7 +202,7 @@ impl BcpMcp {
                 brain.cancel_cart(&args.id).await?
             }
         };
-        Ok(value)
+        Ok(render::for_release(value, release)?)
     }
 
     /// Validation, dispatch and error mapping of one `tools/call`, independent of rmcp.
@@ -186,14 +218,26 @@ impl BcpMcp {
             .get(name)
             .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
         let gate = &self.state.gate;
-        gate.admit(meta).await?;
+        let agreement = gate.admit(meta).await?;
+        let brain = &self.state.brain;
+        let release = brain
+            .namespace()
+            .release(agreement.as_ref().map(|agreed| agreed.version));
         spec.validate(&arguments)?;
+        let capability = spec.name.capability();
+        if agreement
+            .as_ref()
+            .is_some_and(|agreed| !agreed.covers(capability))
+        {
+            let refused = brain.capabilities_incompatible(capability)?;
+            return Ok(render::for_release(refused, release)?);
+        }
         match gate.idempotency_key(spec.name, meta, &arguments) {
             Some((key, fingerprint)) => {
-                let operation = self.run(spec.name, arguments);
+                let operation = self.run(spec.name, arguments, release);
                 gate.idempotency.run(&key, &fingerprint, operation).await
             }
-            None => self.run(spec.name, arguments).await,
+            None => self.run(spec.name, arguments, release).await,
         }
     }
 }
@@ -262,7 +306,9 @@ impl ServerHandler for BcpMcp {
             .guard
             .run(&tool, meta.profile.as_deref(), peer, call);
         let outcome = guarded.instrument(span.clone()).await;
-        crate::observability::tool_call(&tool, outcome_label(&outcome), started.elapsed());
+        let label = outcome_label(&outcome);
+        crate::observability::tool_call(&tool, label, started.elapsed());
+        self.state.activity.record(&tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();
         match outcome {
@@ -278,6 +324,16 @@ impl ServerHandler for BcpMcp {
                     .and_then(Value::as_str)
                     .unwrap_or("success");
                 tracing::info!(outcome = status, elapsed_ms, "tool answered");
+                if status == "error" {
+                    // Message codes are the protocol's vocabulary, not the buyer's words.
+                    let reason = value
+                        .get("messages")
+                        .and_then(|messages| messages.get(0))
+                        .and_then(|message| message.get("code"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("error");
+                    self.state.activity.record_error(&tool, label, None, reason);
+                }
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))
                     .into())
@@ -288,6 +344,12 @@ impl ServerHandler for BcpMcp {
                     code = error.code(),
                     elapsed_ms,
                     "tool refused"
+                );
+                self.state.activity.record_error(
+                    &tool,
+                    label,
+                    Some(error.code()),
+                    &error_reason(&error),
                 );
                 if let Some(slot) = context
                     .extensions

@@ -41,7 +41,11 @@ fn context() -> Value {
             "intent": {"type": "string", "maxLength": 2000},
             "language": {"type": "string", "maxLength": 35, "description": "BCP 47 tag, e.g. pt-BR."},
             "currency": {"type": "string", "pattern": "^[A-Za-z]{3}$", "description": "ISO 4217 code; also the denomination of price filters."},
-            "eligibility": {"type": "array", "items": {"type": "string"}}
+            "eligibility": {"type": "array", "items": {"type": "string"}},
+            // UCP 2026-08-25 members: unknown values must be ignored without error (CAT-046),
+            // so they are typed only loosely, and the store does not use them.
+            "location": {"description": "Business location id hint (UCP 2026-08-25); accepted, not used."},
+            "payment": {"description": "Preferred payment handlers (UCP 2026-08-25); accepted, not used."}
         }
     })
 }

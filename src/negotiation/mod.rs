@@ -1,10 +1,12 @@
-//! Version negotiation: fetch the agent's profile (`meta["ucp-agent"].profile`) and check that
-//! its `ucp.version` is one this bridge serves. The profile URL is chosen by whoever calls us,
+//! Version negotiation: fetch the agent's profile (`meta["ucp-agent"].profile`) and settle the
+//! newest protocol version both sides speak: the agent's `ucp.version` and the keys of its
+//! `supported_versions` against the versions this bridge serves (`agreement`). The profile URL is chosen by whoever calls us,
 //! so the fetch is SSRF-hardened: https only, no special-use targets (`special_use`), the
 //! checked address is the one connected to (no DNS-rebinding swap), few redirects each
 //! re-checked, a short timeout, a size cap, and bounded concurrency (`limits`). Outcomes are
 //! cached, failures briefly; concurrent checks of one URL share one fetch.
 
+mod agreement;
 mod client;
 mod fetch;
 mod limits;
@@ -23,6 +25,7 @@ use crate::protocol::Namespace;
 use crate::protocol::request::CallMeta;
 use crate::settings::ConfigProblem;
 
+pub use agreement::Agreement;
 pub use client::ProfileClient;
 pub use fetch::is_restricted;
 
@@ -54,7 +57,8 @@ impl Default for NegotiationConfig {
             timeout_ms: 3_000,
             cache_ttl_secs: 300,
             failure_cache_ttl_secs: 30,
-            max_profile_bytes: 64 * 1024,
+            // UCP 2026-08-25 asks a cap of no less than 128 KiB (DISC-012).
+            max_profile_bytes: 128 * 1024,
             max_concurrent_fetches: 16,
             max_fetches_per_host: 4,
         }
@@ -193,7 +197,7 @@ impl Refusal {
 /// Outcomes kept at most; the cache evicts the least useful beyond this to bound memory.
 const CACHE_CAP: u64 = 10_000;
 
-type Outcome = Result<(), Refusal>;
+type Outcome = Result<Agreement, Refusal>;
 
 /// Successes live `cache_ttl_secs`, failures `failure_cache_ttl_secs`.
 struct OutcomeTtl {
@@ -204,7 +208,7 @@ struct OutcomeTtl {
 impl Expiry<String, Outcome> for OutcomeTtl {
     fn expire_after_create(&self, _: &String, outcome: &Outcome, _: Instant) -> Option<Duration> {
         Some(match outcome {
-            Ok(()) => self.success,
+            Ok(_) => self.success,
             Err(_) => self.failure,
         })
     }
@@ -212,7 +216,7 @@ impl Expiry<String, Outcome> for OutcomeTtl {
 
 pub struct Negotiator {
     config: NegotiationConfig,
-    versions: Vec<&'static str>,
+    namespace: Namespace,
     outcomes: Cache<String, Outcome>,
     fetcher: fetch::Fetcher,
 }
@@ -227,8 +231,6 @@ impl Negotiator {
         namespace: &Namespace,
         resolver: fetch::Resolver,
     ) -> Self {
-        let mut versions = vec![namespace.version];
-        versions.extend(namespace.supported_versions.iter().copied());
         let outcomes = Cache::builder()
             .max_capacity(CACHE_CAP)
             .expire_after(OutcomeTtl {
@@ -238,7 +240,7 @@ impl Negotiator {
             .build();
         Self {
             config: config.clone(),
-            versions,
+            namespace: namespace.clone(),
             outcomes,
             fetcher: fetch::Fetcher::new(config, resolver),
         }
@@ -248,17 +250,19 @@ impl Negotiator {
         self.config.enabled
     }
 
-    /// Checks the agent named in `meta["ucp-agent"].profile`. A missing profile is left to
-    /// argument validation (-32602).
-    pub async fn check(&self, meta: &CallMeta) -> Result<(), Refusal> {
+    /// Negotiates with the agent named in `meta["ucp-agent"].profile`: `None` when nothing was
+    /// negotiated (negotiation is off, or the profile is missing, which is left to argument
+    /// validation, -32602).
+    pub async fn check(&self, meta: &CallMeta) -> Result<Option<Agreement>, Refusal> {
         if !self.config.enabled {
-            return Ok(());
+            return Ok(None);
         }
         let Some(profile) = meta.profile.as_deref() else {
-            return Ok(());
+            return Ok(None);
         };
         self.outcome(profile)
             .await
+            .map(Some)
             .map_err(|refusal| refusal.explained(profile))
     }
 
@@ -290,26 +294,10 @@ impl Negotiator {
         }
     }
 
-    async fn negotiate(&self, profile: &str) -> Result<(), Refusal> {
+    async fn negotiate(&self, profile: &str) -> Result<Agreement, Refusal> {
         let body = self.fetcher.fetch(profile).await?;
         let document: Value = serde_json::from_slice(&body)
             .map_err(|_| Refusal::malformed("the agent profile is not valid JSON"))?;
-        let version = document
-            .get("ucp")
-            .and_then(|ucp| ucp.get("version"))
-            .and_then(Value::as_str)
-            .ok_or_else(|| Refusal::malformed("the agent profile has no ucp.version string"))?;
-        if self.versions.contains(&version) {
-            Ok(())
-        } else {
-            Err(Refusal::new(
-                "version_unsupported",
-                format!(
-                    "protocol version {} is not supported; this business serves {}",
-                    version.chars().take(40).collect::<String>(),
-                    self.versions.join(", ")
-                ),
-            ))
-        }
+        agreement::settle(&self.namespace, &document)
     }
 }

@@ -194,7 +194,7 @@ async fn concurrent_checks_of_one_url_share_one_fetch() {
         calls.spawn(async move { negotiator.outcome(&url).await });
     }
     while let Some(outcome) = calls.join_next().await {
-        assert_eq!(outcome.unwrap(), Ok(()));
+        assert!(outcome.unwrap().is_ok());
     }
     assert_eq!(load.hits.load(Ordering::SeqCst), 1);
     negotiator.outcome(&url).await.unwrap();
@@ -224,7 +224,7 @@ async fn fetches_are_bounded_globally_and_per_host() {
         }
     }
     while let Some(outcome) = calls.join_next().await {
-        assert_eq!(outcome.unwrap(), Ok(()));
+        assert!(outcome.unwrap().is_ok());
     }
     assert_eq!(load.hits.load(Ordering::SeqCst), 12);
     assert_eq!(load.max_global.load(Ordering::SeqCst), 3);
@@ -292,7 +292,7 @@ async fn a_full_bridge_answers_busy_and_does_not_remember_it() {
     assert_eq!(refusal, Refusal::busy());
     assert_eq!(refusal.code, "profile_unreachable");
     drop(held);
-    assert_eq!(negotiator.outcome(&url).await, Ok(()));
+    assert!(negotiator.outcome(&url).await.is_ok());
     assert_eq!(load.hits.load(Ordering::SeqCst), 1);
 }
 

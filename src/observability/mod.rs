@@ -1,5 +1,8 @@
 //! Prometheus metrics (`GET /metrics`). The recorder is process-wide (the `metrics` facade
 //! has one global recorder), installed on first use; recording before that is a no-op.
+//! `activity` is the per-bridge record the merchant page reads.
+
+pub mod activity;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -26,14 +26,6 @@ impl Capability {
         }
     }
 
-    fn spec_path(self) -> &'static str {
-        match self {
-            Self::CatalogSearch => "catalog/search",
-            Self::CatalogLookup => "catalog/lookup",
-            Self::Cart => "cart",
-        }
-    }
-
     fn schema_file(self) -> &'static str {
         match self {
             Self::CatalogSearch => "catalog_search.json",
@@ -49,9 +41,56 @@ impl Capability {
 pub struct Namespace {
     pub service: &'static str,
     pub spec_host: &'static str,
+    /// The newest version, the root profile's `ucp.version`.
     pub version: &'static str,
+    /// Older versions, each served as a leaf profile (newest first).
     pub supported_versions: &'static [&'static str],
     pub profile_paths: &'static [&'static str],
+    /// The version a call is answered in when no agent profile was negotiated
+    /// (`negotiation.enabled = false`).
+    pub unnegotiated: &'static str,
+    /// Whether answers carry the negotiated version. BCP's seed versions share one wire and
+    /// its answers have always said `version`, so BCP keeps saying it.
+    pub answers_negotiated: bool,
+    /// How the release of `version` is laid out on the wire.
+    pub edition_of: fn(&str) -> Edition,
+}
+
+/// The wire layouts this bridge writes. A layout is named after the UCP release it follows;
+/// the BCP seeds follow 2026-04-08.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edition {
+    Ucp20260408,
+    Ucp20260825,
+}
+
+impl Edition {
+    /// Where a capability's prose lives under `{host}/{version}/specification/`: 2026-08-25
+    /// moved the shopping capabilities under their vertical (CHANGES 1.6).
+    fn spec_path(self, capability: Capability) -> &'static str {
+        match (self, capability) {
+            (Self::Ucp20260408, Capability::CatalogSearch) => "catalog/search",
+            (Self::Ucp20260408, Capability::CatalogLookup) => "catalog/lookup",
+            (Self::Ucp20260408, Capability::Cart) => "cart",
+            (Self::Ucp20260825, Capability::CatalogSearch) => "shopping/catalog/search",
+            (Self::Ucp20260825, Capability::CatalogLookup) => "shopping/catalog/lookup",
+            (Self::Ucp20260825, Capability::Cart) => "shopping/cart",
+        }
+    }
+
+    fn overview_path(self) -> &'static str {
+        match self {
+            Self::Ucp20260408 => "overview",
+            Self::Ucp20260825 => "overview/",
+        }
+    }
+}
+
+/// The release one call is answered in: its version string and wire layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Release {
+    pub version: &'static str,
+    pub edition: Edition,
 }
 
 impl Namespace {
@@ -61,38 +100,61 @@ impl Namespace {
         version: BCP_VERSION,
         supported_versions: BCP_SUPPORTED_VERSIONS,
         profile_paths: &["/.well-known/bcp", "/.well-known/ucp.json"],
+        unnegotiated: BCP_VERSION,
+        answers_negotiated: false,
+        edition_of: |_| Edition::Ucp20260408,
     };
+
+    /// Every version served, newest first.
+    pub fn versions(&self) -> impl Iterator<Item = &'static str> + use<> {
+        std::iter::once(self.version).chain(self.supported_versions.iter().copied())
+    }
+
+    /// The release a call is answered in, given the version negotiated for it (if any).
+    pub fn release(&self, negotiated: Option<&'static str>) -> Release {
+        let version = match negotiated {
+            Some(version) if self.answers_negotiated => version,
+            Some(_) => self.version,
+            None => self.unnegotiated,
+        };
+        Release {
+            version,
+            edition: (self.edition_of)(version),
+        }
+    }
 
     pub fn capability_name(&self, capability: Capability) -> String {
         format!("{}.{}", self.service, capability.suffix())
     }
 
-    pub fn spec_url(&self, capability: Capability) -> String {
+    pub fn spec_url(&self, capability: Capability, version: &str) -> String {
         format!(
-            "{}/{}/specification/{}",
+            "{}/{version}/specification/{}",
             self.spec_host,
-            self.version,
-            capability.spec_path()
+            (self.edition_of)(version).spec_path(capability)
         )
     }
 
-    pub fn schema_url(&self, capability: Capability) -> String {
+    pub fn schema_url(&self, capability: Capability, version: &str) -> String {
         format!(
-            "{}/{}/schemas/shopping/{}",
+            "{}/{version}/schemas/shopping/{}",
             self.spec_host,
-            self.version,
             capability.schema_file()
         )
     }
 
-    pub fn service_spec_url(&self) -> String {
-        format!("{}/{}/specification/overview", self.spec_host, self.version)
+    pub fn service_spec_url(&self, version: &str) -> String {
+        format!(
+            "{}/{version}/specification/{}",
+            self.spec_host,
+            (self.edition_of)(version).overview_path()
+        )
     }
 
-    pub fn service_schema_url(&self) -> String {
+    pub fn service_schema_url(&self, version: &str) -> String {
         format!(
-            "{}/{}/services/shopping/mcp.openrpc.json",
-            self.spec_host, self.version
+            "{}/{version}/services/shopping/mcp.openrpc.json",
+            self.spec_host
         )
     }
 

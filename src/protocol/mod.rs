@@ -10,7 +10,7 @@ pub mod profile;
 pub mod request;
 pub mod tool;
 
-pub use envelope::{Capability, Namespace, Ucp};
+pub use envelope::{Capability, Edition, Namespace, Release, Ucp};
 pub use message::{Message, Severity};
 pub use namespaces::Protocol;
 pub use tool::ToolName;

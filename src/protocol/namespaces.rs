@@ -3,19 +3,34 @@
 
 use serde::Deserialize;
 
-use super::envelope::Namespace;
+use super::envelope::{Edition, Namespace};
 
-/// UCP clients compare versions exactly and read only the root `ucp.version` of the profile,
-/// so UCP mode speaks the upstream release the BCP fork is based on, with no older leaves.
-pub const UCP_VERSION: &str = "2026-04-08";
+/// The newest UCP release served: the root `ucp.version` of `/.well-known/ucp`.
+pub const UCP_VERSION: &str = "2026-08-25";
+/// The release the BCP fork is based on, still served to agents that speak only it, through
+/// a `supported_versions` leaf profile.
+pub const UCP_2026_04_08: &str = "2026-04-08";
+
+fn ucp_edition(version: &str) -> Edition {
+    if version == UCP_VERSION {
+        Edition::Ucp20260825
+    } else {
+        Edition::Ucp20260408
+    }
+}
 
 impl Namespace {
     pub const UCP: Namespace = Namespace {
         service: "dev.ucp.shopping",
         spec_host: "https://ucp.dev",
         version: UCP_VERSION,
-        supported_versions: &[],
+        supported_versions: &[UCP_2026_04_08],
         profile_paths: &["/.well-known/ucp"],
+        // Clients that were never negotiated were built against what UCP mode answered
+        // before 2026-08-25 was served; a newer answer needs a profile that asks for it.
+        unnegotiated: UCP_2026_04_08,
+        answers_negotiated: true,
+        edition_of: ucp_edition,
     };
 }
 
@@ -72,13 +87,41 @@ mod tests {
             "dev.ucp.shopping.cart"
         );
         assert_eq!(
-            ucp.schema_url(Capability::CatalogLookup),
+            ucp.schema_url(Capability::CatalogLookup, UCP_2026_04_08),
             "https://ucp.dev/2026-04-08/schemas/shopping/catalog_lookup.json"
         );
         assert_eq!(
-            ucp.service_schema_url(),
+            ucp.service_schema_url(UCP_2026_04_08),
             "https://ucp.dev/2026-04-08/services/shopping/mcp.openrpc.json"
         );
+        assert_eq!(
+            ucp.spec_url(Capability::Cart, UCP_2026_04_08),
+            "https://ucp.dev/2026-04-08/specification/cart"
+        );
+        // CHANGES 1.6: 2026-08-25 moved the prose under the shopping vertical; schema URLs stay.
+        assert_eq!(
+            ucp.spec_url(Capability::CatalogSearch, UCP_VERSION),
+            "https://ucp.dev/2026-08-25/specification/shopping/catalog/search"
+        );
+        assert_eq!(
+            ucp.service_spec_url(UCP_VERSION),
+            "https://ucp.dev/2026-08-25/specification/overview/"
+        );
+        assert_eq!(
+            ucp.schema_url(Capability::Cart, UCP_VERSION),
+            "https://ucp.dev/2026-08-25/schemas/shopping/cart.json"
+        );
+    }
+
+    #[test]
+    fn ucp_answers_the_negotiated_release_and_bcp_its_seed_version() {
+        let ucp = Namespace::UCP;
+        assert_eq!(ucp.release(Some(UCP_VERSION)).edition, Edition::Ucp20260825);
+        assert_eq!(ucp.release(Some(UCP_2026_04_08)).version, UCP_2026_04_08);
+        assert_eq!(ucp.release(None).version, UCP_2026_04_08);
+        let bcp = Namespace::BCP;
+        assert_eq!(bcp.release(Some("2026-07-14")).version, "2026-07-28");
+        assert_eq!(bcp.release(None).version, "2026-07-28");
     }
 
     #[test]

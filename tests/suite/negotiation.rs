@@ -39,13 +39,13 @@ async fn profile_server() -> (SocketAddr, Hits) {
         .route("/missing", get(|| async { (AxumStatus::NOT_FOUND, "no") }))
         .route(
             "/big",
-            get(|| async { format!("{{\"pad\": \"{}\"}}", "x".repeat(100 * 1024)) }),
+            get(|| async { format!("{{\"pad\": \"{}\"}}", "x".repeat(200 * 1024)) }),
         )
         .route(
             "/big-chunked",
             get(|| async {
                 // No Content-Length: only the streaming cap can stop it.
-                let chunks = (0..200).map(|_| Ok::<_, std::io::Error>("x".repeat(1024)));
+                let chunks = (0..300).map(|_| Ok::<_, std::io::Error>("x".repeat(1024)));
                 Body::from_stream(futures_util::stream::iter(chunks))
             }),
         )

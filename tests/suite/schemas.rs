@@ -28,16 +28,16 @@ fn load(dir: &Path, out: &mut Vec<(String, Value)>) {
     }
 }
 
-struct Schemas {
+pub(crate) struct Schemas {
     search: Validator,
     lookup: Validator,
     get_product: Validator,
     cart: Validator,
-    profile: Validator,
+    pub(crate) profile: Validator,
 }
 
 impl Schemas {
-    fn load() -> Self {
+    pub(crate) fn load() -> Self {
         let mut files = Vec::new();
         load(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ucp-2026-04-08"),
@@ -90,7 +90,7 @@ impl Schemas {
         }
     }
 
-    fn for_tool(&self, tool: &str) -> &Validator {
+    pub(crate) fn for_tool(&self, tool: &str) -> &Validator {
         match tool {
             "search_catalog" => &self.search,
             "lookup_catalog" => &self.lookup,
@@ -100,7 +100,7 @@ impl Schemas {
     }
 }
 
-fn problems(validator: &Validator, value: &Value) -> Vec<String> {
+pub(crate) fn problems(validator: &Validator, value: &Value) -> Vec<String> {
     validator
         .iter_errors(value)
         .map(|error| {
@@ -332,9 +332,15 @@ async fn bcp_responses_match_the_ucp_schemas() {
     check_endpoint("", "/.well-known/bcp").await;
 }
 
+/// Unnegotiated calls are answered in 2026-04-08, and the 2026-04-08 profile is the leaf named
+/// by the root's `supported_versions` (the root is 2026-08-25: tests/suite/ucp_2026_08_25.rs).
 #[tokio::test]
 async fn ucp_responses_match_the_ucp_schemas() {
-    check_endpoint("[server]\nprotocol = \"ucp\"\n", "/.well-known/ucp").await;
+    check_endpoint(
+        "[server]\nprotocol = \"ucp\"\n",
+        "/.well-known/ucp/2026-04-08",
+    )
+    .await;
 }
 
 /// The validators really bite: a catalog price as a bare integer and a cart item price as an

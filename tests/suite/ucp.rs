@@ -52,11 +52,16 @@ async fn ucp_profile_uses_ucp_names_hosts_and_version() {
             .unwrap()
             .contains("public")
     );
-    let profile: Value = response.json().await.unwrap();
+    let root: Value = response.json().await.unwrap();
+    // The root speaks 2026-08-25 (tests/suite/ucp_2026_08_25.rs) and names 2026-04-08 as a
+    // leaf, which is what a 2026-04-08 client uses.
+    assert_eq!(root["ucp"]["version"], "2026-08-25");
+    let leaf_url = format!("{}/.well-known/ucp/2026-04-08", bridge.base_url);
+    assert_eq!(root["ucp"]["supported_versions"]["2026-04-08"], leaf_url);
+    let profile = profile(&bridge, "/.well-known/ucp/2026-04-08").await;
     let ucp = &profile["ucp"];
-    // UCP clients read only the root version and compare it exactly.
     assert_eq!(ucp["version"], "2026-04-08");
-    // OVR-009: nothing older to offer, so no supported_versions.
+    // OVR-009: a leaf names nothing older.
     assert!(ucp.get("supported_versions").is_none(), "{profile}");
     // OVR-001: reverse-domain names in the dev.ucp namespace only.
     let services = ucp["services"].as_object().unwrap();
@@ -182,7 +187,7 @@ async fn both_serves_two_profiles_and_two_endpoints() {
     let bcp = profile(&bridge, "/.well-known/bcp").await;
     let ucp = profile(&bridge, "/.well-known/ucp").await;
     assert_eq!(bcp["ucp"]["version"], "2026-07-28");
-    assert_eq!(ucp["ucp"]["version"], "2026-04-08");
+    assert_eq!(ucp["ucp"]["version"], "2026-08-25");
     assert_eq!(
         bcp["ucp"]["services"]["br.dev.bcp.shopping"][0]["endpoint"],
         format!("{}/bcp/mcp", bridge.base_url)

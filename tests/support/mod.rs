@@ -2,6 +2,7 @@
 //! an agent does. Each test gets its own bridge (and its own in-memory sample store).
 
 pub mod binary;
+pub mod chromium;
 pub mod hostile;
 pub mod redis;
 pub mod shopify_standin;

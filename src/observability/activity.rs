@@ -1,0 +1,194 @@
+//! What the merchant page shows of the bridge's own traffic since start: calls per tool and
+//! outcome, and the last few refusals. One per running bridge (the Prometheus recorder is
+//! process-wide, this is not), bounded, and holding no buyer data: a refusal is kept as its
+//! tool, outcome, JSON-RPC code and a reason taken from a closed vocabulary or an argument
+//! path, never a message or an argument value.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime};
+
+use crate::protocol::ToolName;
+
+/// Refusals kept; older ones are dropped.
+pub const MAX_RECENT_ERRORS: usize = 20;
+/// Characters kept of a reason (argument paths are the client's words).
+const MAX_REASON_CHARS: usize = 80;
+
+const OUTCOMES: [&str; 5] = [
+    "success",
+    "business_error",
+    "invalid",
+    "rate_limited",
+    "unavailable",
+];
+/// Every other outcome label (`error`) is counted here.
+const OTHER: usize = OUTCOMES.len();
+
+/// One refused or failed call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentError {
+    pub at: SystemTime,
+    pub tool: &'static str,
+    pub outcome: &'static str,
+    /// The JSON-RPC error code; `None` for an answer whose `ucp.status` is `error`.
+    pub code: Option<i32>,
+    pub reason: String,
+}
+
+/// Calls of one tool since start, by outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCounts {
+    pub tool: &'static str,
+    /// `(outcome, calls)` for every outcome seen at least once.
+    pub outcomes: Vec<(&'static str, u64)>,
+}
+
+impl ToolCounts {
+    pub fn total(&self) -> u64 {
+        self.outcomes.iter().map(|(_, calls)| calls).sum()
+    }
+}
+
+pub struct Activity {
+    started: Instant,
+    /// `[tool][outcome]`, tools in `ToolName::ALL` order plus one slot for unknown names.
+    counts: Vec<[AtomicU64; OUTCOMES.len() + 1]>,
+    recent: Mutex<VecDeque<RecentError>>,
+}
+
+impl Default for Activity {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Activity {
+    pub fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            counts: (0..=ToolName::ALL.len())
+                .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
+                .collect(),
+            recent: Mutex::new(VecDeque::with_capacity(MAX_RECENT_ERRORS)),
+        }
+    }
+
+    pub fn uptime(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+
+    fn tool_slot(tool: &str) -> (usize, &'static str) {
+        ToolName::ALL
+            .iter()
+            .position(|name| name.as_str() == tool)
+            .map(|index| (index, ToolName::ALL[index].as_str()))
+            .unwrap_or((ToolName::ALL.len(), "unknown"))
+    }
+
+    /// Counts one answered call.
+    pub fn record(&self, tool: &str, outcome: &'static str) {
+        let (slot, _) = Self::tool_slot(tool);
+        let column = OUTCOMES
+            .iter()
+            .position(|known| *known == outcome)
+            .unwrap_or(OTHER);
+        if let Some(row) = self.counts.get(slot) {
+            row[column].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Keeps one refusal; `reason` is a fixed word or an argument path, never free text.
+    pub fn record_error(&self, tool: &str, outcome: &'static str, code: Option<i32>, reason: &str) {
+        let (_, tool) = Self::tool_slot(tool);
+        let error = RecentError {
+            at: SystemTime::now(),
+            tool,
+            outcome,
+            code,
+            reason: reason.chars().take(MAX_REASON_CHARS).collect(),
+        };
+        // A poisoned lock only means another thread panicked mid-push: the queue is intact.
+        let mut recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if recent.len() == MAX_RECENT_ERRORS {
+            recent.pop_front();
+        }
+        recent.push_back(error);
+    }
+
+    /// Every tool with at least one call, in the tool table's order.
+    pub fn counts(&self) -> Vec<ToolCounts> {
+        let names = ToolName::ALL
+            .iter()
+            .map(|name| name.as_str())
+            .chain(std::iter::once("unknown"));
+        names
+            .zip(&self.counts)
+            .filter_map(|(tool, row)| {
+                let outcomes: Vec<_> = OUTCOMES
+                    .iter()
+                    .copied()
+                    .chain(std::iter::once("error"))
+                    .zip(row)
+                    .map(|(outcome, calls)| (outcome, calls.load(Ordering::Relaxed)))
+                    .filter(|(_, calls)| *calls > 0)
+                    .collect();
+                (!outcomes.is_empty()).then_some(ToolCounts { tool, outcomes })
+            })
+            .collect()
+    }
+
+    /// The kept refusals, newest first.
+    pub fn recent_errors(&self) -> Vec<RecentError> {
+        let recent = self
+            .recent
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        recent.iter().rev().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_per_tool_and_outcome_and_unknown_names_share_one_row() {
+        let activity = Activity::new();
+        activity.record("search_catalog", "success");
+        activity.record("search_catalog", "success");
+        activity.record("search_catalog", "invalid");
+        activity.record("no_such_tool_1", "invalid");
+        activity.record("no_such_tool_2", "invalid");
+        let counts = activity.counts();
+        assert_eq!(counts.len(), 2);
+        assert_eq!(counts[0].tool, "search_catalog");
+        assert_eq!(counts[0].outcomes, vec![("success", 2), ("invalid", 1)]);
+        assert_eq!(counts[0].total(), 3);
+        assert_eq!(counts[1].tool, "unknown");
+        assert_eq!(counts[1].total(), 2);
+    }
+
+    #[test]
+    fn the_error_record_is_bounded_and_newest_first() {
+        let activity = Activity::new();
+        for index in 0..(MAX_RECENT_ERRORS + 5) {
+            activity.record_error("get_cart", "invalid", Some(-32602), &format!("$.id{index}"));
+        }
+        let recent = activity.recent_errors();
+        assert_eq!(recent.len(), MAX_RECENT_ERRORS);
+        assert_eq!(recent[0].reason, format!("$.id{}", MAX_RECENT_ERRORS + 4));
+        assert_eq!(recent[MAX_RECENT_ERRORS - 1].reason, "$.id5");
+    }
+
+    #[test]
+    fn reasons_are_cut_short() {
+        let activity = Activity::new();
+        activity.record_error("get_cart", "invalid", Some(-32602), &"x".repeat(500));
+        assert_eq!(activity.recent_errors()[0].reason.len(), MAX_REASON_CHARS);
+    }
+}
