@@ -124,9 +124,17 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         report.fail("store answers", explain(&error, factory));
         return report;
     }
+    let described = platform
+        .describe()
+        .map(|detail| format!("; {detail}"))
+        .unwrap_or_default();
     report.pass(
         "store answers",
-        format!("{} ({})", info.storefront_url, info.currency.code()),
+        format!(
+            "{} ({}){described}",
+            info.storefront_url,
+            info.currency.code()
+        ),
     );
 
     let brain = Brain::new(

@@ -337,6 +337,10 @@ impl Platform for CachedPlatform {
     async fn ready(&self) -> Result<(), PlatformError> {
         self.inner.ready().await
     }
+
+    fn describe(&self) -> Option<String> {
+        self.inner.describe()
+    }
 }
 
 /// Wraps `platform` in the cache when `[cache] enabled`.

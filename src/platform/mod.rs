@@ -10,6 +10,7 @@ pub mod sample;
 pub mod serial;
 pub mod shopify;
 pub mod upstream;
+pub mod vtex;
 pub mod woocommerce;
 
 pub use factory::{BuildContext, PlatformFactory};

@@ -137,6 +137,12 @@ pub trait Platform: Send + Sync + 'static {
     async fn ready(&self) -> Result<(), PlatformError> {
         Ok(())
     }
+
+    /// What the adapter found out about the store once it answered (e.g. which of several
+    /// upstream APIs it uses), for `doctor` and logs; `None` when there is nothing to say.
+    fn describe(&self) -> Option<String> {
+        None
+    }
 }
 
 pub type SharedPlatform = Arc<dyn Platform>;

@@ -195,6 +195,10 @@ impl Platform for SerializedCarts {
     async fn ready(&self) -> Result<(), PlatformError> {
         self.inner.ready().await
     }
+
+    fn describe(&self) -> Option<String> {
+        self.inner.describe()
+    }
 }
 
 #[cfg(test)]

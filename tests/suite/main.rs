@@ -47,6 +47,7 @@ mod ucp_2026_08_25;
 mod untrusted_text;
 mod upstream;
 mod upstream_counts;
+mod vtex;
 mod woo_cart;
 mod woo_catalog;
 mod woo_round_trips;

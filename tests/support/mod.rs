@@ -8,6 +8,7 @@ pub mod redis;
 pub mod shopify_standin;
 pub mod signer;
 pub mod values;
+pub mod vtex_standin;
 pub mod woo_standin;
 
 use std::net::SocketAddr;

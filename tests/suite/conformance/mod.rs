@@ -9,6 +9,7 @@
 mod real_woocommerce;
 mod sample;
 mod shopify;
+mod vtex;
 mod woocommerce;
 
 use std::any::Any;
@@ -60,7 +61,7 @@ macro_rules! scenarios {
     )*};
 }
 
-platforms!(sample, shopify, woocommerce, real_woocommerce);
+platforms!(sample, shopify, woocommerce, real_woocommerce, vtex);
 
 /// A running store under test: the bridge, and whatever must stay alive behind it.
 pub struct Store {

@@ -1,0 +1,211 @@
+//! VTEX through the routes its own storefront calls without admin scope: Intelligent Search v1
+//! (or the legacy `catalog_system/pub` search where a store has no Intelligent Search) for the
+//! catalog, and the Checkout orderForm (`/api/checkout/pub`) as the cart, handed off at
+//! `/checkout/?orderFormId=…#/cart`. Fetch and normalise only; protocol rules live in the
+//! brain.
+
+mod api;
+mod cart;
+mod catalog;
+mod categories;
+mod ids;
+mod mapping;
+mod owners;
+mod settings;
+mod stack;
+mod wire;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use self::api::VtexApi;
+use self::cart::Carts;
+use self::catalog::{Catalog, Where};
+use self::categories::CategoryCache;
+use self::owners::Owners;
+use self::stack::StackProbe;
+use crate::model::{
+    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
+    SearchRequest,
+};
+use crate::platform::factory::{BuildContext, PlatformFactory};
+use crate::platform::port::{
+    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+};
+use crate::platform::upstream::{UpstreamClient, UpstreamPolicy};
+use crate::settings::ConfigProblem;
+
+pub const FACTORY: PlatformFactory = PlatformFactory {
+    name: "vtex",
+    check: settings::check,
+    build,
+    // `/checkout/?orderFormId=<id>` carries the cart itself.
+    reserved_checkout_params: &["orderFormId"],
+    address_keys: &["store.account", "store.base_url"],
+};
+
+fn build(
+    store: &toml::Table,
+    context: &BuildContext<'_>,
+) -> Result<SharedPlatform, Vec<ConfigProblem>> {
+    let settings = settings::parse(store)?;
+    let client = UpstreamClient::new(
+        "vtex",
+        Duration::from_millis(settings.timeout_ms),
+        context.max_response_bytes.max(8 * 1024 * 1024),
+    )
+    .map_err(|error| vec![ConfigProblem::new("store", error)])?
+    .with_limits(UpstreamPolicy {
+        attempt_timeout: None,
+        ..UpstreamPolicy::from(context.upstream)
+    });
+    let api = Arc::new(VtexApi::new(
+        client,
+        settings.base_url.clone(),
+        settings.app_keys.clone(),
+    ));
+    let stack = Arc::new(StackProbe::new(settings.search, settings.sales_channel));
+    // Probed once at start where there is a runtime to do it; otherwise on first use.
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        let (api, stack) = (api.clone(), stack.clone());
+        runtime.spawn(async move {
+            if let Err(error) = stack.get(&api).await {
+                tracing::warn!(%error, "VTEX search API probe failed; trying again on first use");
+            }
+        });
+    }
+    let catalog = Arc::new(Catalog::new(
+        api.clone(),
+        stack.clone(),
+        CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
+        Where {
+            sales_channel: settings.sales_channel,
+            region_id: settings.region_id.clone(),
+            postal_code: settings.postal_code.clone(),
+            country: settings.country.clone(),
+            locale: settings.locale.clone(),
+        },
+        settings.currency,
+        settings.storefront.clone(),
+    ));
+    let carts = Carts::new(
+        api.clone(),
+        catalog.clone(),
+        Owners::new(Duration::from_secs(settings.cart_ttl_secs)),
+        settings.currency,
+        settings.storefront.clone(),
+        settings.sales_channel,
+        settings.seller.clone(),
+    );
+    Ok(Arc::new(VtexStore {
+        info: StoreInfo {
+            platform: "vtex",
+            name: settings.name.clone(),
+            currency: settings.currency,
+            storefront_url: settings.storefront.to_string(),
+            capabilities: Capabilities {
+                search: true,
+                lookup: true,
+                cart: true,
+            },
+            pushdown: Pushdown {
+                categories: true,
+                price: true,
+            },
+            // A SKU lookup is one `;`-joined query, and it is what tells sold-out
+            // (AvailableQuantity 0) and unknown SKUs apart before the cart is touched; the
+            // orderForm then answers for quantities it clamps.
+            cart_lines: LineJudge::Brain,
+        },
+        api,
+        stack,
+        catalog,
+        carts,
+    }))
+}
+
+pub struct VtexStore {
+    info: StoreInfo,
+    api: Arc<VtexApi>,
+    stack: Arc<StackProbe>,
+    catalog: Arc<Catalog>,
+    carts: Carts,
+}
+
+#[async_trait]
+impl Platform for VtexStore {
+    fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        self.catalog.search(request).await
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.catalog.resolve(ids, context).await
+    }
+
+    async fn product(
+        &self,
+        id: &str,
+        context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        Ok(self
+            .catalog
+            .product(id, context)
+            .await?
+            .map(|(product, variant_id)| ProductHit {
+                product,
+                variant_id,
+            }))
+    }
+
+    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.carts.create(draft).await
+    }
+
+    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts.get(id).await
+    }
+
+    async fn replace_cart_lines(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        self.carts.replace(id, draft).await
+    }
+
+    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.carts.cancel(id).await
+    }
+
+    /// The search API answers (and, the first time, says which one the store has).
+    async fn ready(&self) -> Result<(), PlatformError> {
+        if self.stack.known().is_some() {
+            self.catalog
+                .search(&SearchRequest {
+                    query: None,
+                    filters: Default::default(),
+                    context: Default::default(),
+                    upstream_cursor: None,
+                    limit: 1,
+                })
+                .await
+                .map(|_| ())
+        } else {
+            self.stack.get(&self.api).await.map(|_| ())
+        }
+    }
+
+    fn describe(&self) -> Option<String> {
+        self.stack.known().map(|stack| stack.describe().to_owned())
+    }
+}

@@ -1,0 +1,374 @@
+//! The `[store]` table for `platform = "vtex"`, checked without touching the network.
+
+use std::net::IpAddr;
+
+use iso_currency::Currency;
+use serde::Deserialize;
+use url::Url;
+
+use crate::money::parse_currency;
+use crate::settings::{ConfigProblem, Secret, store_settings};
+
+/// Which catalog API the store is searched with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchApi {
+    /// Intelligent Search v1 when the store has it, else the legacy search (probed once).
+    Auto,
+    IntelligentSearch,
+    Legacy,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    account: String,
+    store_domain: Option<String>,
+    base_url: Option<String>,
+    name: Option<String>,
+    #[serde(default = "default_sales_channel")]
+    sales_channel: u32,
+    region_id: Option<String>,
+    postal_code: Option<String>,
+    /// ISO 3166-1 alpha-3, sent with `postal_code` (VTEX's own convention: "BRA").
+    country: Option<String>,
+    app_key: Option<Secret>,
+    app_token: Option<Secret>,
+    #[serde(default = "default_currency")]
+    currency: String,
+    locale: Option<String>,
+    #[serde(default = "default_search")]
+    search: SearchApi,
+    #[serde(default = "default_seller")]
+    seller: String,
+    #[serde(default)]
+    allow_insecure_http: bool,
+    #[serde(default = "default_timeout_ms")]
+    timeout_ms: u64,
+    #[serde(default = "default_category_ttl")]
+    category_cache_secs: u64,
+    #[serde(default = "default_owner_ttl")]
+    cart_ttl_secs: u64,
+}
+
+fn default_sales_channel() -> u32 {
+    1
+}
+fn default_currency() -> String {
+    "BRL".to_owned()
+}
+fn default_search() -> SearchApi {
+    SearchApi::Auto
+}
+fn default_seller() -> String {
+    "1".to_owned()
+}
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+fn default_category_ttl() -> u64 {
+    300
+}
+fn default_owner_ttl() -> u64 {
+    // VTEX keeps an anonymous orderForm for 30 days.
+    30 * 24 * 3600
+}
+
+#[derive(Debug, Clone)]
+pub struct VtexSettings {
+    /// Where every API route is resolved (no trailing slash in the path).
+    pub base_url: Url,
+    /// The shop's public origin: storefront and checkout handoff.
+    pub storefront: Url,
+    pub name: String,
+    pub sales_channel: u32,
+    pub region_id: Option<String>,
+    pub postal_code: Option<String>,
+    pub country: Option<String>,
+    pub app_keys: Option<(Secret, Secret)>,
+    pub currency: Currency,
+    pub locale: Option<String>,
+    pub search: SearchApi,
+    /// The seller cart lines are written with when the catalog names no default one.
+    pub seller: String,
+    pub timeout_ms: u64,
+    pub category_cache_secs: u64,
+    pub cart_ttl_secs: u64,
+}
+
+fn loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// VTEX account names are lowercase letters and digits (they become a host label).
+fn valid_account(account: &str) -> bool {
+    !account.is_empty()
+        && account.len() <= 63
+        && account
+            .bytes()
+            .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())
+}
+
+fn check_url(
+    key: &'static str,
+    text: &str,
+    insecure_ok: bool,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<Url> {
+    let url = match Url::parse(text) {
+        Ok(url) => url,
+        Err(error) => {
+            problems.push(ConfigProblem::new(key, format!("not a URL: {error}")));
+            return None;
+        }
+    };
+    let problem = if url.host_str().is_none() {
+        Some("must have a host")
+    } else if url.query().is_some() || url.fragment().is_some() {
+        Some("must not have a query or fragment")
+    } else if !url.username().is_empty() || url.password().is_some() {
+        Some("must not carry credentials")
+    } else {
+        match url.scheme() {
+            "https" => None,
+            "http" if loopback(&url) || insecure_ok => None,
+            "http" => Some(
+                "must be https (plain http only for loopback, or with store.allow_insecure_http = true)",
+            ),
+            _ => Some("must be an http(s) URL"),
+        }
+    };
+    match problem {
+        Some(message) => {
+            problems.push(ConfigProblem::new(key, message));
+            None
+        }
+        None => Some(url),
+    }
+}
+
+pub fn check(store: &toml::Table) -> Vec<ConfigProblem> {
+    parse(store).err().unwrap_or_default()
+}
+
+pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
+    let mut problems = Vec::new();
+    let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
+        return Err(problems);
+    };
+    let account_ok = valid_account(&raw.account);
+    if !account_ok {
+        problems.push(ConfigProblem::new(
+            "store.account",
+            "must be the VTEX account name (lowercase letters and digits, as in {account}.vtexcommercestable.com.br)",
+        ));
+    }
+    let base_text = raw
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("https://{}.vtexcommercestable.com.br", raw.account));
+    // A bad account is reported once, not again as the base URL made from it.
+    let base_url = if account_ok || raw.base_url.is_some() {
+        check_url(
+            "store.base_url",
+            &base_text,
+            raw.allow_insecure_http,
+            &mut problems,
+        )
+    } else {
+        None
+    };
+    let storefront = match &raw.store_domain {
+        Some(domain) if domain.contains("://") => check_url(
+            "store.store_domain",
+            domain,
+            raw.allow_insecure_http,
+            &mut problems,
+        ),
+        Some(domain) => check_url(
+            "store.store_domain",
+            &format!("https://{domain}"),
+            false,
+            &mut problems,
+        ),
+        None => base_url.clone(),
+    };
+    let currency = match parse_currency(&raw.currency) {
+        Ok(currency) => Some(currency),
+        Err(_) => {
+            problems.push(ConfigProblem::new(
+                "store.currency",
+                "must be an ISO 4217 code such as BRL (the sales channel's currency)",
+            ));
+            None
+        }
+    };
+    if raw.sales_channel == 0 {
+        problems.push(ConfigProblem::new(
+            "store.sales_channel",
+            "must be a trade policy id (1 or more)",
+        ));
+    }
+    if !(100..=120_000).contains(&raw.timeout_ms) {
+        problems.push(ConfigProblem::new(
+            "store.timeout_ms",
+            "must be between 100 and 120000",
+        ));
+    }
+    if raw.seller.is_empty() || raw.seller.len() > 64 {
+        problems.push(ConfigProblem::new("store.seller", "must be a seller id"));
+    }
+    if let Some(locale) = &raw.locale
+        && (locale.is_empty()
+            || locale.len() > 16
+            || !locale
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    {
+        problems.push(ConfigProblem::new(
+            "store.locale",
+            "must be a locale such as pt-BR",
+        ));
+    }
+    if raw.postal_code.is_some() && raw.country.is_none() {
+        problems.push(ConfigProblem::new(
+            "store.country",
+            "is required with store.postal_code (ISO 3166-1 alpha-3, e.g. BRA)",
+        ));
+    }
+    let app_keys = match (raw.app_key, raw.app_token) {
+        (Some(key), Some(token)) => Some((key, token)),
+        (None, None) => None,
+        (Some(_), None) => {
+            problems.push(ConfigProblem::new(
+                "store.app_token",
+                "is required with store.app_key",
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(ConfigProblem::new(
+                "store.app_key",
+                "is required with store.app_token",
+            ));
+            None
+        }
+    };
+    // App keys over plain http would hand them to anyone on the path.
+    if app_keys.is_some()
+        && base_url
+            .as_ref()
+            .is_some_and(|url| url.scheme() == "http" && !loopback(url))
+    {
+        problems.push(ConfigProblem::new(
+            "store.app_key",
+            "is only sent over https (or to a loopback base_url)",
+        ));
+    }
+    match (base_url, storefront, currency) {
+        (Some(base_url), Some(storefront), Some(currency)) if problems.is_empty() => {
+            let name = raw
+                .name
+                .unwrap_or_else(|| storefront.host_str().unwrap_or("VTEX").to_owned());
+            Ok(VtexSettings {
+                base_url,
+                storefront,
+                name,
+                sales_channel: raw.sales_channel,
+                region_id: raw.region_id.filter(|value| !value.is_empty()),
+                postal_code: raw.postal_code.filter(|value| !value.is_empty()),
+                country: raw.country,
+                app_keys,
+                currency,
+                locale: raw.locale,
+                search: raw.search,
+                seller: raw.seller,
+                timeout_ms: raw.timeout_ms,
+                category_cache_secs: raw.category_cache_secs,
+                cart_ttl_secs: raw.cart_ttl_secs,
+            })
+        }
+        _ => Err(problems),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().unwrap()
+    }
+
+    fn keys(text: &str) -> Vec<String> {
+        parse(&table(text))
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|problem| problem.key)
+            .collect()
+    }
+
+    #[test]
+    fn defaults_follow_the_account() {
+        let settings = parse(&table("platform='vtex'\naccount='lojadobreno'")).unwrap();
+        assert_eq!(
+            settings.base_url.as_str(),
+            "https://lojadobreno.vtexcommercestable.com.br/"
+        );
+        assert_eq!(settings.storefront, settings.base_url);
+        assert_eq!(settings.currency.code(), "BRL");
+        assert_eq!(settings.sales_channel, 1);
+        assert_eq!(settings.search, SearchApi::Auto);
+        let shop = parse(&table(
+            "account='loja'\nstore_domain='www.loja.com.br'\nsearch='legacy'",
+        ))
+        .unwrap();
+        assert_eq!(shop.storefront.as_str(), "https://www.loja.com.br/");
+        assert_eq!(shop.search, SearchApi::Legacy);
+    }
+
+    #[test]
+    fn every_bad_key_is_named() {
+        assert_eq!(
+            keys("account='Loja X'\ncurrency='XXZ'\nsales_channel=0\ntimeout_ms=1"),
+            [
+                "store.account",
+                "store.currency",
+                "store.sales_channel",
+                "store.timeout_ms"
+            ]
+        );
+        assert_eq!(
+            keys("account='loja'\nbase_url='http://proxy.example'"),
+            ["store.base_url"]
+        );
+        assert_eq!(keys("account='loja'\napp_key='k'"), ["store.app_token"]);
+        assert_eq!(
+            keys("account='loja'\npostal_code='01310-100'"),
+            ["store.country"]
+        );
+        assert_eq!(keys("base_url='https://x.example'"), ["store"]);
+        let unknown = keys("account='loja'\nendpoint='x'");
+        assert!(unknown[0].starts_with("store.endpoint"), "{unknown:?}");
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug() {
+        let settings = parse(&table(
+            "account='loja'\napp_key='vtexappkey-loja-ABC'\napp_token='TOPSECRET'",
+        ))
+        .unwrap();
+        let shown = format!("{settings:?}");
+        assert!(
+            !shown.contains("TOPSECRET") && !shown.contains("vtexappkey"),
+            "{shown}"
+        );
+    }
+}

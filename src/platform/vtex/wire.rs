@@ -1,0 +1,255 @@
+//! VTEX JSON as the search and checkout APIs send it. Search prices are decimal reais as JSON
+//! numbers: they are kept as their exact text (`Amount`), never parsed into a float.
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A JSON number (or numeric string) kept as the text the store wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Amount(pub String);
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = Box::<RawValue>::deserialize(deserializer)?;
+        let text = raw.get().trim();
+        let text = text
+            .strip_prefix('"')
+            .and_then(|inner| inner.strip_suffix('"'))
+            .unwrap_or(text);
+        Ok(Self(if text == "null" {
+            String::new()
+        } else {
+            text.to_owned()
+        }))
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Range {
+    pub high_price: Option<Amount>,
+    pub low_price: Option<Amount>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PriceRange {
+    pub selling_price: Option<Range>,
+    pub list_price: Option<Range>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Named {
+    pub name: String,
+    pub original_name: Option<String>,
+}
+
+impl Named {
+    /// The canonical name, which stays the same whatever the locale.
+    pub fn key(&self) -> &str {
+        self.original_name
+            .as_deref()
+            .filter(|name| !name.is_empty())
+            .unwrap_or(&self.name)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SkuSpecification {
+    pub field: Named,
+    pub values: Vec<Named>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Offer {
+    #[serde(rename = "Price")]
+    pub price: Option<Amount>,
+    #[serde(rename = "ListPrice")]
+    pub list_price: Option<Amount>,
+    /// A capped flag (10000 = available, 0 = not), not a stock count.
+    #[serde(rename = "AvailableQuantity")]
+    pub available_quantity: Option<Amount>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Seller {
+    pub seller_id: String,
+    pub seller_name: String,
+    pub seller_default: bool,
+    pub commertial_offer: Offer,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Image {
+    pub image_url: String,
+    pub image_label: Option<String>,
+    pub image_text: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Reference {
+    #[serde(rename = "Key", default)]
+    pub key: String,
+    #[serde(rename = "Value", default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Item {
+    pub item_id: String,
+    pub name: String,
+    pub name_complete: String,
+    pub ean: Option<String>,
+    pub reference_id: Vec<Reference>,
+    pub images: Vec<Image>,
+    /// Intelligent Search: `[{name, originalName?, values}]`; legacy search: axis names,
+    /// each value being a top-level key of the item (read by `LegacyAxes`).
+    pub variations: Vec<Value>,
+    pub sellers: Vec<Seller>,
+}
+
+impl Item {
+    pub fn ref_id(&self) -> Option<&str> {
+        self.reference_id
+            .iter()
+            .find(|reference| reference.key.eq_ignore_ascii_case("RefId"))
+            .and_then(|reference| reference.value.as_deref())
+            .filter(|value| !value.is_empty())
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Product {
+    pub product_id: String,
+    pub product_name: String,
+    pub description: String,
+    pub link_text: String,
+    pub link: String,
+    pub brand: String,
+    pub categories: Vec<String>,
+    pub categories_ids: Vec<String>,
+    pub price_range: Option<PriceRange>,
+    pub sku_specifications: Vec<SkuSpecification>,
+    pub items: Vec<Item>,
+}
+
+/// The legacy search flattens each SKU's axis values into top-level keys (`"Cor": ["Azul"]`):
+/// the same product read again, untyped, for those keys only.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LegacyAxes {
+    pub items: Vec<serde_json::Map<String, Value>>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Page {
+    pub products: Vec<Box<RawValue>>,
+    #[serde(rename = "recordsFiltered")]
+    pub records_filtered: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CategoryNode {
+    pub id: u64,
+    pub name: String,
+    pub url: String,
+    pub children: Vec<CategoryNode>,
+}
+
+/// Checkout amounts are integer cents.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PriceDefinition {
+    pub total: Option<i64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CartItem {
+    pub unique_id: String,
+    pub id: String,
+    pub product_id: String,
+    pub name: String,
+    pub sku_name: String,
+    pub price: Option<i64>,
+    pub list_price: Option<i64>,
+    pub selling_price: Option<i64>,
+    pub quantity: u32,
+    pub seller: String,
+    pub image_url: Option<String>,
+    pub availability: String,
+    pub price_definition: Option<PriceDefinition>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Totalizer {
+    pub id: String,
+    pub value: i64,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct CartMessage {
+    pub code: Option<String>,
+    pub text: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct StorePreferences {
+    pub currency_code: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct OrderForm {
+    pub order_form_id: String,
+    pub value: i64,
+    pub items: Vec<CartItem>,
+    pub totalizers: Vec<Totalizer>,
+    pub messages: Vec<CartMessage>,
+    pub store_preferences_data: StorePreferences,
+    pub client_profile_data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+}
+
+/// `{"error":{"code":"CHK0xxx","message":"…","exception":null}}`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn amounts_keep_the_text_the_store_wrote() {
+        let offer: Offer =
+            serde_json::from_str(r#"{"Price":197.99,"ListPrice":"0.1","AvailableQuantity":10000}"#)
+                .unwrap();
+        assert_eq!(offer.price.unwrap().0, "197.99");
+        assert_eq!(offer.list_price.unwrap().0, "0.1");
+        assert_eq!(offer.available_quantity.unwrap().0, "10000");
+    }
+}
