@@ -59,7 +59,7 @@ fn build(
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
     .with_limits(UpstreamPolicy {
         attempt_timeout: None,
-        ..UpstreamPolicy::from(context.upstream)
+        ..context.upstream_policy()
     });
     let api = Arc::new(VtexApi::new(
         client,
