@@ -13,8 +13,6 @@ use super::limits::FetchLimits;
 use super::special_use::special_use;
 use super::{NegotiationConfig, Refusal};
 
-const MAX_REDIRECTS: usize = 3;
-
 /// Addresses a profile fetch must not reach unless the host is explicitly allowed: every
 /// special-use block (see `special_use`).
 pub fn is_restricted(ip: IpAddr) -> bool {
@@ -67,11 +65,6 @@ struct Target {
     port: u16,
 }
 
-enum Hop {
-    Body(Bytes),
-    Redirect(Url),
-}
-
 pub(super) struct Fetcher {
     config: NegotiationConfig,
     resolver: Resolver,
@@ -100,22 +93,15 @@ impl Fetcher {
         Duration::from_millis(self.config.timeout_ms)
     }
 
-    /// Fetches the profile body, following at most `MAX_REDIRECTS` redirects, each re-checked.
+    /// Fetches the profile body. A redirect is refused, not followed: UCP profile endpoints
+    /// must not redirect and verifiers must not follow them (DISC-002).
     pub(super) async fn fetch(&self, profile: &str) -> Result<Bytes, Refusal> {
-        let mut url = Url::parse(profile)
+        let url = Url::parse(profile)
             .map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
-        for _ in 0..=MAX_REDIRECTS {
-            match self.hop(&url).await? {
-                Hop::Body(body) => return Ok(body),
-                Hop::Redirect(next) => url = next,
-            }
-        }
-        Err(Refusal::unreachable(format!(
-            "the agent profile redirects more than {MAX_REDIRECTS} times"
-        )))
+        self.get(&url).await
     }
 
-    async fn hop(&self, url: &Url) -> Result<Hop, Refusal> {
+    async fn get(&self, url: &Url) -> Result<Bytes, Refusal> {
         let target = self.target(url)?;
         let _admission = tokio::time::timeout(self.timeout(), self.limits.admit(&target.host))
             .await
@@ -141,15 +127,11 @@ impl Fetcher {
             .map_err(|_| fetch_failed())?;
         let status = response.status();
         if status.is_redirection() {
-            let location = response
-                .headers()
-                .get(http::header::LOCATION)
-                .and_then(|value| value.to_str().ok())
-                .ok_or_else(|| Refusal::unreachable("the profile redirect has no location"))?;
-            let next = url
-                .join(location)
-                .map_err(|_| Refusal::unreachable("the profile redirect is not a URL"))?;
-            return Ok(Hop::Redirect(next));
+            return Err(Refusal::unreachable(format!(
+                "the agent profile answered a redirect (HTTP {}); UCP profile URLs must not \
+                 redirect and are not followed: publish the profile at its final URL",
+                status.as_u16()
+            )));
         }
         if !status.is_success() {
             return Err(Refusal::unreachable(format!(
@@ -171,7 +153,7 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Hop::Body(Bytes::from(body)))
+        Ok(Bytes::from(body))
     }
 
     /// Scheme, credentials, host and port of one hop.

@@ -2,8 +2,8 @@
 //! newest protocol version both sides speak: the agent's `ucp.version` and the keys of its
 //! `supported_versions` against the versions this bridge serves (`agreement`). The profile URL is chosen by whoever calls us,
 //! so the fetch is SSRF-hardened: https only, no special-use targets (`special_use`), the
-//! checked address is the one connected to (no DNS-rebinding swap), few redirects each
-//! re-checked, a short timeout, a size cap, and bounded concurrency (`limits`). Outcomes are
+//! checked address is the one connected to (no DNS-rebinding swap), no redirects followed
+//! (DISC-002), a short timeout, a size cap, and bounded concurrency (`limits`). Outcomes are
 //! cached, failures briefly; concurrent checks of one URL share one fetch.
 
 mod agreement;

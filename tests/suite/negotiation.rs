@@ -104,7 +104,7 @@ async fn refused(bridge: &TestBridge, profile: &str) -> (StatusCode, String) {
 async fn supported_versions_are_served() {
     let (addr, _) = profile_server().await;
     let bridge = bridge().await;
-    for path in ["current", "older", "hop1"] {
+    for path in ["current", "older"] {
         let result = bridge
             .call("search_catalog", search(&format!("http://{addr}/{path}")))
             .await;
@@ -126,7 +126,8 @@ async fn unsupported_version_is_422() {
 
 #[tokio::test]
 async fn unfetchable_profiles_are_424() {
-    // NEG-003: non-2xx, timeout, redirect loop, nothing listening.
+    // NEG-003: non-2xx, timeout, a redirect, nothing listening. DISC-002: redirects are
+    // refused, not followed, even when the next hop would be a good profile.
     let (addr, _) = profile_server().await;
     let bridge = bridge().await;
     let closed = support_closed_port();
@@ -134,6 +135,7 @@ async fn unfetchable_profiles_are_424() {
         format!("http://{addr}/missing"),
         format!("http://{addr}/slow"),
         format!("http://{addr}/loop"),
+        format!("http://{addr}/hop1"),
         format!("http://127.0.0.1:{closed}/current"),
     ] {
         let (status, code) = refused(&bridge, &url).await;
@@ -211,10 +213,11 @@ async fn loopback_is_refused_unless_listed() {
 }
 
 #[tokio::test]
-async fn redirects_are_re_checked_at_every_hop() {
-    // The first hop is allowed; its redirect to a loopback name that is not allowed is not.
-    let (addr, _) = profile_server().await;
-    let target = format!("http://localhost:{}/current", addr.port());
+async fn redirects_are_refused_and_never_followed() {
+    // DISC-002: a redirect to a good, allowed profile is still refused, and its target is
+    // never fetched.
+    let (addr, hits) = profile_server().await;
+    let target = format!("http://{addr}/counted");
     let app = Router::new().route(
         "/bounce",
         get(move || {
@@ -226,11 +229,22 @@ async fn redirects_are_re_checked_at_every_hop() {
     let bouncer = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     let bridge = bridge().await;
-    let (status, code) = refused(&bridge, &format!("http://{bouncer}/bounce")).await;
-    assert_eq!(
-        (status, code.as_str()),
-        (StatusCode::BAD_REQUEST, "invalid_profile_url")
+    let (status, error) = bridge
+        .call_error(
+            "search_catalog",
+            search(&format!("http://{bouncer}/bounce")),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FAILED_DEPENDENCY, "{error}");
+    assert_eq!(error["data"]["code"], "profile_unreachable", "{error}");
+    assert!(
+        error["data"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("redirect"),
+        "{error}"
     );
+    assert_eq!(hits.0.load(Ordering::SeqCst), 0);
 }
 
 #[tokio::test]
