@@ -14,7 +14,7 @@ use crate::model::{CartDraft, CartLineInput, CartState, LineProblemKind, Resolut
 use crate::platform::LineJudge;
 use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
 use crate::protocol::envelope::Status;
-use crate::protocol::request::CartIn;
+use crate::protocol::request::{CartIn, LineItemIn, QuantityUnitIn};
 use crate::protocol::{Capability, Message, Severity};
 
 /// The lines that may go to the store, what was refused before asking it, and where each
@@ -35,12 +35,46 @@ fn line_path(index: usize) -> String {
 fn merge_repeated(cart: &CartIn) -> Vec<(usize, String, u32)> {
     let mut requested: Vec<(usize, String, u32)> = Vec::new();
     for (index, line) in cart.line_items.iter().enumerate() {
+        if unit_mismatch(line).is_some() {
+            continue;
+        }
         match requested.iter_mut().find(|(_, id, _)| *id == line.item.id) {
             Some((_, _, quantity)) => *quantity = quantity.saturating_add(line.quantity),
             None => requested.push((index, line.item.id.clone(), line.quantity)),
         }
     }
     requested
+}
+
+/// A line whose asserted sale basis is not the store's (`each`) is refused, recoverably, rather
+/// than read as pieces (CART-036: no silent reinterpretation).
+fn unit_mismatch(line: &LineItemIn) -> Option<&QuantityUnitIn> {
+    line.item
+        .quantity_unit
+        .as_ref()
+        .filter(|unit| !unit.is_each())
+}
+
+fn unit_mismatch_messages(cart: &CartIn) -> Vec<Message> {
+    cart.line_items
+        .iter()
+        .enumerate()
+        .filter_map(|(index, line)| {
+            unit_mismatch(line).map(|unit| {
+                Message::error(
+                    "quantity_unit_mismatch",
+                    format!(
+                        "{} is sold by the piece (unit C62, scale 0), not in {} at scale {}: send the quantity in pieces, or leave quantity_unit out",
+                        untrusted::line(&line.item.id, 100),
+                        untrusted::line(&unit.unit, 20),
+                        unit.scale
+                    ),
+                    Severity::Recoverable,
+                )
+                .at(format!("{}.item.quantity_unit", line_path(index)))
+            })
+        })
+        .collect()
 }
 
 /// The message an agent reads for a line the store (or the catalog) refused.
@@ -63,10 +97,11 @@ impl Brain {
     /// its write answer reports the same problems and the catalog round trip is saved.
     async fn prepare_lines(&self, cart: &CartIn) -> Result<PreparedLines, BrainError> {
         let requested = merge_repeated(cart);
+        let unit_messages = unit_mismatch_messages(cart);
         if self.store().cart_lines == LineJudge::Store {
             let mut prepared = PreparedLines {
                 lines: Vec::with_capacity(requested.len()),
-                messages: Vec::new(),
+                messages: unit_messages,
                 refused_out_of_stock: 0,
                 origin: HashMap::new(),
             };
@@ -88,7 +123,7 @@ impl Brain {
         };
         let mut prepared = PreparedLines {
             lines: Vec::new(),
-            messages: Vec::new(),
+            messages: unit_messages,
             refused_out_of_stock: 0,
             origin: HashMap::new(),
         };

@@ -190,7 +190,20 @@ fn cart_payload(limits: &LimitsConfig, min_lines: u32) -> Value {
                         "item": {
                             "type": "object",
                             "required": ["id"],
-                            "properties": {"id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN, "description": "Variant id (or SKU)."}}
+                            "properties": {
+                                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN, "description": "Variant id (or SKU)."},
+                                "quantity_unit": {
+                                    "type": "object",
+                                    "required": ["unit"],
+                                    "description": "Optional sale-basis assertion (UCP 2026-08-25). This store sells by the piece (unit C62, scale 0); any other unit is refused for that line.",
+                                    "properties": {
+                                        "unit": {"type": "string", "minLength": 1, "maxLength": 64},
+                                        "scale": {"type": "integer", "minimum": 0, "maximum": 15},
+                                        "display_text": {"type": "string", "maxLength": 256},
+                                        "increment": {"type": "integer", "minimum": 1}
+                                    }
+                                }
+                            }
                         },
                         "quantity": {"type": "integer", "minimum": 1, "maximum": limits.max_line_quantity}
                     }

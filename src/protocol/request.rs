@@ -108,6 +108,25 @@ pub struct GetProductIn {
 #[derive(Debug, Clone, Deserialize)]
 pub struct ItemRefIn {
     pub id: String,
+    /// The sale basis the agent asserts (UCP 2026-08-25); absent asserts nothing.
+    #[serde(default)]
+    pub quantity_unit: Option<QuantityUnitIn>,
+}
+
+/// Only the machine identity (`unit`, effective `scale`) takes part in matching;
+/// `display_text` and `increment` are ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct QuantityUnitIn {
+    pub unit: String,
+    #[serde(default)]
+    pub scale: u32,
+}
+
+impl QuantityUnitIn {
+    /// Every store the bridge serves sells by the piece: UN/CEFACT `C62` at scale 0.
+    pub fn is_each(&self) -> bool {
+        self.unit == "C62" && self.scale == 0
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

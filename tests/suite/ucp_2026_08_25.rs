@@ -658,3 +658,53 @@ async fn the_profile_offers_2026_08_25_and_a_2026_04_08_leaf() {
     // 04-08 `signing_keys` appears.
     assert!(root.get("keys").is_none() && ucp.get("signing_keys").is_none());
 }
+
+#[tokio::test]
+async fn an_asserted_sale_basis_other_than_each_is_refused_for_its_line() {
+    // CART-036: an asserted `quantity_unit` is compared by (unit, effective scale); a
+    // mismatch is a recoverable rejection of that line, never read as pieces. An explicit
+    // C62 at scale 0 matches the store's each.
+    let agents = agents().await;
+    let bridge = bridge().await;
+    let profile = format!("http://{agents}/only-0825");
+    let kilograms = json!({"unit": "KGM", "scale": 3, "display_text": "kg"});
+    let each = json!({"unit": "C62", "display_text": "each"});
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta(&profile), "cart": {"line_items": [
+                {"item": {"id": "item_123", "quantity_unit": kilograms}, "quantity": 750},
+                {"item": {"id": "item_456", "quantity_unit": each}, "quantity": 2}
+            ]}}),
+        )
+        .await;
+    let lines: Vec<(&str, u64)> = cart["line_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| {
+            (
+                line["item"]["id"].as_str().unwrap(),
+                line["quantity"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(lines, vec![("item_456", 2)], "{cart}");
+    let message = &cart["messages"][0];
+    assert_eq!(message["code"], "quantity_unit_mismatch", "{cart}");
+    assert_eq!(message["severity"], "recoverable", "{cart}");
+    assert_eq!(
+        message["path"], "$.line_items[0].item.quantity_unit",
+        "{cart}"
+    );
+
+    let (_, error) = bridge
+        .call_error(
+            "create_cart",
+            json!({"meta": meta(&profile), "cart": {"line_items": [
+                {"item": {"id": "item_123", "quantity_unit": {"scale": 2}}, "quantity": 1}
+            ]}}),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+}
