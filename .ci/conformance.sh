@@ -99,13 +99,17 @@ inspector() {
 # checkout or order capability); any deviation fails. It grades REST only for a coverage
 # percentage, so its verdict for an MCP-only server is "incomplete" by design: we read the
 # checks, not the verdict.
-SPCK_MCP_REQUIRED="mcp.catalog_search mcp.catalog_lookup mcp.error_conformance mcp.catalog_via_tools_call mcp.get_product_tool"
+# spck grades at the root profile's version and has its MCP tool checks for 2026-04-08 only, so
+# the 2026-04-08 run goes through a front that serves the bridge's 2026-04-08 leaf as the root.
+SPCK_MCP_REQUIRED_0408="mcp.catalog_search mcp.catalog_lookup mcp.error_conformance mcp.catalog_via_tools_call mcp.get_product_tool"
+SPCK_MCP_REQUIRED_0825="mcp.catalog_search mcp.catalog_lookup"
 spck() {
+    local server=$1 required=$2 report="$OUT/spck-report-$3.json"
     local config=$ROOT/.ci/conformance/spck-merchant.json
-    "$TOOLS/venv/bin/spck-conformance" --server "$1" --config "$config" || true
-    "$TOOLS/venv/bin/spck-conformance" --server "$1" --config "$config" --json \
-        >"$OUT/spck-report.json"
-    python3 - "$OUT/spck-report.json" $SPCK_MCP_REQUIRED <<'PY'
+    "$TOOLS/venv/bin/spck-conformance" --server "$server" --config "$config" || true
+    "$TOOLS/venv/bin/spck-conformance" --server "$server" --config "$config" --json \
+        >"$report"
+    python3 - "$report" $required <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 required = sys.argv[2:]
@@ -137,7 +141,17 @@ run_checks() {
             check "inspector-$mode-$ns" inspector "$url"
         done
         if [ "$mode" = ucp ]; then
-            check "spck-conformance-ucp" spck "$BASE"
+            check "spck-conformance-ucp-2026-08-25" spck "$BASE" "$SPCK_MCP_REQUIRED_0825" 0825
+            local front_port=$(( 20000 + RANDOM % 20000 ))
+            python3 "$ROOT/.ci/conformance/profile_at.py" "$front_port" "$BASE" 2026-04-08 &
+            local front=$!
+            for _ in $(seq 1 50); do
+                python3 -c "import socket,sys; socket.create_connection(('127.0.0.1', $front_port), 0.2)" 2>/dev/null && break
+                sleep 0.1
+            done
+            check "spck-conformance-ucp-2026-04-08" spck "http://127.0.0.1:$front_port" "$SPCK_MCP_REQUIRED_0408" 0408
+            kill "$front" 2>/dev/null || true
+            wait "$front" 2>/dev/null || true
         fi
         stop_bridge
     done
