@@ -167,6 +167,43 @@ fn unknown_field_name(message: &str) -> Option<&str> {
     rest.split('`').next()
 }
 
+/// Whether a configured URL points at this machine (where plain http cannot be overheard).
+pub fn is_loopback_url(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+/// Two settings that only work together (a key and its secret): both or neither. A lone one
+/// is a problem named on the key that is missing.
+pub fn both_or_neither<T>(
+    (first_key, first): (&str, Option<T>),
+    (second_key, second): (&str, Option<T>),
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<(T, T)> {
+    match (first, second) {
+        (Some(first), Some(second)) => Some((first, second)),
+        (None, None) => None,
+        (Some(_), None) => {
+            problems.push(ConfigProblem::new(
+                second_key,
+                format!("is required with {first_key}"),
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(ConfigProblem::new(
+                first_key,
+                format!("is required with {second_key}"),
+            ));
+            None
+        }
+    }
+}
+
 /// Deserialises a platform's `[store]` table into its own struct, without the `platform` key.
 pub fn store_settings<T: DeserializeOwned>(
     store: &toml::Table,

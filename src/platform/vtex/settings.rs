@@ -1,13 +1,11 @@
 //! The `[store]` table for `platform = "vtex"`, checked without touching the network.
 
-use std::net::IpAddr;
-
 use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
 use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, Secret, store_settings};
+use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
 
 /// Which catalog API the store is searched with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -96,15 +94,6 @@ pub struct VtexSettings {
     pub cart_ttl_secs: u64,
 }
 
-fn loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
-        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
-}
-
 /// VTEX account names are lowercase letters and digits (they become a host label).
 fn valid_account(account: &str) -> bool {
     !account.is_empty()
@@ -136,7 +125,7 @@ fn check_url(
     } else {
         match url.scheme() {
             "https" => None,
-            "http" if loopback(&url) || insecure_ok => None,
+            "http" if is_loopback_url(&url) || insecure_ok => None,
             "http" => Some(
                 "must be https (plain http only for loopback, or with store.allow_insecure_http = true)",
             ),
@@ -241,29 +230,16 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
             "is required with store.postal_code (ISO 3166-1 alpha-3, e.g. BRA)",
         ));
     }
-    let app_keys = match (raw.app_key, raw.app_token) {
-        (Some(key), Some(token)) => Some((key, token)),
-        (None, None) => None,
-        (Some(_), None) => {
-            problems.push(ConfigProblem::new(
-                "store.app_token",
-                "is required with store.app_key",
-            ));
-            None
-        }
-        (None, Some(_)) => {
-            problems.push(ConfigProblem::new(
-                "store.app_key",
-                "is required with store.app_token",
-            ));
-            None
-        }
-    };
+    let app_keys = both_or_neither(
+        ("store.app_key", raw.app_key),
+        ("store.app_token", raw.app_token),
+        &mut problems,
+    );
     // App keys over plain http would hand them to anyone on the path.
     if app_keys.is_some()
         && base_url
             .as_ref()
-            .is_some_and(|url| url.scheme() == "http" && !loopback(url))
+            .is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url))
     {
         problems.push(ConfigProblem::new(
             "store.app_key",

@@ -1,13 +1,11 @@
 //! The `[store]` table for `platform = "woocommerce"`, checked without touching the network.
 
-use std::net::IpAddr;
-
 use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
 use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, Secret, store_settings};
+use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
 
 /// How the buyer's browser is handed the Store API cart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -72,15 +70,6 @@ pub struct WooSettings {
     pub rest_v3_tls_proxy: bool,
 }
 
-fn loopback(url: &Url) -> bool {
-    match url.host() {
-        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip).is_loopback(),
-        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip).is_loopback(),
-        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
-        None => false,
-    }
-}
-
 /// WooCommerce authenticates REST API keys with Basic auth only over TLS: over plain http
 /// every REST v3 request is answered 401, whatever the key's permissions.
 pub const V3_NEEDS_TLS: &str = "WooCommerce accepts REST API keys (Basic auth) only over https: with an http base_url every REST v3 request gets 401 whatever the key's permissions; use an https base_url, or a TLS-terminating proxy (an http base_url that reaches the store over TLS, declared with store.rest_v3_tls_proxy = true), or drop the keys";
@@ -129,7 +118,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
         }
         Ok(url) => match url.scheme() {
             "https" => Some(url),
-            "http" if loopback(&url) || raw.allow_insecure_http => Some(url),
+            "http" if is_loopback_url(&url) || raw.allow_insecure_http => Some(url),
             "http" => {
                 problems.push(ConfigProblem::new(
                     "store.base_url",
@@ -176,30 +165,17 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
             "must be an absolute path such as /checkout/",
         ));
     }
-    let rest_v3 = match (raw.consumer_key, raw.consumer_secret) {
-        (Some(key), Some(secret)) => Some((key, secret)),
-        (None, None) => None,
-        (Some(_), None) => {
-            problems.push(ConfigProblem::new(
-                "store.consumer_secret",
-                "is required with store.consumer_key",
-            ));
-            None
-        }
-        (None, Some(_)) => {
-            problems.push(ConfigProblem::new(
-                "store.consumer_key",
-                "is required with store.consumer_secret",
-            ));
-            None
-        }
-    };
+    let rest_v3 = both_or_neither(
+        ("store.consumer_key", raw.consumer_key),
+        ("store.consumer_secret", raw.consumer_secret),
+        &mut problems,
+    );
     // Basic auth over plain http would hand the key pair to anyone on the path (and the
     // store refuses it anyway, see `V3_NEEDS_TLS`).
     if rest_v3.is_some()
         && base_url
             .as_ref()
-            .is_some_and(|url| url.scheme() == "http" && !loopback(url))
+            .is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url))
     {
         problems.push(ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS));
     }
