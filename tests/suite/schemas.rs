@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 const SCHEMAS: &str = "https://ucp.dev/schemas";
 
-fn load(dir: &Path, out: &mut Vec<(String, Value)>) {
+pub(crate) fn load(dir: &Path, out: &mut Vec<(String, Value)>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

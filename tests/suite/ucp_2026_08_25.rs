@@ -7,6 +7,7 @@
 use std::net::SocketAddr;
 use std::path::Path;
 
+use crate::schemas::{load, problems};
 use crate::support::TestBridge;
 use crate::support::values::line;
 use axum::Router;
@@ -25,20 +26,6 @@ const CAPABILITIES: [&str; 3] = [
     "dev.ucp.shopping.catalog.lookup",
     "dev.ucp.shopping.cart",
 ];
-
-fn load(dir: &Path, out: &mut Vec<(String, Value)>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            load(&path, out);
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            let schema: Value =
-                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let id = schema["$id"].as_str().expect("every UCP schema has an $id");
-            out.push((id.to_owned(), schema));
-        }
-    }
-}
 
 /// The 2026-08-25 validators: error responses and shared types now live in `common/types`.
 struct Schemas {
@@ -106,19 +93,6 @@ impl Schemas {
             _ => &self.cart,
         }
     }
-}
-
-fn problems(validator: &Validator, value: &Value) -> Vec<String> {
-    validator
-        .iter_errors(value)
-        .map(|error| {
-            format!(
-                "{} ({}): {error}",
-                error.instance_path(),
-                error.schema_path()
-            )
-        })
-        .collect()
 }
 
 fn json_response(body: Value) -> Response {
@@ -438,8 +412,7 @@ async fn an_agent_speaking_only_2026_04_08_is_unchanged() {
     let old_schemas = crate::schemas::Schemas::load();
     let agents = agents().await;
     let bridge = bridge().await;
-    let check =
-        |tool: &str, answer: &Value| crate::schemas::problems(old_schemas.for_tool(tool), answer);
+    let check = |tool: &str, answer: &Value| problems(old_schemas.for_tool(tool), answer);
     let mut agent = Agent {
         bridge: &bridge,
         profile: format!("http://{agents}/only-0408"),
@@ -653,7 +626,7 @@ async fn the_profile_offers_2026_08_25_and_a_2026_04_08_leaf() {
         leaf["ucp"]["capabilities"]["dev.ucp.shopping.cart"][0]["spec"],
         "https://ucp.dev/2026-04-08/specification/cart"
     );
-    assert_clean(&crate::schemas::problems(&old_schemas.profile, &leaf));
+    assert_clean(&problems(&old_schemas.profile, &leaf));
     // DISC-014: no signing keys are published by this bridge, so neither `keys` nor the
     // 04-08 `signing_keys` appears.
     assert!(root.get("keys").is_none() && ucp.get("signing_keys").is_none());
