@@ -174,7 +174,8 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         Ok(request) => brain
             .get_product(request)
             .await
-            .map_err(|error| error.to_string()),
+            .map_err(|error| error.to_string())
+            .and_then(|answer| answer.to_value().map_err(|error| error.to_string())),
         Err(error) => Err(error),
     };
     match answer {
@@ -213,8 +214,12 @@ async fn cart_round_trip(brain: &Brain, sample: &crate::model::Product, report: 
             return;
         }
     };
-    let created = match created {
-        Ok(created) => created,
+    let created = match created.map(|answer| answer.to_value()) {
+        Ok(Ok(created)) => created,
+        Ok(Err(error)) => {
+            report.fail("cart", error.to_string());
+            return;
+        }
         Err(error) => {
             report.fail("cart", error.to_string());
             return;

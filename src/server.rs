@@ -21,7 +21,8 @@ use crate::discovery;
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
 use crate::mcp::bearer::require_bearer;
-use crate::mcp::http::{BodyLimit, mcp_front};
+use crate::mcp::direct::Direct;
+use crate::mcp::http::{BodyLimit, Front, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::platform::{self, SharedPlatform};
@@ -166,6 +167,7 @@ pub fn build(
             .with_allowed_origins(origins.clone())
             .with_max_request_body_bytes(config.limits.max_body_bytes)
             .with_cancellation_token(shutdown.clone());
+        let direct = Arc::new(Direct::new(BcpMcp::new(state.clone()), hosts.clone()));
         let service = StreamableHttpService::new(
             move || Ok(BcpMcp::new(state.clone())),
             LocalSessionManager::default().into(),
@@ -173,7 +175,10 @@ pub fn build(
         );
         let mcp = Router::new().route_service(&mcp_path, service).layer(
             axum::middleware::from_fn_with_state(
-                BodyLimit(config.limits.max_body_bytes),
+                Front {
+                    limit: BodyLimit(config.limits.max_body_bytes),
+                    direct: Some(direct),
+                },
                 mcp_front,
             ),
         );

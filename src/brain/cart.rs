@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::protocol::answer::Answer;
 use time::format_description::well_known::Rfc3339;
 
 use super::filters::buyer_context;
@@ -189,7 +189,7 @@ impl Brain {
             .collect()
     }
 
-    fn cart_not_found(&self) -> Result<Value, BrainError> {
+    fn cart_not_found(&self) -> Result<Answer, BrainError> {
         self.business_error(
             Capability::Cart,
             vec![Message::error(
@@ -201,7 +201,7 @@ impl Brain {
         )
     }
 
-    fn cart_response(&self, cart: &CartState, messages: Vec<Message>) -> Result<Value, BrainError> {
+    fn cart_response(&self, cart: &CartState, messages: Vec<Message>) -> Result<Answer, BrainError> {
         let line_items = cart
             .lines
             .iter()
@@ -270,7 +270,7 @@ impl Brain {
         })
     }
 
-    pub async fn create_cart(&self, cart: CartIn) -> Result<Value, BrainError> {
+    pub async fn create_cart(&self, cart: CartIn) -> Result<Answer, BrainError> {
         let prepared = self.prepare_lines(&cart).await?;
         if prepared.lines.is_empty() {
             let mut messages = Vec::new();
@@ -316,14 +316,14 @@ impl Brain {
         self.cart_response(&outcome.cart, messages)
     }
 
-    pub async fn get_cart(&self, id: &str) -> Result<Value, BrainError> {
+    pub async fn get_cart(&self, id: &str) -> Result<Answer, BrainError> {
         match self.platform().get_cart(id).await? {
             Some(cart) => self.cart_response(&cart, Vec::new()),
             None => self.cart_not_found(),
         }
     }
 
-    pub async fn update_cart(&self, id: &str, cart: CartIn) -> Result<Value, BrainError> {
+    pub async fn update_cart(&self, id: &str, cart: CartIn) -> Result<Answer, BrainError> {
         let prepared = self.prepare_lines(&cart).await?;
         let Some(outcome) = self
             .platform()
@@ -337,7 +337,7 @@ impl Brain {
         self.cart_response(&outcome.cart, messages)
     }
 
-    pub async fn cancel_cart(&self, id: &str) -> Result<Value, BrainError> {
+    pub async fn cancel_cart(&self, id: &str) -> Result<Answer, BrainError> {
         match self.platform().cancel_cart(id).await? {
             Some(before) => self.cart_response(&before, Vec::new()),
             None => self.cart_not_found(),

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::protocol::answer::Answer;
 
 use super::filters::{build_filters, buyer_context};
 use super::selection::{SelectionRequest, featured, select};
@@ -40,7 +40,7 @@ fn passing<'p>(product: &'p Product, filters: &Filters) -> Vec<&'p Variant> {
 }
 
 impl Brain {
-    pub async fn search(&self, request: SearchIn) -> Result<Value, BrainError> {
+    pub async fn search(&self, request: SearchIn) -> Result<Answer, BrainError> {
         let store = self.store();
         let query = request
             .query
@@ -141,7 +141,7 @@ impl Brain {
         })
     }
 
-    pub async fn lookup(&self, request: LookupIn) -> Result<Value, BrainError> {
+    pub async fn lookup(&self, request: LookupIn) -> Result<Answer, BrainError> {
         let store = self.store();
         let max = self.limits.max_lookup_batch as usize;
         if request.ids.len() > max {
@@ -271,7 +271,7 @@ impl Brain {
         })
     }
 
-    pub async fn get_product(&self, request: GetProductIn) -> Result<Value, BrainError> {
+    pub async fn get_product(&self, request: GetProductIn) -> Result<Answer, BrainError> {
         let store = self.store();
         let context = buyer_context(&request.context);
         let (filters, messages) = build_filters(

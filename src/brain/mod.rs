@@ -14,9 +14,9 @@ pub mod untrusted;
 mod catalog;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::platform::{PlatformError, SharedPlatform, StoreInfo};
+use crate::protocol::answer::{Answer, Outcome};
 use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::Status;
 use crate::protocol::{Capability, Message, Namespace};
@@ -91,8 +91,10 @@ impl Brain {
         &self.limits
     }
 
-    fn to_json<T: Serialize>(value: &T) -> Result<Value, BrainError> {
-        serde_json::to_value(value).map_err(|error| BrainError::Internal(error.to_string()))
+    /// The typed answer serialised once; the transport writes these bytes as they are.
+    fn to_json<T: Serialize>(value: &T) -> Result<Answer, BrainError> {
+        Answer::encode(value, Outcome::Success)
+            .map_err(|error| BrainError::Internal(error.to_string()))
     }
 
     /// A business outcome without a resource (`ucp.status: "error"`).
@@ -101,12 +103,16 @@ impl Brain {
         capability: Capability,
         messages: Vec<Message>,
         continue_url: Option<String>,
-    ) -> Result<Value, BrainError> {
-        Self::to_json(&ErrorResponse {
-            ucp: self.namespace.envelope(capability, Status::Error),
-            messages,
-            continue_url,
-        })
+    ) -> Result<Answer, BrainError> {
+        Answer::encode(
+            &ErrorResponse {
+                ucp: self.namespace.envelope(capability, Status::Error),
+                messages,
+                continue_url,
+            },
+            Outcome::BusinessError,
+        )
+        .map_err(|error| BrainError::Internal(error.to_string()))
     }
 
     /// The shop's home page with the configured attribution, for outcomes with no cart.

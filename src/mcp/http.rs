@@ -16,6 +16,7 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::logging::echo;
+use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Restore, Verdict};
 use serde_json::{Value, json};
 
@@ -37,6 +38,13 @@ impl StatusSlot {
 
 #[derive(Clone, Copy)]
 pub struct BodyLimit(pub usize);
+
+/// What the front needs: the body cap and, when enabled, the direct `tools/call` path.
+#[derive(Clone)]
+pub struct Front {
+    pub limit: BodyLimit,
+    pub direct: Option<Arc<Direct>>,
+}
 
 pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
     let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
@@ -183,7 +191,8 @@ async fn as_jsonrpc(response: Response) -> Response {
     answer
 }
 
-pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: Next) -> Response {
+pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next) -> Response {
+    let limit = front.limit;
     if request.method() != Method::POST {
         return as_jsonrpc(next.run(request).await).await;
     }
@@ -223,9 +232,24 @@ pub async fn mcp_front(State(limit): State<BodyLimit>, request: Request, next: N
         parts.headers.remove(CONTENT_ENCODING);
         parts.headers.remove(CONTENT_LENGTH);
     }
-    let (body, restore) = match frame::judge(bytes) {
+    let direct = front
+        .direct
+        .as_deref()
+        .filter(|direct| direct.eligible(&parts));
+    let (body, restore) = match frame::judge_with(bytes, direct.is_some()) {
         Verdict::Pass { body, restore } => (body, restore),
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
+        Verdict::Direct(call) => {
+            return match direct {
+                Some(direct) => direct.respond(call, &parts).await,
+                None => refusal(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &call.id,
+                    -32603,
+                    "Internal error",
+                ),
+            };
+        }
         Verdict::Refuse(refused) => {
             let status = if refused.http_400 {
                 StatusCode::BAD_REQUEST

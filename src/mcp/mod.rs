@@ -3,6 +3,7 @@
 
 pub mod agents;
 pub mod bearer;
+pub mod direct;
 pub mod errors;
 pub mod frame;
 pub mod handler;
