@@ -117,7 +117,7 @@ CART_GET=$(call get_cart "\"id\":\"$CART\"")
 sleep 1
 IDLE_KB=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
 TOOLS=(search_catalog lookup_catalog_10 get_product get_cart)
-declare -A BODIES=([search_catalog]=$SEARCH [lookup_catalog_10]=$LOOKUP [get_product]=$PRODUCT [get_cart]=$CART_GET)
+declare -A BODIES=([search_catalog]="$SEARCH" [lookup_catalog_10]="$LOOKUP" [get_product]="$PRODUCT" [get_cart]="$CART_GET")
 for tool in "${TOOLS[@]}"; do
     # The bridge's own answer, whole (fixed-bytes baseline) and its structuredContent (the
     # lean and rmcp baselines answer that same value).

@@ -21,6 +21,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
 use axum::routing::post;
 use serde::Serialize;
 use serde_json::Value;
@@ -49,7 +50,7 @@ struct Frame<'a> {
     result: CallResult<'a>,
 }
 
-async fn lean(State(payload): State<Arc<Value>>, body: Bytes) -> ([(CONTENT_TYPE, &'static str); 1], Vec<u8>) {
+async fn lean(State(payload): State<Arc<Value>>, body: Bytes) -> impl IntoResponse {
     let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let id = request.get("id").unwrap_or(&Value::Null);
     let text = serde_json::to_string(&*payload).unwrap();

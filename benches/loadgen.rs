@@ -139,7 +139,9 @@ async fn connection(address: String, request: Vec<u8>, deadline: Instant) -> Tal
         match read_response(open, &mut buffer).await {
             Some((status, length)) => {
                 let micros = started.elapsed().as_micros();
-                tally.latencies_us.push(u32::try_from(micros).unwrap_or(u32::MAX));
+                tally
+                    .latencies_us
+                    .push(u32::try_from(micros).unwrap_or(u32::MAX));
                 tally.bytes += length as u64;
                 if status != 200 {
                     tally.non_200 += 1;
@@ -169,10 +171,7 @@ fn main() {
         );
         return;
     };
-    let rest = args
-        .url
-        .strip_prefix("http://")
-        .expect("http:// URLs only");
+    let rest = args.url.strip_prefix("http://").expect("http:// URLs only");
     let (address, path) = match rest.find('/') {
         Some(at) => (rest[..at].to_owned(), rest[at..].to_owned()),
         None => (rest.to_owned(), "/".to_owned()),
@@ -214,9 +213,8 @@ fn main() {
     let non_200: u64 = tallies.iter().map(|tally| tally.non_200).sum();
     let errors: u64 = tallies.iter().map(|tally| tally.errors).sum();
     let bytes: u64 = tallies.iter().map(|tally| tally.bytes).sum();
-    let cpu_us_per_request = ticks.map(|ticks| {
-        ticks as f64 * 1e6 / clock_ticks_per_second() as f64 / requests.max(1) as f64
-    });
+    let cpu_us_per_request = ticks
+        .map(|ticks| ticks as f64 * 1e6 / clock_ticks_per_second() as f64 / requests.max(1) as f64);
     println!(
         "{{\"requests\":{requests},\"rps\":{:.0},\"p50_ms\":{:.3},\"p90_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{non_200},\"errors\":{errors},\"body_bytes\":{},\"server_cpu_us\":{}}}",
         requests as f64 / elapsed,

@@ -201,7 +201,11 @@ impl Brain {
         )
     }
 
-    fn cart_response(&self, cart: &CartState, messages: Vec<Message>) -> Result<Answer, BrainError> {
+    fn cart_response(
+        &self,
+        cart: &CartState,
+        messages: Vec<Message>,
+    ) -> Result<Answer, BrainError> {
         let line_items = cart
             .lines
             .iter()

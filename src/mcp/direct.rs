@@ -78,11 +78,12 @@ impl Direct {
         let Some((host, port)) = headers_host(parts) else {
             return false;
         };
-        self.hosts.iter().filter_map(|allowed| authority(allowed)).any(
-            |(allowed_host, allowed_port)| {
+        self.hosts
+            .iter()
+            .filter_map(|allowed| authority(allowed))
+            .any(|(allowed_host, allowed_port)| {
                 allowed_host == host && allowed_port.is_none_or(|wanted| port == Some(wanted))
-            },
-        )
+            })
     }
 
     pub async fn respond(&self, call: DirectCall, parts: &Parts) -> Response {

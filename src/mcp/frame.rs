@@ -11,11 +11,11 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
+use rmcp::model::JsonObject;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
-use rmcp::model::JsonObject;
 use serde_json::value::RawValue;
 
 use crate::logging::echo;

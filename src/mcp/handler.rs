@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::agents::{self, AgentsConfig, META_EXAMPLE, MetaSource};
 use super::errors::ProtocolError;
-use super::http::StatusSlot;
+use super::status::StatusSlot;
 use super::tools::ToolTable;
 use crate::brain::Brain;
 use crate::gate::Gate;
@@ -326,7 +326,9 @@ impl ServerHandler for BcpMcp {
             .await;
         match outcome {
             Ok(answer) => {
-                let value = answer.to_value().map_err(|_| ProtocolError::Internal.to_error_data())?;
+                let value = answer
+                    .to_value()
+                    .map_err(|_| ProtocolError::Internal.to_error_data())?;
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))
                     .into())

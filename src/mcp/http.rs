@@ -2,7 +2,7 @@
 //! clients send acceptable, answers malformed bodies with JSON-RPC errors instead of plain
 //! text, and lets a tool error choose the HTTP status the BCP error registry assigns.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -18,23 +18,8 @@ use http_body_util::LengthLimitError;
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Restore, Verdict};
+pub use crate::mcp::status::StatusSlot;
 use serde_json::{Value, json};
-
-/// Where the tool handler leaves the HTTP status its error calls for.
-#[derive(Clone, Default)]
-pub struct StatusSlot(Arc<Mutex<Option<StatusCode>>>);
-
-impl StatusSlot {
-    pub fn set(&self, status: StatusCode) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(status);
-        }
-    }
-
-    fn take(&self) -> Option<StatusCode> {
-        self.0.lock().ok().and_then(|mut slot| slot.take())
-    }
-}
 
 #[derive(Clone, Copy)]
 pub struct BodyLimit(pub usize);

@@ -70,7 +70,11 @@ async fn direct_answers_are_the_bytes_rmcp_writes() {
             json!({"meta": meta(), "catalog": {"query": 5}}),
         ),
         call("4", "no_such_tool", json!({"meta": meta()})),
-        call("5", "search_catalog", json!({"meta": meta(), "catalog": {}})),
+        call(
+            "5",
+            "search_catalog",
+            json!({"meta": meta(), "catalog": {}}),
+        ),
         call("6", "get_cart", json!({"meta": meta(), "id": "nope"})),
     ];
     for body in &cases {
@@ -79,7 +83,10 @@ async fn direct_answers_are_the_bytes_rmcp_writes() {
     }
     // An id that needs escaping, and one past i64, come back exactly as written.
     let (_, text) = post(&bridge, &cases[1], false).await;
-    assert!(text.starts_with(r#"{"jsonrpc":"2.0","id":"a\"b","result""#), "{text}");
+    assert!(
+        text.starts_with(r#"{"jsonrpc":"2.0","id":"a\"b","result""#),
+        "{text}"
+    );
     let (_, text) = post(&bridge, &cases[2], false).await;
     assert!(
         text.starts_with(r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"#),
