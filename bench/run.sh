@@ -6,10 +6,11 @@
 #     the sample store's cart bound;
 #   - resident memory with 100,000 products loaded;
 #   - time from process start to the first answered tools/call;
-#   - the criterion benches of the brain (relaxation, money, cursors).
-# Needs cargo, python3 and curl (taskset for pinning); nothing to install. Knobs: DURATION
-# (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1, SKIP_UPSTREAM=1, OUT (default
-# BENCHMARKS.md). Honours CARGO_TARGET_DIR. Not run by CI.
+#   - the criterion benches of the brain (relaxation, money, cursors);
+#   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh).
+# Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
+# Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
+# SKIP_UPSTREAM=1, OUT (default BENCHMARKS.md). Honours CARGO_TARGET_DIR. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -111,7 +112,7 @@ fi
 if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
     echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
     cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
-        | grep '^UPSTREAM' >"$WORK/upstream.txt"
+        | tee "$WORK/upstream.log" | grep '^UPSTREAM' >"$WORK/upstream.txt"
 fi
 
 BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$FULL_KB" "$STARTUP_MS" <<'PY'
@@ -170,6 +171,16 @@ if os.path.exists(out):
     kept = re.search(r"<!-- LOAD:BEGIN.*?<!-- LOAD:END -->\n", open(out).read(), flags=re.S)
     if kept:
         L.append(kept.group(0))
+    # bench/round_trips.sh's section, kept when this run skips it (SKIP_UPSTREAM=1).
+    kept = re.search(r"<!-- ROUNDTRIPS:BEGIN.*?<!-- ROUNDTRIPS:END -->\n", open(out).read(), flags=re.S)
+    if kept and os.environ.get("SKIP_UPSTREAM") == "1":
+        L.append(kept.group(0))
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
 PY
+
+# ---- Round trips before/after and latency per tool (issue 10): a step and a section of its
+# own (bench/round_trips.sh, between the ROUNDTRIPS markers), from the run above.
+if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
+    bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
+fi

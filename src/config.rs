@@ -22,6 +22,7 @@ use crate::platform::{BuildContext, SharedPlatform};
 use crate::protocol::{Namespace, Protocol};
 use crate::registry;
 use crate::settings::{ConfigProblem, deserialize_at};
+use crate::tls::TlsConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -89,6 +90,8 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
     pub shutdown_grace_ms: u64,
+    /// `[server.tls]`: terminate TLS 1.3 in the bridge itself (no ingress in front).
+    pub tls: Option<TlsConfig>,
 }
 
 impl Default for ServerConfig {
@@ -107,6 +110,7 @@ impl Default for ServerConfig {
             idle_timeout_ms: 60_000,
             max_connections: 1_024,
             shutdown_grace_ms: 10_000,
+            tls: None,
         }
     }
 }
@@ -125,6 +129,7 @@ impl ServerConfig {
     pub fn base_url(&self, bound: SocketAddr) -> String {
         match &self.public_base_url {
             Some(url) => url.as_str().trim_end_matches('/').to_owned(),
+            None if self.tls.is_some() => format!("https://{bound}"),
             None => format!("http://{bound}"),
         }
     }
@@ -330,6 +335,9 @@ impl BridgeConfig {
                 "server.max_connections",
                 "must be between 1 and 1000000",
             ));
+        }
+        if let Some(tls) = &self.server.tls {
+            problems.extend(tls.problems());
         }
         problems.extend(self.limits.problems());
         problems.extend(self.cart.problems());

@@ -26,3 +26,4 @@ pub mod registry;
 pub mod serve;
 pub mod server;
 pub mod settings;
+pub mod tls;

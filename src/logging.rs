@@ -1,13 +1,18 @@
 //! Logs a client cannot forge (leaf): every value written to the text log has its control
 //! characters escaped and its length capped, so a tool name holding "\n2026-… INFO …" or
 //! ESC sequences stays on its own line and a 1 MB method name stays short. The same
-//! escaping bounds client text echoed in error messages.
+//! escaping bounds client text echoed in error messages. JSON lines cap every field the same
+//! way (see [`CappedJson`]).
 
 use std::fmt::Write as _;
 
 use tracing_subscriber::field::{MakeExt, RecordFields};
 use tracing_subscriber::fmt::FormatFields;
 use tracing_subscriber::fmt::format::{Writer, debug_fn};
+
+mod json;
+
+pub use json::{CappedJson, CappedJsonFields};
 
 /// Characters of one logged value at most.
 pub const MAX_FIELD_CHARS: usize = 512;
@@ -73,7 +78,7 @@ pub fn render_fields<R: RecordFields>(fields: R) -> String {
 const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
 
 /// Logs to stderr: text by default, JSON lines with `json` (JSON escapes control characters
-/// itself). `RUST_LOG` overrides the default filter.
+/// itself; every field is capped like the text log's). `RUST_LOG` overrides the default filter.
 pub fn init(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
@@ -81,7 +86,10 @@ pub fn init(json: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
     if json {
-        builder.json().init();
+        builder
+            .event_format(CappedJson)
+            .fmt_fields(CappedJsonFields)
+            .init();
     } else {
         builder.fmt_fields(safe_fields()).init();
     }

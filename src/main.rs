@@ -99,6 +99,14 @@ async fn shutdown_signal() {
 }
 
 async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> anyhow::Result<()> {
+    // Read before anything listens: a bad certificate is a configuration problem (exit 2).
+    let tls = config
+        .server
+        .tls
+        .as_ref()
+        .map(bcp_bridge::tls::Tls::load)
+        .transpose()
+        .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
     let address = listen.unwrap_or(config.server.listen);
     let listener = tokio::net::TcpListener::bind(address)
         .await
@@ -131,6 +139,8 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             "off"
         }
     );
+    // Watching (and the SIGHUP handler) starts before the banner tells anyone to connect.
+    let watcher = tls.as_ref().map(|tls| tokio::spawn(tls.watch()));
     out(&format!("bcp-bridge listening on {bound}"));
     for (index, endpoint) in bridge.endpoints.iter().enumerate() {
         // The primary endpoint keeps the plain labels scripts read; a second one is tagged.
@@ -149,13 +159,24 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    serve::serve(
-        listener,
-        bridge.router,
-        serve::Hygiene::from(&config.server),
-        shutdown_signal(),
-    )
-    .await;
+    let hygiene = serve::Hygiene::from(&config.server);
+    match &tls {
+        Some(tls) => {
+            let acceptor = tls.acceptor();
+            serve::serve_tls(
+                listener,
+                bridge.router,
+                hygiene,
+                acceptor,
+                shutdown_signal(),
+            )
+            .await;
+        }
+        None => serve::serve(listener, bridge.router, hygiene, shutdown_signal()).await,
+    }
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
     // Only now: cancelling rmcp's token earlier would abort the calls still draining.
     shutdown.cancel();
     tracing::info!("stopped");

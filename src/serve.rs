@@ -1,6 +1,7 @@
 //! The accept loop: every connection gets a header, body and idle deadline, the number of
 //! open connections is capped (the surplus is shed with a JSON-RPC answer, not left to pile
-//! up until the process runs out of file descriptors), and shutdown has a deadline.
+//! up until the process runs out of file descriptors), and shutdown has a deadline. With
+//! `[server.tls]` each connection first completes a TLS handshake, within the header deadline.
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -21,6 +22,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 use tower_service::Service;
 
 use crate::config::ServerConfig;
@@ -53,6 +55,8 @@ const SHED_RETRY_AFTER_SECS: u64 = 1;
 /// Shed answers being written at once; past it a surplus connection is simply closed, so
 /// shedding itself cannot hold an unbounded number of sockets.
 const MAX_SHEDDING: usize = 64;
+/// A shed TLS client must finish its handshake this fast to be told why it is refused.
+const SHED_HANDSHAKE: Duration = Duration::from_secs(1);
 
 /// Serves `router` on `listener` until `shutdown` resolves, then gives in-flight calls
 /// `shutdown_grace` and closes whatever is left.
@@ -60,6 +64,27 @@ pub async fn serve(
     listener: TcpListener,
     router: Router,
     hygiene: Hygiene,
+    shutdown: impl Future<Output = ()>,
+) {
+    accept_loop(listener, router, hygiene, None, shutdown).await;
+}
+
+/// [`serve`] over TLS: every connection, shed ones included, is a TLS session from `tls`.
+pub async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    hygiene: Hygiene,
+    tls: TlsAcceptor,
+    shutdown: impl Future<Output = ()>,
+) {
+    accept_loop(listener, router, hygiene, Some(tls), shutdown).await;
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    router: Router,
+    hygiene: Hygiene,
+    tls: Option<TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
     let permits = Arc::new(Semaphore::new(hygiene.max_connections));
@@ -88,15 +113,26 @@ pub async fn serve(
             Ok(permit) => {
                 let router = router.clone();
                 let stop = stop_rx.clone();
+                let tls = tls.clone();
                 connections.spawn(async move {
-                    serve_connection(stream, remote, router, hygiene, stop).await;
+                    serve_connection(stream, remote, router, hygiene, tls, stop).await;
                     drop(permit);
                 });
             }
             Err(_) => {
                 if let Ok(slot) = Arc::clone(&shedding).try_acquire_owned() {
+                    let tls = tls.clone();
                     connections.spawn(async move {
-                        shed(stream).await;
+                        match tls {
+                            None => shed(stream).await,
+                            Some(tls) => {
+                                if let Ok(Ok(stream)) =
+                                    tokio::time::timeout(SHED_HANDSHAKE, tls.accept(stream)).await
+                                {
+                                    shed(stream).await;
+                                }
+                            }
+                        }
                         drop(slot);
                     });
                 }
@@ -139,7 +175,7 @@ fn shed_response() -> Vec<u8> {
     .into_bytes()
 }
 
-async fn shed(mut stream: TcpStream) {
+async fn shed(mut stream: impl AsyncRead + AsyncWrite + Unpin) {
     let answer = shed_response();
     let mut sink = [0u8; 4096];
     // An HTTP client reads an answer only after sending its request: wait briefly for the
@@ -255,17 +291,50 @@ async fn serve_connection(
     remote: SocketAddr,
     router: Router,
     hygiene: Hygiene,
+    tls: Option<TlsAcceptor>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let activity = Arc::new(Activity {
         opened: Instant::now(),
         last: AtomicU64::new(0),
     });
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let io = TokioIo::new(Watched {
+    let watched = Watched {
         inner: stream,
         activity: Arc::clone(&activity),
-    });
+    };
+    let Some(tls) = tls else {
+        return serve_http(watched, remote, router, hygiene, activity, stop).await;
+    };
+    // The handshake gets the header deadline (a client that stalls it holds a connection
+    // slot like a slow header would) and is abandoned on shutdown: nothing is in flight yet.
+    let handshake = tokio::time::timeout(hygiene.header_read_timeout, tls.accept(watched));
+    let secured = tokio::select! {
+        done = handshake => match done {
+            Ok(Ok(secured)) => secured,
+            Ok(Err(error)) => {
+                tracing::debug!(%remote, %error, "TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!(%remote, "TLS handshake timed out");
+                return;
+            }
+        },
+        _ = stop.changed() => return,
+    };
+    serve_http(secured, remote, router, hygiene, activity, stop).await;
+}
+
+async fn serve_http(
+    stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    remote: SocketAddr,
+    router: Router,
+    hygiene: Hygiene,
+    activity: Arc<Activity>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let io = TokioIo::new(stream);
     let counter = Arc::clone(&in_flight);
     let body_timeout = hygiene.body_read_timeout;
     let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {

@@ -73,7 +73,7 @@ impl Brain {
             for (index, id, quantity) in requested {
                 prepared.origin.insert(id.clone(), index);
                 prepared.lines.push(CartLineInput {
-                    variant_id: id,
+                    item_id: id,
                     quantity: quantity.min(self.limits.max_line_quantity),
                 });
             }
@@ -136,7 +136,7 @@ impl Brain {
                     match prepared
                         .lines
                         .iter_mut()
-                        .find(|line| line.variant_id == variant.id)
+                        .find(|line| line.item_id == variant.id)
                     {
                         // Two spellings (id and SKU) of one variant are one line.
                         Some(line) => {
@@ -146,7 +146,7 @@ impl Brain {
                                 .min(self.limits.max_line_quantity)
                         }
                         None => prepared.lines.push(CartLineInput {
-                            variant_id: variant.id.clone(),
+                            item_id: variant.id.clone(),
                             quantity,
                         }),
                     }
@@ -181,7 +181,7 @@ impl Brain {
                     &problem.kind,
                     untrusted::line(&problem.message, untrusted::MESSAGE_MAX),
                 );
-                match origin.get(&problem.variant_id) {
+                match origin.get(&problem.item_id) {
                     Some(index) => message.at(line_path(*index)),
                     None => message,
                 }

@@ -1,15 +1,13 @@
-//! Inbound budgets: tool calls per agent profile and per client address, per minute.
+//! Inbound budgets: tool calls per agent profile and per client address, per minute. Each
+//! budget tracks a bounded number of keys with O(log n) work per check (see `keyed`), so a
+//! client inventing a new agent profile per call can neither grow memory nor slow the checks.
 
-use std::hash::Hash;
 use std::net::IpAddr;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use governor::clock::{Clock, DefaultClock};
-use governor::state::keyed::HashMapStateStore;
-use governor::{Quota, RateLimiter};
 
 use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::keyed::BoundedKeyed;
 
 /// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -26,29 +24,25 @@ pub struct Throttled {
     pub retry_after_secs: u64,
 }
 
-type Keyed<K> = RateLimiter<K, HashMapStateStore<K>, DefaultClock>;
-
-/// Forgotten keys are swept every this many checks, so spoofed profiles cannot grow memory
-/// without bound.
-const SWEEP_EVERY: u64 = 4096;
+/// Keys tracked per budget at most (agents, client addresses). At ~100 bytes a key (agent
+/// profiles are kept as their SHA-256, whatever their length) this is about 10 MB.
+const MAX_TRACKED_KEYS: usize = 100_000;
 
 pub struct InboundLimiter {
-    per_agent: Option<Keyed<String>>,
-    per_ip: Option<Keyed<IpAddr>>,
-    checks: AtomicU64,
+    per_agent: Option<BoundedKeyed<[u8; 32]>>,
+    per_ip: Option<BoundedKeyed<IpAddr>>,
 }
 
-fn keyed<K: Hash + Eq + Clone>(per_minute: u32) -> Option<Keyed<K>> {
-    NonZeroU32::new(per_minute).map(|rate| RateLimiter::hashmap(Quota::per_minute(rate)))
+fn keyed<K: std::hash::Hash + Eq + Clone>(per_minute: u32) -> Option<BoundedKeyed<K>> {
+    (per_minute > 0).then(|| BoundedKeyed::per_minute(per_minute, MAX_TRACKED_KEYS))
 }
 
-fn check<K: Hash + Eq + Clone>(
-    limiter: &Keyed<K>,
+fn check<K: std::hash::Hash + Eq + Clone>(
+    limiter: &BoundedKeyed<K>,
     key: &K,
     scope: &'static str,
 ) -> Result<(), Throttled> {
-    limiter.check_key(key).map_err(|not_until| {
-        let wait = not_until.wait_time_from(DefaultClock::default().now());
+    limiter.check(key).map_err(|wait| {
         crate::observability::rate_limited(scope, "-");
         Throttled {
             retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
@@ -61,26 +55,18 @@ impl InboundLimiter {
         Self {
             per_agent: keyed(config.per_agent_per_minute),
             per_ip: keyed(config.per_ip_per_minute),
-            checks: AtomicU64::new(0),
         }
     }
 
     /// One tool call by `profile` from `ip`; either budget exhausted → -32000 / HTTP 429.
     pub fn check(&self, profile: Option<&str>, ip: Option<IpAddr>) -> Result<(), Throttled> {
-        if self.checks.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == SWEEP_EVERY - 1 {
-            if let Some(limiter) = &self.per_agent {
-                limiter.retain_recent();
-            }
-            if let Some(limiter) = &self.per_ip {
-                limiter.retain_recent();
-            }
-        }
         if let (Some(limiter), Some(ip)) = (&self.per_ip, ip) {
             check(limiter, &ip, "inbound_ip")?;
         }
         // Calls without a profile are refused later by validation; they still count per IP.
         if let (Some(limiter), Some(profile)) = (&self.per_agent, profile) {
-            check(limiter, &profile.to_owned(), "inbound_agent")?;
+            let key: [u8; 32] = Sha256::digest(profile.as_bytes()).into();
+            check(limiter, &key, "inbound_agent")?;
         }
         Ok(())
     }

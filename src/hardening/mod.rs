@@ -4,4 +4,5 @@
 
 pub mod guard;
 pub mod inbound;
+mod keyed;
 pub mod webhooks;

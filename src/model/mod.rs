@@ -227,9 +227,9 @@ pub struct ProductHit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CartLineInput {
     /// The id the line is written with: a variant id the brain confirmed or, for a store that
-    /// judges lines itself (`LineJudge::Store`), the agent's item id as sent. Distinct within
+    /// judges lines itself (`LineJudge::Store`), the agent's `item.id` as sent. Distinct within
     /// one draft, so store problems correlate by it.
-    pub variant_id: String,
+    pub item_id: String,
     pub quantity: u32,
 }
 
@@ -286,8 +286,8 @@ pub enum LineProblemKind {
 /// Something the upstream refused about one requested line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LineProblem {
-    /// The `variant_id` of the draft line it is about.
-    pub variant_id: String,
+    /// The `item_id` of the draft line it is about.
+    pub item_id: String,
     pub kind: LineProblemKind,
     pub message: String,
 }

@@ -202,7 +202,7 @@ async fn carts_are_never_cached() {
     let outcome = cache
         .create_cart(&CartDraft {
             lines: vec![CartLineInput {
-                variant_id: VARIANT.to_owned(),
+                item_id: VARIANT.to_owned(),
                 quantity: 1,
             }],
             context: brazil(),

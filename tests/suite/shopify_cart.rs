@@ -50,8 +50,8 @@ async fn create_get_update_cancel() {
     );
     // CART-014: Shopify's ten days from the last update.
     assert_eq!(created["expires_at"], "2026-12-09T12:00:00Z");
-    // The brain resolved the lines (one Nodes call), then one cartCreate.
-    assert_eq!(standin.operations(), ["Nodes", "CartCreate"]);
+    // Shopify judges the lines: one cartCreate, nothing read first.
+    assert_eq!(standin.operations(), ["CartCreate"]);
 
     let got = bridge
         .call("get_cart", json!({"meta": meta_with_fresh_key(), "id": id}))
@@ -75,7 +75,7 @@ async fn create_get_update_cancel() {
         ]
     );
     assert_eq!(total(&updated, "subtotal"), 1800 + 900);
-    assert_eq!(standin.operations(), ["Nodes", "CartGet", "CartReplace"]);
+    assert_eq!(standin.operations(), ["CartGet", "CartReplace"]);
 
     // The same lines again: nothing to write.
     standin.reset_counts();
@@ -85,7 +85,7 @@ async fn create_get_update_cancel() {
             json!({"meta": meta_with_fresh_key(), "id": id, "cart": {"line_items": [line(&variant(MUG_VARIANT), 1), line(&variant(SOCK_FIRST + 100_000), 3)]}}),
         )
         .await;
-    // The lines' catalog lookup now comes from the product cache: only the cart is read.
+    // Only the cart is read.
     assert_eq!(standin.operations(), ["CartGet"]);
 
     // Cancel returns the cart as it was, then the cart is gone. // CART-018 CART-019
@@ -160,7 +160,7 @@ async fn stock_limits_become_line_messages() {
 // CART-016
 async fn all_lines_refused_means_no_cart() {
     let (_standin, bridge) = setup().await;
-    // Sold out in the catalog: refused before Shopify is asked.
+    // Sold out: Shopify leaves the line out, and the empty cart is never handed on.
     let result = bridge
         .call(
             "create_cart",
@@ -170,7 +170,7 @@ async fn all_lines_refused_means_no_cart() {
     assert_eq!(result["ucp"]["status"], "error");
     assert_eq!(result["messages"][0]["code"], "out_of_stock");
     assert!(result.get("id").is_none());
-    // Available in the catalog but refused by the cart: the empty Shopify cart is discarded.
+    // Available in the catalog but refused by the cart: the same.
     let result = bridge
         .call(
             "create_cart",
@@ -248,7 +248,7 @@ async fn a_line_shopify_refuses_does_not_sink_the_cart() {
     assert_eq!(lines(&created), [(variant(CANDLE_VARIANT), 1)]);
     assert_eq!(created["messages"][0]["code"], "not_found");
     assert_eq!(created["messages"][0]["path"], "$.line_items[1]");
-    assert_eq!(standin.operations(), ["Nodes", "CartCreate", "CartCreate"]);
+    assert_eq!(standin.operations(), ["CartCreate", "CartCreate"]);
 
     // The same refusal on update: cartLinesAdd names the line.
     let id = created["id"].as_str().unwrap();

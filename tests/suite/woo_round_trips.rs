@@ -90,9 +90,10 @@ async fn get_product_costs_two_parallel_requests_plus_a_round_from_a_variation_s
     // A simple product: the same two (the variation list is empty); unknown: the same two.
     catalog(&bridge, "get_product", json!({"id": "10"})).await;
     assert_eq!(take(&woo).len(), 2);
+    // Not an id: a number may still be a SKU, asked once more (`sku=`), only then.
     let missing = catalog(&bridge, "get_product", json!({"id": "404"})).await;
     assert_eq!(missing["messages"][0]["code"], "not_found");
-    assert_eq!(take(&woo).len(), 2);
+    assert_eq!(take(&woo).len(), 3);
 
     // A variation id: +1 round (the parent and its variations, together).
     let hoodie = catalog(&bridge, "get_product", json!({"id": "21"})).await;
@@ -327,4 +328,29 @@ async fn a_stale_nonce_costs_one_retry_on_the_session_the_refusal_opened() {
     // The next cart uses the new Nonce at once.
     create(&bridge, lines).await;
     assert_eq!(cart_calls(&woo), ["POST S/batch"]);
+}
+
+/// A SKU of digits only (a barcode) is found like any SKU: in the lookup's one `sku=` request
+/// beside the ids, and by get_product after the store says it is no id.
+#[tokio::test]
+async fn a_numeric_sku_is_found_as_a_sku() {
+    let woo = WooStandin::start().await;
+    let bridge = TestBridge::start(&woo.config("")).await;
+    let found = catalog(
+        &bridge,
+        "lookup_catalog",
+        json!({"ids": ["7891234567895", "10"]}),
+    )
+    .await;
+    let ids: Vec<&str> = found["products"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|product| product["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["32", "10"], "{found}");
+    take(&woo);
+    let product = catalog(&bridge, "get_product", json!({"id": "7891234567895"})).await;
+    assert_eq!(product["product"]["id"], "32", "{product}");
+    assert_eq!(take(&woo).len(), 3);
 }

@@ -59,3 +59,22 @@ impl Running {
         line.trim_start_matches("MCP endpoint: ").trim().to_owned()
     }
 }
+
+impl Running {
+    /// Starts the binary with `args`, its stderr (the log) appended to the file `log`.
+    pub fn start_logging_to(args: &[&str], log: &std::path::Path) -> Self {
+        let file = std::fs::File::create(log).unwrap();
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(file))
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        Self {
+            child,
+            stdout,
+            banner: Vec::new(),
+        }
+    }
+}

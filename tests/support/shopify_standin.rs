@@ -951,6 +951,34 @@ impl Inner {
         json!({"data": {"nodes": nodes}})
     }
 
+    /// `nodes` selecting only a variant's title and its product's.
+    fn variant_titles(&self, vars: &Value) -> Value {
+        let nodes: Vec<Value> = vars["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|id| {
+                let id = id.as_str().unwrap_or("");
+                if gid_number(id, "Product")
+                    .and_then(|n| self.product(n))
+                    .is_some()
+                {
+                    return json!({"__typename": "Product"});
+                }
+                match gid_number(id, "ProductVariant").and_then(|n| self.variant(n)) {
+                    Some((product, variant)) => json!({
+                        "__typename": "ProductVariant",
+                        "id": variant_gid(variant.id),
+                        "title": variant.title,
+                        "product": {"title": product.title},
+                    }),
+                    None => Value::Null,
+                }
+            })
+            .collect();
+        json!({"data": {"nodes": nodes}})
+    }
+
     fn product_variants(&self, vars: &Value) -> Value {
         let product = vars["id"]
             .as_str()
@@ -1316,6 +1344,7 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
         "SearchProducts" => inner.search(vars),
         "BrowseProducts" => inner.browse(vars),
         "Nodes" => inner.nodes(vars),
+        "VariantTitles" => inner.variant_titles(vars),
         "ProductVariants" => inner.product_variants(vars),
         // Several mutations in one document run in order, each answering under its alias.
         "CartReplace" => {

@@ -207,7 +207,7 @@ impl SampleStore {
         let mut specs = Vec::new();
         let mut problems = Vec::new();
         for line in &draft.lines {
-            let found = match self.target(&line.variant_id) {
+            let found = match self.target(&line.item_id) {
                 Some(Target::Variant(index, variant_id)) => self.products[index]
                     .variant(&variant_id)
                     .map(|variant| (&self.products[index], variant)),
@@ -215,9 +215,9 @@ impl SampleStore {
             };
             let Some((product, variant)) = found else {
                 problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
+                    item_id: line.item_id.clone(),
                     kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
+                    message: format!("Item not found: {}", line.item_id),
                 });
                 continue;
             };
@@ -225,7 +225,7 @@ impl SampleStore {
             let quantity = match stock {
                 Some(0) => {
                     problems.push(LineProblem {
-                        variant_id: variant.id.clone(),
+                        item_id: line.item_id.clone(),
                         kind: LineProblemKind::OutOfStock,
                         message: format!("{} — {} is out of stock", product.title, variant.title),
                     });
@@ -233,7 +233,7 @@ impl SampleStore {
                 }
                 Some(available) if available < line.quantity => {
                     problems.push(LineProblem {
-                        variant_id: variant.id.clone(),
+                        item_id: line.item_id.clone(),
                         kind: LineProblemKind::InsufficientStock { available },
                         message: format!(
                             "Only {available} of {} — {} in stock; quantity set to {available}",

@@ -1,4 +1,7 @@
-//! Carts live in Shopify; this module only translates. Round trips:
+//! Carts live in Shopify; this module only translates. Shopify judges the lines
+//! (`LineJudge::Store`): the agent's item ids arrive as sent, variant gids go straight into the
+//! write, and its userErrors and warnings come back as problems under the agent's ids. Round
+//! trips:
 //! - create: one `cartCreate` (a second one when Shopify refused the whole cart because of a
 //!   line, without the lines it named);
 //! - get: one `cart`;
@@ -8,26 +11,34 @@
 //! - cancel: one `cart` read, then one document that marks the cart cancelled
 //!   (`cartAttributesUpdate`) and then empties it (`cartLinesRemove`).
 //!
+//! Only when asked for do lines cost more: an id that is not a variant gid (product gid,
+//! number, handle, SKU) one catalog read before the write (beside the replace's cart read),
+//! and a line Shopify left out as sold out one `nodes` read of its title afterwards.
+//!
 //! Shopify cannot delete a cart, so a cancelled cart is marked with the attribute
 //! `_bcp_cancelled`: the mark lives in the cart itself, so every replica and a restarted
 //! bridge treat it as gone. It is written before the lines are removed, so a failure half way
 //! still leaves the cart cancelled.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use iso_currency::Currency;
 use time::format_description::well_known::Rfc3339;
 use time::{Duration as TimeDuration, OffsetDateTime};
 
+use super::catalog::Catalog;
 use super::client::Storefront;
-use super::gid::{CatalogId, is_cart_id, parse_catalog_id};
-use super::market;
+use super::gid::{CatalogId, is_cart_id, parse_catalog_id, variant_gid};
+use super::market::{self, Market};
 use super::normalize::{RawMoney, enum_name};
 use super::ops::{
     self, CartAttributesUpdate, CartCancel, CartCreate, CartGet, CartLinesAdd, CartLinesUpdate,
-    CartReplace,
+    CartReplace, VariantTitles,
 };
-use crate::model::{CartDraft, CartLine, CartOutcome, CartState, LineProblem, LineProblemKind};
+use crate::model::{
+    CartDraft, CartLine, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
+    Resolution, Resolved,
+};
 use crate::money::{Money, parse_currency};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
@@ -53,11 +64,7 @@ pub struct RawLine {
 impl RawLine {
     /// "Camiseta — M"; a single-variant product is just "Camiseta".
     fn title(&self) -> String {
-        if self.variant_title == "Default Title" || self.variant_title.is_empty() {
-            self.product_title.clone()
-        } else {
-            format!("{} — {}", self.product_title, self.variant_title)
-        }
+        display_title(&self.product_title, &self.variant_title)
     }
 }
 
@@ -194,6 +201,8 @@ lift_cart!(cart_cancel, fragments);
 
 pub struct Carts<'a> {
     pub client: &'a Storefront,
+    /// Looks up the lines that are not variant gids.
+    pub catalog: Catalog<'a>,
     pub currency: Currency,
     pub default_country: Option<&'a str>,
 }
@@ -213,11 +222,111 @@ fn money(raw: &RawMoney, currency: Currency) -> Result<i64, PlatformError> {
         .amount)
 }
 
-/// A requested line as sent to Shopify, so errors that point at `lines[i]` find their variant.
+/// A line as sent to Shopify: the variant it writes and the agent's id it is reported under.
 #[derive(Debug, Clone)]
 struct Sent {
+    item_id: String,
     variant_id: String,
     quantity: u32,
+}
+
+/// A line Shopify (or the lookup before it) refused, before it is worded for the agent.
+struct Refused {
+    item_id: String,
+    /// The variant it is about, when known: its title replaces Shopify's variant-only text.
+    variant_id: Option<String>,
+    kind: LineProblemKind,
+    message: String,
+}
+
+/// "Camiseta — M" by variant gid, from every cart answer and lookup seen during one call.
+type Titles = HashMap<String, String>;
+
+/// "Camiseta — M"; a variant titled like its product (or Shopify's "Default Title") adds
+/// nothing.
+fn display_title(product: &str, variant: &str) -> String {
+    if variant.is_empty() || variant == "Default Title" || variant == product {
+        product.to_owned()
+    } else {
+        format!("{product} — {variant}")
+    }
+}
+
+fn learn(titles: &mut Titles, cart: &RawCart) {
+    for line in &cart.lines {
+        if let Some(variant) = &line.variant_id {
+            titles
+                .entry(variant.clone())
+                .or_insert_with(|| line.title());
+        }
+    }
+}
+
+/// The draft's lines as Shopify will get them, and what was refused before asking it.
+#[derive(Default)]
+struct Wanted {
+    sent: Vec<Sent>,
+    refused: Vec<Refused>,
+    titles: Titles,
+}
+
+impl Wanted {
+    fn not_found(&mut self, item_id: &str) {
+        self.refused.push(Refused {
+            item_id: item_id.to_owned(),
+            variant_id: None,
+            kind: LineProblemKind::NotFound,
+            message: format!("Item not found: {item_id}"),
+        });
+    }
+
+    /// Two spellings (a gid and a SKU) of one variant are one line.
+    fn send(&mut self, line: &CartLineInput, variant_id: String) {
+        match self
+            .sent
+            .iter_mut()
+            .find(|sent| sent.variant_id == variant_id)
+        {
+            Some(sent) => sent.quantity = sent.quantity.saturating_add(line.quantity),
+            None => self.sent.push(Sent {
+                item_id: line.item_id.clone(),
+                variant_id,
+                quantity: line.quantity,
+            }),
+        }
+    }
+
+    /// The variant a looked-up id names: the variant itself, or a product's only variant.
+    fn pick(&mut self, line: &CartLineInput, resolved: &[Resolved]) {
+        let Some(hit) = resolved.iter().find(|hit| hit.input == line.item_id) else {
+            self.not_found(&line.item_id);
+            return;
+        };
+        let variant = match &hit.resolution {
+            Resolution::Variant(id) => hit.product.variant(id),
+            Resolution::Product => match hit.product.variants.as_slice() {
+                [only] => Some(only),
+                _ => None,
+            },
+        };
+        let Some(variant) = variant else {
+            self.refused.push(Refused {
+                item_id: line.item_id.clone(),
+                variant_id: None,
+                kind: LineProblemKind::Ambiguous,
+                message: format!(
+                    "{} is the product \"{}\", which has several variants: add one of its variant ids",
+                    line.item_id, hit.product.title
+                ),
+            });
+            return;
+        };
+        self.titles.insert(
+            variant.id.clone(),
+            display_title(&hit.product.title, &variant.title),
+        );
+        self.send(line, variant.id.clone());
+    }
 }
 
 /// The line a userError is about, from its `field` path: `["lines", "0", "merchandiseId"]`
@@ -238,6 +347,73 @@ fn without_refused(sent: &[Sent], errors: &[RawUserError]) -> Option<Vec<Sent>> 
             .map(|(_, line)| line.clone())
             .collect()
     })
+}
+
+/// What Shopify refused in one payload: userErrors point at `sent[i]`; warnings at a cart
+/// line or the merchandise, reported under the agent's id for that variant in `wanted`.
+fn refusals(
+    payload: &Payload,
+    sent: &[Sent],
+    wanted: &[Sent],
+    cart: Option<&RawCart>,
+    out: &mut Vec<Refused>,
+) {
+    for error in &payload.errors {
+        let Some(line) = error_line(error).and_then(|index| sent.get(index)) else {
+            tracing::warn!(code = %error.code, "Shopify cart error not tied to a line");
+            continue;
+        };
+        let not_found = error
+            .field
+            .last()
+            .is_some_and(|field| field == "merchandiseId")
+            || error.message.contains("does not exist");
+        out.push(Refused {
+            item_id: line.item_id.clone(),
+            variant_id: Some(line.variant_id.clone()),
+            kind: if not_found {
+                LineProblemKind::NotFound
+            } else {
+                LineProblemKind::Invalid
+            },
+            message: error.message.clone(),
+        });
+    }
+    for warning in &payload.warnings {
+        let line = cart.and_then(|cart| cart.lines.iter().find(|line| line.id == warning.target));
+        let variant_id = match line {
+            Some(line) => line.variant_id.clone(),
+            None => matches!(
+                parse_catalog_id(&warning.target),
+                Some(CatalogId::Variant(_))
+            )
+            .then(|| warning.target.clone()),
+        };
+        let Some(variant_id) = variant_id else {
+            tracing::info!(code = %warning.code, "Shopify cart warning without a line");
+            continue;
+        };
+        let kind = match warning.code.as_str() {
+            "MERCHANDISE_OUT_OF_STOCK" => LineProblemKind::OutOfStock,
+            "MERCHANDISE_NOT_ENOUGH_STOCK" => LineProblemKind::InsufficientStock {
+                available: line
+                    .map(|line| u32::try_from(line.quantity).unwrap_or(0))
+                    .unwrap_or(0),
+            },
+            _ => continue,
+        };
+        let item_id = wanted
+            .iter()
+            .chain(sent)
+            .find(|sent| sent.variant_id == variant_id)
+            .map_or_else(|| variant_id.clone(), |sent| sent.item_id.clone());
+        out.push(Refused {
+            item_id,
+            variant_id: Some(variant_id),
+            kind,
+            message: warning.message.clone(),
+        });
+    }
 }
 
 impl Carts<'_> {
@@ -283,81 +459,9 @@ impl Carts<'_> {
         })
     }
 
-    fn problems(
-        &self,
-        payload: &Payload,
-        sent: &[Sent],
-        cart: Option<&RawCart>,
-        out: &mut Vec<LineProblem>,
-    ) {
-        for error in &payload.errors {
-            let Some(line) = error_line(error).and_then(|index| sent.get(index)) else {
-                tracing::warn!(code = %error.code, "Shopify cart error not tied to a line");
-                continue;
-            };
-            let not_found = error
-                .field
-                .last()
-                .is_some_and(|field| field == "merchandiseId")
-                || error.message.contains("does not exist");
-            out.push(LineProblem {
-                variant_id: line.variant_id.clone(),
-                kind: if not_found {
-                    LineProblemKind::NotFound
-                } else {
-                    LineProblemKind::Invalid
-                },
-                message: error.message.clone(),
-            });
-        }
-        for warning in &payload.warnings {
-            // The target is a cart line or the merchandise itself.
-            let line =
-                cart.and_then(|cart| cart.lines.iter().find(|line| line.id == warning.target));
-            let variant_id = match line {
-                Some(line) => line.variant_id.clone(),
-                None => matches!(
-                    parse_catalog_id(&warning.target),
-                    Some(CatalogId::Variant(_))
-                )
-                .then(|| warning.target.clone()),
-            };
-            let Some(variant_id) = variant_id else {
-                tracing::info!(code = %warning.code, "Shopify cart warning without a line");
-                continue;
-            };
-            let kind = match warning.code.as_str() {
-                "MERCHANDISE_OUT_OF_STOCK" => LineProblemKind::OutOfStock,
-                "MERCHANDISE_NOT_ENOUGH_STOCK" => LineProblemKind::InsufficientStock {
-                    available: line
-                        .map(|line| u32::try_from(line.quantity).unwrap_or(0))
-                        .unwrap_or(0),
-                },
-                _ => continue,
-            };
-            // Shopify's own text names only the variant ("M is out of stock"); the line, when
-            // the cart still holds it, gives the product too.
-            let message = match (&kind, line) {
-                (LineProblemKind::OutOfStock, Some(line)) => {
-                    format!("{} is out of stock", line.title())
-                }
-                (LineProblemKind::InsufficientStock { available }, Some(line)) => format!(
-                    "Only {available} of {} could be added due to availability",
-                    line.title()
-                ),
-                _ => warning.message.clone(),
-            };
-            out.push(LineProblem {
-                variant_id,
-                kind,
-                message,
-            });
-        }
-    }
-
-    /// The buyer's country for `buyerIdentity`, checked before the write: Shopify refuses the
-    /// whole mutation over a value outside its enum.
-    fn country(&self, draft: &CartDraft) -> Result<Option<String>, PlatformError> {
+    /// The buyer's market, checked before anything is sent: Shopify refuses a whole
+    /// mutation over a country outside its enum.
+    fn market(&self, draft: &CartDraft) -> Result<Market, PlatformError> {
         market::market(
             "$.cart",
             draft.context.country.as_deref(),
@@ -365,7 +469,6 @@ impl Carts<'_> {
             self.default_country,
             None,
         )
-        .map(|market| market.country)
     }
 
     async fn load(&self, id: &str) -> Result<Option<RawCart>, PlatformError> {
@@ -392,36 +495,136 @@ impl Carts<'_> {
             .transpose()
     }
 
-    /// Variant ids the brain confirmed; anything else is refused before Shopify sees it.
-    fn sendable(
-        draft_lines: &[crate::model::CartLineInput],
-        problems: &mut Vec<LineProblem>,
-    ) -> Vec<Sent> {
-        let mut sent = Vec::new();
-        for line in draft_lines {
-            if matches!(
-                parse_catalog_id(&line.variant_id),
-                Some(CatalogId::Variant(_))
-            ) {
-                sent.push(Sent {
-                    variant_id: line.variant_id.clone(),
-                    quantity: line.quantity,
-                });
-            } else {
-                problems.push(LineProblem {
-                    variant_id: line.variant_id.clone(),
-                    kind: LineProblemKind::NotFound,
-                    message: format!("Item not found: {}", line.variant_id),
-                });
+    /// The draft's lines, which carry the agent's item ids as sent. A variant gid goes to
+    /// Shopify as it is, and Shopify's answer judges it; any other id the catalog may know (a
+    /// product gid, a number, a handle or a SKU) is looked up first in ONE read (`nodes` and
+    /// `search` together), only when the draft has one. Ids that can name nothing are not
+    /// found without asking.
+    async fn wanted(&self, draft: &CartDraft) -> Result<Wanted, PlatformError> {
+        let lookup: Vec<String> = draft
+            .lines
+            .iter()
+            .filter(|line| {
+                parse_catalog_id(&line.item_id)
+                    .is_some_and(|id| !matches!(id, CatalogId::Variant(_)))
+            })
+            .map(|line| line.item_id.clone())
+            .collect();
+        let resolved = if lookup.is_empty() {
+            Vec::new()
+        } else {
+            self.catalog.resolve(&lookup, &draft.context).await?
+        };
+        let mut wanted = Wanted::default();
+        for line in &draft.lines {
+            match parse_catalog_id(&line.item_id) {
+                // One spelling per variant, so Shopify's answer matches what was sent.
+                Some(CatalogId::Variant(number)) => wanted.send(line, variant_gid(number)),
+                Some(_) => wanted.pick(line, &resolved),
+                None => wanted.not_found(&line.item_id),
             }
         }
-        sent
+        Ok(wanted)
+    }
+
+    /// The refusals worded for the agent. Shopify's stock warnings name only the variant
+    /// ("M is out of stock"): the title comes from the cart or the lookup, and for a sold-out
+    /// line neither holds, from one `nodes` read of just those titles, made only then. That
+    /// read is best effort: the write is done, and Shopify's own text is still true.
+    async fn worded(
+        &self,
+        refused: Vec<Refused>,
+        mut titles: Titles,
+        market: &Market,
+    ) -> Vec<LineProblem> {
+        let mut missing: Vec<String> = Vec::new();
+        for refusal in &refused {
+            let stock = matches!(
+                refusal.kind,
+                LineProblemKind::OutOfStock | LineProblemKind::InsufficientStock { .. }
+            );
+            if let Some(variant) = refusal.variant_id.as_ref().filter(|_| stock)
+                && !titles.contains_key(variant)
+                && !missing.contains(variant)
+            {
+                missing.push(variant.clone());
+            }
+        }
+        if !missing.is_empty() {
+            let answer = self
+                .client
+                .run::<VariantTitles>(
+                    ops::variant_titles::Variables {
+                        ids: missing,
+                        country: market
+                            .country
+                            .clone()
+                            .map(ops::variant_titles::CountryCode::Other),
+                        language: market
+                            .language
+                            .clone()
+                            .map(ops::variant_titles::LanguageCode::Other),
+                    },
+                    CallKind::Read,
+                )
+                .await;
+            match answer {
+                Ok(data) => {
+                    for node in data.nodes.into_iter().flatten() {
+                        if let ops::variant_titles::VariantTitlesNodes::ProductVariant(variant) =
+                            node
+                        {
+                            titles.insert(
+                                variant.id,
+                                display_title(&variant.product.title, &variant.title),
+                            );
+                        }
+                    }
+                }
+                Err(error) => tracing::warn!(%error, "could not read sold-out lines' titles"),
+            }
+        }
+        refused
+            .into_iter()
+            .map(|refusal| {
+                let title = refusal
+                    .variant_id
+                    .as_ref()
+                    .and_then(|variant| titles.get(variant));
+                let message = match (&refusal.kind, title) {
+                    (LineProblemKind::OutOfStock, Some(title)) => {
+                        format!("{title} is out of stock")
+                    }
+                    (LineProblemKind::InsufficientStock { available }, Some(title)) => {
+                        format!("Only {available} of {title} could be added due to availability")
+                    }
+                    _ => refusal.message,
+                };
+                LineProblem {
+                    item_id: refusal.item_id,
+                    kind: refusal.kind,
+                    message,
+                }
+            })
+            .collect()
     }
 
     pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        let country = self.country(draft)?;
-        let mut problems = Vec::new();
-        let mut sent = Self::sendable(&draft.lines, &mut problems);
+        let market = self.market(draft)?;
+        let Wanted {
+            sent: wanted,
+            mut refused,
+            mut titles,
+        } = self.wanted(draft).await?;
+        if wanted.is_empty() {
+            // No line can reach Shopify: no cart is opened, and the empty id of this empty
+            // answer names none (so discarding it asks nothing either).
+            return Ok(CartOutcome {
+                cart: self.empty(),
+                problems: self.worded(refused, titles, &market).await,
+            });
+        }
+        let mut sent = wanted.clone();
         let attributes = || {
             draft.attribution.as_ref().map(|attribution| {
                 vec![ops::cart_create::AttributeInput {
@@ -437,7 +640,7 @@ impl Carts<'_> {
                     ops::cart_create::Variables {
                         input: ops::cart_create::CartInput {
                             attributes: attributes(),
-                            buyer_identity: country.clone().map(|country| {
+                            buyer_identity: market.country.clone().map(|country| {
                                 ops::cart_create::CartBuyerIdentityInput {
                                     country_code: Some(ops::cart_create::CountryCode::Other(
                                         country,
@@ -459,21 +662,35 @@ impl Carts<'_> {
                 .await?;
             let payload = Option::<Payload>::from(data)
                 .ok_or_else(|| bad("cartCreate answered without a payload"))?;
-            let mut found = Vec::new();
-            self.problems(&payload, &sent, payload.cart.as_ref(), &mut found);
+            refusals(
+                &payload,
+                &sent,
+                &wanted,
+                payload.cart.as_ref(),
+                &mut refused,
+            );
             if let Some(cart) = &payload.cart {
-                problems.extend(found);
+                learn(&mut titles, cart);
+                let mut state = self.state(cart)?;
+                if state.lines.is_empty() {
+                    // Shopify left every line out: nobody will hold this cart's id, so it is
+                    // not handed on (nor is a discard of it sent back to Shopify).
+                    state = self.empty();
+                }
                 return Ok(CartOutcome {
-                    cart: self.state(cart)?,
-                    problems,
+                    cart: state,
+                    problems: self.worded(refused, titles, &market).await,
                 });
             }
             // Shopify refuses the whole cart when one line is bad: drop the lines it named and
             // try once more, so the good lines still make a cart.
             match without_refused(&sent, &payload.errors) {
-                Some(rest) if attempt == 0 => {
-                    problems.extend(found);
-                    sent = rest;
+                Some(rest) if attempt == 0 && !rest.is_empty() => sent = rest,
+                Some(_) if attempt == 0 => {
+                    return Ok(CartOutcome {
+                        cart: self.empty(),
+                        problems: self.worded(refused, titles, &market).await,
+                    });
                 }
                 _ => {
                     tracing::warn!(errors = payload.errors.len(), "cartCreate refused the cart");
@@ -484,17 +701,42 @@ impl Carts<'_> {
         Err(bad("cartCreate refused the cart"))
     }
 
+    /// The answer for a cart that was never opened: no id, no lines.
+    fn empty(&self) -> CartState {
+        CartState {
+            id: String::new(),
+            lines: Vec::new(),
+            currency: self.currency,
+            subtotal: 0,
+            discount: 0,
+            tax: None,
+            total: 0,
+            checkout_url: None,
+            expires_at: None,
+        }
+    }
+
+    /// The cart read and the lookup of any non-gid line (only then) go out together; then
+    /// one write, as the module header says.
     pub async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.country(draft)?;
-        let Some(mut cart) = self.load(id).await? else {
+        let market = self.market(draft)?;
+        if !is_cart_id(id) {
+            return Ok(None);
+        }
+        let (cart, wanted) = tokio::try_join!(self.load(id), self.wanted(draft))?;
+        let Some(mut cart) = cart else {
             return Ok(None);
         };
-        let mut problems = Vec::new();
-        let wanted = Self::sendable(&draft.lines, &mut problems);
+        let Wanted {
+            sent: wanted,
+            mut refused,
+            mut titles,
+        } = wanted;
+        learn(&mut titles, &cart);
         let mut kept: HashSet<&str> = HashSet::new();
         let mut updates: Vec<Sent> = Vec::new();
         let mut update_ids: Vec<String> = Vec::new();
@@ -503,29 +745,29 @@ impl Carts<'_> {
             let target = wanted
                 .iter()
                 .find(|want| want.variant_id == variant && !kept.contains(variant));
-            let quantity = match target {
+            let (item_id, quantity) = match target {
                 Some(want) => {
                     kept.insert(&want.variant_id);
-                    want.quantity
+                    (want.item_id.clone(), want.quantity)
                 }
                 // Not wanted any more, or a second line of a variant already kept.
-                None => 0,
+                None => (variant.to_owned(), 0),
             };
             if i64::from(quantity) != line.quantity {
                 updates.push(Sent {
+                    item_id,
                     variant_id: variant.to_owned(),
                     quantity,
                 });
                 update_ids.push(line.id.clone());
             }
         }
-        let adds: Vec<Sent> = wanted
+        let mut adds: Vec<Sent> = wanted
             .iter()
             .filter(|want| !kept.contains(want.variant_id.as_str()))
             .cloned()
             .collect();
 
-        let mut adds = adds;
         let mut add_attempts = 2;
         let update_inputs = || {
             updates
@@ -562,15 +804,22 @@ impl Carts<'_> {
                 .await?;
             let update: Payload = payload!(data.update)
                 .ok_or_else(|| bad("cartLinesUpdate answered without a payload"))?;
-            self.problems(&update, &updates, update.cart.as_ref(), &mut problems);
+            refusals(
+                &update,
+                &updates,
+                &wanted,
+                update.cart.as_ref(),
+                &mut refused,
+            );
             match update.cart {
                 Some(updated) => cart = updated,
                 None if update.errors.is_empty() => return Ok(None),
                 None => return Err(bad("cartLinesUpdate refused the change")),
             }
+            learn(&mut titles, &cart);
             let add: Payload =
                 payload!(data.add).ok_or_else(|| bad("cartLinesAdd answered without a payload"))?;
-            self.problems(&add, &adds, add.cart.as_ref(), &mut problems);
+            refusals(&add, &adds, &wanted, add.cart.as_ref(), &mut refused);
             match add.cart {
                 Some(updated) => {
                     cart = updated;
@@ -608,13 +857,20 @@ impl Carts<'_> {
             let Some(payload) = Option::<Payload>::from(data) else {
                 return Err(bad("cartLinesUpdate answered without a payload"));
             };
-            self.problems(&payload, &updates, payload.cart.as_ref(), &mut problems);
+            refusals(
+                &payload,
+                &updates,
+                &wanted,
+                payload.cart.as_ref(),
+                &mut refused,
+            );
             match payload.cart {
                 Some(updated) => cart = updated,
                 None if payload.errors.is_empty() => return Ok(None),
                 None => return Err(bad("cartLinesUpdate refused the change")),
             }
         }
+        learn(&mut titles, &cart);
         for attempt in 0..add_attempts {
             if adds.is_empty() {
                 break;
@@ -638,7 +894,13 @@ impl Carts<'_> {
             let Some(payload) = Option::<Payload>::from(data) else {
                 return Err(bad("cartLinesAdd answered without a payload"));
             };
-            self.problems(&payload, &adds, payload.cart.as_ref(), &mut problems);
+            refusals(
+                &payload,
+                &adds,
+                &wanted,
+                payload.cart.as_ref(),
+                &mut refused,
+            );
             if let Some(updated) = payload.cart {
                 cart = updated;
                 break;
@@ -649,9 +911,10 @@ impl Carts<'_> {
                 _ => return Err(bad("cartLinesAdd refused the lines")),
             }
         }
+        learn(&mut titles, &cart);
         Ok(Some(CartOutcome {
             cart: self.state(&cart)?,
-            problems,
+            problems: self.worded(refused, titles, &market).await,
         }))
     }
 

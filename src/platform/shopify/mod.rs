@@ -118,7 +118,9 @@ fn build(
                 categories: false,
                 price: true,
             },
-            cart_lines: LineJudge::Brain,
+            // Shopify's cart answer names every line it refused or cut (userErrors, warnings),
+            // so a cart write needs no catalog read first (`cart`).
+            cart_lines: LineJudge::Store,
         },
         client,
         settings,
@@ -144,6 +146,7 @@ impl ShopifyStore {
     fn carts(&self) -> Carts<'_> {
         Carts {
             client: &self.client,
+            catalog: self.catalog(),
             currency: self.info.currency,
             default_country: self.settings.country.as_deref(),
         }

@@ -120,3 +120,12 @@ pub struct CartReplace;
     variables_derives = "Debug"
 )]
 pub struct CartCancel;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/cart.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct VariantTitles;

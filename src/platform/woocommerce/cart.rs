@@ -73,16 +73,16 @@ fn classify(error: &ErrorBody, wanted: u32) -> Refusal {
     }
 }
 
-fn problem(variant_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LineProblem {
+fn problem(item_id: &str, kind: LineProblemKind, error: &ErrorBody) -> LineProblem {
     let text = decode_entities(&error.message);
     LineProblem {
-        variant_id: variant_id.to_owned(),
+        item_id: item_id.to_owned(),
         // The store only says "Missing attributes for variable product.": tell the agent
         // what to do instead, as the brain does for the same case.
         message: if kind == LineProblemKind::Ambiguous {
-            format!("{variant_id} is a product with several variants: add one of its variant ids")
+            format!("{item_id} is a product with several variants: add one of its variant ids")
         } else if text.trim().is_empty() {
-            format!("The store refused item {variant_id}")
+            format!("The store refused item {item_id}")
         } else {
             text
         },
@@ -97,10 +97,10 @@ struct Step {
 }
 
 impl Step {
-    fn add(id: u64, variant_id: &str, quantity: u32) -> Self {
+    fn add(id: u64, item_id: &str, quantity: u32) -> Self {
         Self {
             call: CartCall::Add { id, quantity },
-            line: Some((variant_id.to_owned(), quantity)),
+            line: Some((item_id.to_owned(), quantity)),
         }
     }
 
@@ -121,7 +121,7 @@ struct Applied {
     /// The store did not accept the session (an unknown or tampered token).
     refused_session: bool,
     problems: Vec<LineProblem>,
-    /// Lines the store would take fewer of: `(id, variant id, available, its refusal)`.
+    /// Lines the store would take fewer of: `(id, item id, available, its refusal)`.
     clamps: Vec<(u64, String, u32, ErrorBody)>,
 }
 
@@ -154,13 +154,13 @@ impl Applied {
             }
             (CartCall::Add { id, .. }, false) => {
                 let error = answer.error();
-                let (variant_id, quantity) = step.line.clone().unwrap_or_default();
+                let (item_id, quantity) = step.line.clone().unwrap_or_default();
                 match classify(&error, quantity) {
                     Refusal::Problem(kind) => {
-                        self.problems.push(problem(&variant_id, kind, &error));
+                        self.problems.push(problem(&item_id, kind, &error));
                     }
                     Refusal::Limit(available) => {
-                        self.clamps.push((*id, variant_id, available, error));
+                        self.clamps.push((*id, item_id, available, error));
                     }
                 }
             }
@@ -265,17 +265,17 @@ impl Carts {
         let words: Vec<String> = draft
             .lines
             .iter()
-            .map(|line| line.variant_id.clone())
+            .map(|line| line.item_id.clone())
             .filter(|id| WooId::parse(id).is_none() && (is_sku(id) || is_slug(id)))
             .collect();
         let named = self.ids_of(&words).await?;
         let mut steps = Vec::new();
         for line in &draft.lines {
-            let id = WooId::parse(&line.variant_id)
+            let id = WooId::parse(&line.item_id)
                 .map(|id| id.0)
-                .or_else(|| named.get(&line.variant_id).copied());
+                .or_else(|| named.get(&line.item_id).copied());
             match id {
-                Some(id) => steps.push(Step::add(id, &line.variant_id, line.quantity)),
+                Some(id) => steps.push(Step::add(id, &line.item_id, line.quantity)),
                 None => problems.push(not_found(line)),
             }
         }
@@ -346,18 +346,18 @@ impl Carts {
         for chunk in clamps.chunks(MAX_BATCH) {
             let steps: Vec<Step> = chunk
                 .iter()
-                .map(|(id, variant_id, available, _)| Step::add(*id, variant_id, *available))
+                .map(|(id, item_id, available, _)| Step::add(*id, item_id, *available))
                 .collect();
             let calls: Vec<CartCall> = steps.iter().map(|step| step.call.clone()).collect();
             let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
-            for ((_, variant_id, available, first), answer) in chunk.iter().zip(answers) {
+            for ((_, item_id, available, first), answer) in chunk.iter().zip(answers) {
                 if let Some(token) = &answer.token {
                     applied.token = Some(token.clone());
                 }
                 if answer.ok() {
                     applied.cart = Some(answer.cart()?);
                     let mut adjusted = problem(
-                        variant_id,
+                        item_id,
                         LineProblemKind::InsufficientStock {
                             available: *available,
                         },
@@ -372,7 +372,7 @@ impl Carts {
                     let error = answer.error();
                     applied
                         .problems
-                        .push(problem(variant_id, LineProblemKind::Invalid, &error));
+                        .push(problem(item_id, LineProblemKind::Invalid, &error));
                 }
             }
         }
@@ -499,9 +499,9 @@ impl Carts {
 
 fn not_found(line: &CartLineInput) -> LineProblem {
     LineProblem {
-        variant_id: line.variant_id.clone(),
+        item_id: line.item_id.clone(),
         kind: LineProblemKind::NotFound,
-        message: format!("Item not found: {}", line.variant_id),
+        message: format!("Item not found: {}", line.item_id),
     }
 }
 
@@ -546,7 +546,7 @@ mod tests {
         let add = Step::add(24, "TEE-LOGO", 1);
         let missing = serde_json::json!({"code": "woocommerce_rest_missing_attributes", "message": "Missing attributes for variable product.", "data": {"status": 400}});
         applied.read(&add, answer(400, missing)).unwrap();
-        assert_eq!(applied.problems[0].variant_id, "TEE-LOGO");
+        assert_eq!(applied.problems[0].item_id, "TEE-LOGO");
         assert_eq!(applied.problems[0].kind, LineProblemKind::Ambiguous);
         // A refused session (401/403) is noted, not taken for a cart.
         let nonce = serde_json::json!({"code": "woocommerce_rest_missing_nonce", "message": "", "data": {"status": 401}});

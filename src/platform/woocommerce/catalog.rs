@@ -200,6 +200,23 @@ impl Catalog {
         })
     }
 
+    /// The product a SKU or slug names, through `resolve`.
+    async fn product_by_word(
+        &self,
+        input: &str,
+    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+        let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
+        Ok(hit.map(Self::hit))
+    }
+
+    fn hit(hit: Resolved) -> (Product, Option<String>) {
+        let variant = match hit.resolution {
+            Resolution::Variant(variant) => Some(variant),
+            Resolution::Product => None,
+        };
+        (hit.product, variant)
+    }
+
     /// The product behind one id with all its variations. A numeric id costs one round of
     /// two requests (the id itself and the variations of that id, together), plus a round
     /// for the parent when the id names a variation; a SKU or slug goes through `resolve`.
@@ -208,14 +225,7 @@ impl Catalog {
         input: &str,
     ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
         let Some(id) = WooId::parse(input) else {
-            let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
-            return Ok(hit.map(|hit| {
-                let variant = match hit.resolution {
-                    Resolution::Variant(variant) => Some(variant),
-                    Resolution::Product => None,
-                };
-                (hit.product, variant)
-            }));
+            return self.product_by_word(input).await;
         };
         let key = id.to_string();
         let own = [id.0];
@@ -227,7 +237,9 @@ impl Catalog {
         );
         let tree = tree?;
         let Some(item) = item? else {
-            return Ok(None);
+            // Not an id; a SKU may be digits only: one `sku=` request more, only then.
+            let hit = self.resolve_as(&[input.to_owned()], false).await?;
+            return Ok(hit.into_iter().next().map(Self::hit));
         };
         if item.parent == 0 {
             let mut found = Found::default();
@@ -309,18 +321,38 @@ impl Catalog {
 
     /// Resolves inputs with complete variation data in two rounds, as measured on a real
     /// store: round one sends numeric inputs to `include=` (products) and `type=variation&
-    /// include=` (variations), and every other input to `sku=` and `slug=` (each matches
-    /// products and variations); round two fetches all variations of the variable products
+    /// include=` (variations), every input that can be a SKU (numeric ones too) to `sku=`, and
+    /// every other slug-shaped one to `slug=` (each matches products and variations); round two fetches all variations of the variable products
     /// found, and the parents of found variations that round one did not bring.
     pub async fn resolve(&self, inputs: &[String]) -> Result<Vec<Resolved>, PlatformError> {
-        let ids: BTreeSet<WooId> = inputs.iter().filter_map(|id| WooId::parse(id)).collect();
+        self.resolve_as(inputs, true).await
+    }
+
+    /// `resolve`; without `as_ids`, numeric inputs are asked as SKUs only (their ids are
+    /// known not to exist).
+    async fn resolve_as(
+        &self,
+        inputs: &[String],
+        as_ids: bool,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        let ids: BTreeSet<WooId> = inputs
+            .iter()
+            .filter(|_| as_ids)
+            .filter_map(|id| WooId::parse(id))
+            .collect();
         let words = || {
             inputs
                 .iter()
                 .map(String::as_str)
                 .filter(|input| WooId::parse(input).is_none())
         };
-        let skus: BTreeSet<&str> = words().filter(|input| is_sku(input)).collect();
+        // A SKU may be digits only: numeric inputs are asked as SKUs too, in the same
+        // request, and an id wins over a SKU spelt the same (`Targets::get`).
+        let skus: BTreeSet<&str> = inputs
+            .iter()
+            .map(String::as_str)
+            .filter(|input| is_sku(input))
+            .collect();
         let slugs: BTreeSet<&str> = words().filter(|input| is_slug(input)).collect();
         if ids.is_empty() && skus.is_empty() && slugs.is_empty() {
             return Ok(Vec::new());

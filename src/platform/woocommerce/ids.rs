@@ -28,16 +28,22 @@ impl std::fmt::Display for WooId {
     }
 }
 
-/// A SKU as this adapter accepts it. Commas are excluded because the Store API splits `sku=`
-/// on them; anything outside this alphabet is never looked up.
+/// A SKU as this adapter looks it up. WooCommerce keeps SKUs as the merchant typed them, so
+/// letters and digits of any script count (`CANECA-CAFÉ`, digits only), with `-`, `_`, `.`
+/// and single inner spaces (`BOLSA LONA`): the Store API runs `sku=` through
+/// `sanitize_text_field` (which trims and collapses spaces) and splits it on commas, so other
+/// spellings could never match as sent. Anything else (URL or path syntax, `%`, control
+/// characters) is never looked up; what is travels only as one percent-encoded query value
+/// (`StoreApi::url`).
 pub fn is_sku(input: &str) -> bool {
-    let bytes = input.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 100
-        && bytes[0].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+    (1..=100).contains(&input.chars().count())
+        && input.starts_with(char::is_alphanumeric)
+        && !input.ends_with(' ')
+        && !input.contains("  ")
+        && !input.contains("..")
+        && input
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ' '))
 }
 
 /// A product slug (WordPress `sanitize_title` output, ASCII only).
@@ -138,16 +144,51 @@ mod tests {
     }
 
     #[test]
-    fn skus_and_slugs_reject_url_syntax() {
-        assert!(is_sku("TEE-L-RED"));
+    fn slugs_reject_url_syntax() {
         assert!(is_slug("logo-tee"));
         for bad in [
             "", "../x", "a/b", "a?b", "a#b", "a%2Fb", "a,b", "a b", "-x", "ä",
         ] {
-            assert!(!is_sku(bad), "{bad}");
             assert!(!is_slug(bad), "{bad}");
         }
         assert!(!is_slug("Logo-Tee"));
+    }
+
+    #[test]
+    fn any_sku_the_store_can_match_is_one() {
+        for sku in [
+            "TEE-L-RED",
+            "BOLSA LONA",
+            "CANECA-CAFÉ",
+            "12345",
+            "0042",
+            "v1.2_x",
+        ] {
+            assert!(is_sku(sku), "{sku}");
+        }
+        let long = "x".repeat(101);
+        for bad in [
+            "",
+            "../x",
+            "a/b",
+            "a?b",
+            "a#b",
+            "a%2Fb",
+            "a&b=c",
+            "a,b",
+            "-x",
+            " x",
+            "x ",
+            "a  b",
+            "a\tb",
+            "a\r\nb",
+            "nul\u{0}",
+            "<b>",
+            "a..b",
+            long.as_str(),
+        ] {
+            assert!(!is_sku(bad), "{bad:?}");
+        }
     }
 
     #[test]

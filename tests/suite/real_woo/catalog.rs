@@ -162,10 +162,9 @@ async fn lookup_mixes_ids_variations_skus_and_slugs() {
     assert_eq!(not_found, ["99999", "nope"], "{result}");
 }
 
-/// The store finds both SKUs (`GET /products?sku=BOLSA%20LONA,CANECA-CAF%C3%89` answers 13 and
-/// 16); the adapter's `is_sku` accepts only `[A-Za-z0-9._-]` and reports them not found.
+/// SKUs with a space and with non-ASCII letters are looked up as the store spells them
+/// (`sku=BOLSA+LONA,CANECA-CAF%C3%89`, one percent-encoded query value) and found.
 #[tokio::test]
-#[ignore = "issue 10: SKUs with a space or non-ASCII letters are never looked up"]
 async fn lookup_finds_any_sku_the_store_accepts() {
     let Some(store) = real_store("lookup_finds_any_sku_the_store_accepts") else {
         return;

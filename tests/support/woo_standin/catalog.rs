@@ -256,7 +256,8 @@ pub(super) fn seed_catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
     for (id, name, sku, price) in [
         (30, "Espresso Cup", "CUP-ESP", "650"),
         (31, "Tea Cup", "CUP-TEA", "700"),
-        (32, "Travel Cup", "CUP-TRV", "1500"),
+        // A barcode as the SKU: digits only, as many merchants do.
+        (32, "Travel Cup", "7891234567895", "1500"),
     ] {
         let mut cup = mug.clone();
         cup["id"] = json!(id);
