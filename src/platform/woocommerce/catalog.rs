@@ -204,12 +204,12 @@ impl Catalog {
     async fn product_by_word(
         &self,
         input: &str,
-    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
         let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
         Ok(hit.map(Self::hit))
     }
 
-    fn hit(hit: Resolved) -> (Product, Option<String>) {
+    fn hit(hit: Resolved) -> (Arc<Product>, Option<String>) {
         let variant = match hit.resolution {
             Resolution::Variant(variant) => Some(variant),
             Resolution::Product => None,
