@@ -96,22 +96,32 @@ async fn direct_answers_are_the_bytes_rmcp_writes() {
 
 #[tokio::test]
 async fn direct_cart_calls_keep_idempotency_and_statuses() {
-    let bridge = TestBridge::start("[inbound]\nper_agent_per_minute = 3\n").await;
-    let key = meta_with_fresh_key();
+    let bridge = TestBridge::sample().await;
     let create = call(
         "1",
         "create_cart",
-        json!({"meta": key, "cart": {"line_items": [{"item": {"id": "item_123"}, "quantity": 1}]}}),
+        json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [{"item": {"id": "item_123"}, "quantity": 1}]}}),
     );
     let (status, first) = post(&bridge, &create, false).await;
     assert_eq!(status, StatusCode::OK, "{first}");
     // The retry replays the stored answer, through either front.
     let (_, again) = post(&bridge, &create, true).await;
     assert_eq!(first, again);
+    let (_, again) = post(&bridge, &create, false).await;
+    assert_eq!(first, again);
+
     // The inbound limit answers 429 on the direct path as on rmcp's.
-    let (status, text) = post(&bridge, &create, false).await;
+    let limited = TestBridge::start("[inbound]\nper_agent_per_minute = 1\n").await;
+    let search = call(
+        "7",
+        "search_catalog",
+        json!({"meta": meta(), "catalog": {"query": "shirt"}}),
+    );
+    let (status, _) = post(&limited, &search, false).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, text) = post(&limited, &search, false).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{text}");
     let reply: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(reply["error"]["code"], -32000, "{text}");
-    assert_eq!(reply["id"], 1, "{text}");
+    assert_eq!(reply["id"], 7, "{text}");
 }
