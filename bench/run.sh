@@ -1,50 +1,28 @@
 #!/usr/bin/env bash
 # Reproduces BENCHMARKS.md on this machine, in one run, loopback only:
-#   - throughput and p50/p99 latency (oha, 64 connections) of search_catalog,
-#     lookup_catalog (10 ids) and get_product with selections, next to two baselines built
-#     here: a bare axum endpoint with a fixed JSON-RPC body (the ceiling) and an rmcp server
-#     whose one tool returns a fixed struct (the SDK floor);
-#   - resident memory idle and with 100,000 products loaded;
+#   - the cached path under load (bench/throughput.sh): search_catalog, lookup_catalog
+#     (10 ids), get_product and get_cart next to "fixed bytes" axum, "lean double-encoding"
+#     axum and the rmcp floor at the same payload, pinned, with server CPU µs per call; and
+#     the sample store's cart bound;
+#   - resident memory with 100,000 products loaded;
 #   - time from process start to the first answered tools/call;
 #   - the criterion benches of the brain (relaxation, money, cursors);
 #   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh).
-# Needs cargo and python3; installs oha with `cargo install oha --locked` (slow, once) into
-# target/bench-tools. Knobs: DURATION (per load test, default 10s), CONNECTIONS (64),
-# SKIP_CRITERION=1, OUT (default BENCHMARKS.md). Not run by CI.
+# Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
+# Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
+# SKIP_UPSTREAM=1, OUT (default BENCHMARKS.md). Honours CARGO_TARGET_DIR. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-DURATION=${DURATION:-10s}
-CONNECTIONS=${CONNECTIONS:-64}
 OUT=${OUT:-$ROOT/BENCHMARKS.md}
-TOOLS=$ROOT/target/bench-tools
-WORK=$ROOT/target/bench
-mkdir -p "$TOOLS" "$WORK"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+WORK=$TARGET/bench
+mkdir -p "$WORK"
 export CARGO_TERM_COLOR=never
 
-OHA=$(command -v oha || true)
-if [ -z "$OHA" ]; then
-    OHA=$TOOLS/bin/oha
-    if [ ! -x "$OHA" ]; then
-        echo "== cargo install oha --locked (once; takes a while)"
-        cargo install oha --locked --root "$TOOLS" --quiet
-    fi
-fi
+WORK=$WORK bench/throughput.sh
 
-echo "== building the bridge and the baselines (release profile)"
-cargo build --release --quiet
-bench_exe() {
-    cargo bench --no-run --bench "$1" --message-format=json 2>/dev/null \
-        | python3 -c 'import sys, json
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
-        print(m["executable"])' "$1" | tail -n 1
-}
-BRIDGE=$ROOT/target/release/bcp-bridge
-AXUM=$(bench_exe baseline_axum)
-RMCP=$(bench_exe baseline_rmcp)
-
+BRIDGE=$TARGET/release/bcp-bridge
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -68,56 +46,6 @@ start() {
 META='"meta":{"ucp-agent":{"profile":"https://agent.example/profile.json"}}'
 call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{%s,"catalog":%s}}}' "$1" "$META" "$2"; }
 SEARCH=$(call search_catalog '{"query":"running shoes","filters":{"price":{"min":0,"max":100000}}}')
-LOOKUP=$(call lookup_catalog '{"ids":["prod_abc123","var_xyz789","prod_def456","prod_abc123_blu_10","prod_abc123_red_12","prod_moka_pot_default","prod_electric_kettle_default","prod_red_tshirt","item_123","item_456"]}')
-PRODUCT=$(call get_product '{"id":"prod_abc123","selected":[{"name":"Color","label":"Blue"},{"name":"Size","label":"10"}],"preferences":["Color","Size"]}')
-FIXED='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fixed","arguments":{}}}'
-
-# load LABEL URL BODY -> appends "label rps p50_ms p99_ms" to $WORK/load.txt
-load() {
-    local label=$1 url=$2 body=$3
-    # Every answer must be a 200 JSON-RPC result, or the numbers mean nothing.
-    local reply
-    reply=$(curl -s -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' -d "$body" "$url")
-    grep -q '"result"' <<<"$reply" || { echo "$label: not a result: $reply"; exit 1; }
-    echo "== oha $label ($DURATION, $CONNECTIONS connections)"
-    "$OHA" --no-tui -z "$DURATION" -c "$CONNECTIONS" -m POST \
-        -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \
-        -d "$body" --output-format json "$url" >"$WORK/oha-$label.json"
-    python3 - "$label" "$WORK/oha-$label.json" >>"$WORK/load.txt" <<'PY'
-import json, sys
-label, path = sys.argv[1], sys.argv[2]
-d = json.load(open(path))
-summary, pct = d["summary"], d["latencyPercentiles"]
-codes = d.get("statusCodeDistribution", {})
-bad = sum(v for k, v in codes.items() if k != "200")
-print(label, round(summary["requestsPerSec"]), round(pct["p50"] * 1000, 3),
-      round(pct["p99"] * 1000, 3), bad, round(summary.get("successRate", 1.0), 4))
-PY
-}
-
-: >"$WORK/load.txt"
-start axum "$AXUM" --serve
-load ceiling_axum "http://127.0.0.1:$PORT/mcp" '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fixed","arguments":{}}}'
-kill "$PID"; wait "$PID" 2>/dev/null || true
-start rmcp "$RMCP" --serve
-load floor_rmcp "http://127.0.0.1:$PORT/mcp" "$FIXED"
-kill "$PID"; wait "$PID" 2>/dev/null || true
-start bridge "$BRIDGE" demo --listen
-URL="http://127.0.0.1:$PORT/bcp/mcp"
-# The search answer itself, for the SDK floor at the same payload size.
-curl -s -H 'content-type: application/json' -d "$SEARCH" "$URL" \
-    | python3 -c 'import json,sys; json.dump(json.load(sys.stdin)["result"]["structuredContent"], sys.stdout)' \
-    >"$WORK/search-payload.json"
-sleep 1
-IDLE_KB=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
-load search_catalog "$URL" "$SEARCH"
-load lookup_catalog_10 "$URL" "$LOOKUP"
-load get_product_selected "$URL" "$PRODUCT"
-LOADED_KB=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
-kill "$PID"; wait "$PID" 2>/dev/null || true
-start rmcp_payload "$RMCP" --payload "$WORK/search-payload.json" --serve
-load floor_rmcp_search_payload "http://127.0.0.1:$PORT/mcp" "$FIXED"
-kill "$PID"; wait "$PID" 2>/dev/null || true
 
 echo "== resident memory with 100,000 products"
 python3 - "$WORK/store-100k.json" <<'PY'
@@ -136,7 +64,8 @@ for i in range(100_000):
 json.dump({"name": "Bench", "currency": "BRL", "storefront_url": "https://bench.example/",
            "products": products}, open(sys.argv[1], "w"))
 PY
-printf '[store]\nplatform = "sample"\ndata = "%s"\n' "$WORK/store-100k.json" >"$WORK/bench-100k.toml"
+# Negotiation off: the bench agent's profile URL is not fetchable.
+printf '[store]\nplatform = "sample"\ndata = "%s"\n\n[negotiation]\nenabled = false\n' "$WORK/store-100k.json" >"$WORK/bench-100k.toml"
 start bridge100k "$BRIDGE" serve --config "$WORK/bench-100k.toml" --listen
 sleep 1
 curl -s -H 'content-type: application/json' -d "$(call search_catalog '{"query":"Product 99999"}')" \
@@ -179,18 +108,16 @@ if [ "${SKIP_CRITERION:-0}" != 1 ]; then
         | tee "$WORK/criterion.txt" | grep -E '^[a-z].*|time:' || true
 fi
 
-echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
-cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
-    | tee "$WORK/upstream.log" | grep '^UPSTREAM' >"$WORK/upstream.txt"
+: >"$WORK/upstream.txt"
+if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
+    echo "== upstream requests per tool call against the Shopify and WooCommerce stand-ins"
+    cargo test --release --quiet --test suite upstream_counts -- --ignored --nocapture 2>/dev/null \
+        | tee "$WORK/upstream.log" | grep '^UPSTREAM' >"$WORK/upstream.txt"
+fi
 
-BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$IDLE_KB" "$LOADED_KB" "$FULL_KB" "$STARTUP_MS" "$DURATION" "$CONNECTIONS" <<'PY'
+BENCH_ROOT=$ROOT python3 - "$WORK" "$OUT" "$FULL_KB" "$STARTUP_MS" <<'PY'
 import os, platform, re, subprocess, sys, datetime
-work, out, idle_kb, loaded_kb, full_kb, startup_ms, duration, conns = sys.argv[1:]
-rows = {}
-for line in open(f"{work}/load.txt"):
-    label, rps, p50, p99, bad, ok = line.split()
-    rows[label] = dict(rps=int(rps), p50=float(p50), p99=float(p99), bad=int(bad))
-ceiling, floor = rows["ceiling_axum"]["rps"], rows["floor_rmcp"]["rps"]
+work, out, full_kb, startup_ms = sys.argv[1:]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 cores = os.cpu_count()
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
@@ -199,43 +126,15 @@ L = []
 L.append("# Benchmarks\n")
 L.append(f"Written by `bench/run.sh` on {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. "
          f"Machine: {cpu}, {cores} cores, {platform.system()} {platform.release()}; {rustc}. "
-         f"Load: oha, {conns} connections, {duration} per row, loopback, client and server on the same cores. "
          "Re-run `bench/run.sh` to reproduce; absolute numbers move with the machine, the ratios much less.\n")
-L.append("## Throughput and latency\n")
-L.append("| what | req/s | p50 ms | p99 ms | vs SDK floor | vs ceiling | non-200 |")
-L.append("|---|---:|---:|---:|---:|---:|---:|")
-names = {"ceiling_axum": "ceiling: bare axum, fixed JSON-RPC body",
-         "floor_rmcp": "SDK floor: rmcp, one tool with a fixed struct",
-         "search_catalog": "bridge `search_catalog` (query + price filter)",
-         "lookup_catalog_10": "bridge `lookup_catalog`, 10 ids",
-         "get_product_selected": "bridge `get_product`, 2 selections + preferences",
-         "floor_rmcp_search_payload": "SDK floor answering the `search_catalog` answer as a fixed value"}
-for key in ["ceiling_axum", "floor_rmcp", "floor_rmcp_search_payload", "search_catalog", "lookup_catalog_10", "get_product_selected"]:
-    r = rows[key]
-    L.append(f"| {names[key]} | {r['rps']} | {r['p50']:.2f} | {r['p99']:.2f} | "
-             f"{r['rps']/floor:.2f} | {r['rps']/ceiling:.2f} | {r['bad']} |")
-L.append("")
-L.append("The bridge rows run on the embedded sample store: every product is in memory, so they "
-         "measure the cached path (protocol work, no upstream round trip).\n")
-L.append("## Targets\n")
-L.append("| target | measured | |")
-L.append("|---|---|---|")
-for key in ["search_catalog", "lookup_catalog_10", "get_product_selected"]:
-    r = rows[key]
-    L.append(f"| `{key}` ≥ 80% of the SDK floor's throughput | {100*r['rps']/floor:.0f}% | {mark(r['rps'] >= 0.8*floor)} |")
-    L.append(f"| `{key}` p99 < 5 ms at {conns} connections | {r['p99']:.2f} ms | {mark(r['p99'] < 5)} |")
-same = rows["floor_rmcp_search_payload"]["rps"]
-L.append(f"| `search_catalog` vs the SDK floor at the same payload | {100*rows['search_catalog']['rps']/same:.0f}% | {mark(rows['search_catalog']['rps'] >= 0.8*same)} |")
-L.append(f"| idle RSS < 30 MB | {int(idle_kb)/1024:.1f} MB | {mark(int(idle_kb) < 30*1024)} |")
-L.append(f"| start to first answered call < 200 ms | {startup_ms} ms | {mark(float(startup_ms) < 200)} |")
-L.append("")
+# bench/throughput.sh: the cached path under load, its baselines and targets, the cart bound.
+L.append(open(f"{work}/throughput.md").read())
 L.append("## Memory and start-up\n")
 L.append("| what | value |")
 L.append("|---|---:|")
-L.append(f"| RSS idle (sample store, 40 products), 1 s after start | {int(idle_kb)/1024:.1f} MB |")
-L.append(f"| peak RSS during the load tests above | {int(loaded_kb)/1024:.1f} MB |")
 L.append(f"| RSS with 100,000 products (300,000 variants) loaded in the store | {int(full_kb)/1024:.1f} MB |")
 L.append(f"| process start to first answered `tools/call` (median of 7) | {startup_ms} ms |")
+L.append(f"| start to first answered call < 200 ms | {mark(float(startup_ms) < 200)} |")
 L.append("")
 crit = f"{work}/criterion.txt"
 if os.path.exists(crit):
@@ -272,10 +171,16 @@ if os.path.exists(out):
     kept = re.search(r"<!-- LOAD:BEGIN.*?<!-- LOAD:END -->\n", open(out).read(), flags=re.S)
     if kept:
         L.append(kept.group(0))
+    # bench/round_trips.sh's section, kept when this run skips it (SKIP_UPSTREAM=1).
+    kept = re.search(r"<!-- ROUNDTRIPS:BEGIN.*?<!-- ROUNDTRIPS:END -->\n", open(out).read(), flags=re.S)
+    if kept and os.environ.get("SKIP_UPSTREAM") == "1":
+        L.append(kept.group(0))
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
 PY
 
 # ---- Round trips before/after and latency per tool (issue 10): a step and a section of its
 # own (bench/round_trips.sh, between the ROUNDTRIPS markers), from the run above.
-bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
+if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
+    bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
+fi

@@ -180,9 +180,10 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         serde_json::from_value(json!({ "id": sample.id })).map_err(|error| error.to_string());
     let answer = match product_call {
         Ok(request) => brain
-            .get_product(request)
+            .get_product(request, brain.namespace().release(None))
             .await
-            .map_err(|error| error.to_string()),
+            .map_err(|error| error.to_string())
+            .and_then(|answer| answer.to_value().map_err(|error| error.to_string())),
         Err(error) => Err(error),
     };
     match answer {
@@ -215,14 +216,22 @@ async fn cart_round_trip(brain: &Brain, sample: &crate::model::Product, report: 
         "line_items": [{"item": {"id": variant.id}, "quantity": 1}]
     }));
     let created = match request {
-        Ok(request) => brain.create_cart(request).await,
+        Ok(request) => {
+            brain
+                .create_cart(request, brain.namespace().release(None))
+                .await
+        }
         Err(error) => {
             report.fail("cart", error.to_string());
             return;
         }
     };
-    let created = match created {
-        Ok(created) => created,
+    let created = match created.map(|answer| answer.to_value()) {
+        Ok(Ok(created)) => created,
+        Ok(Err(error)) => {
+            report.fail("cart", error.to_string());
+            return;
+        }
         Err(error) => {
             report.fail("cart", error.to_string());
             return;
@@ -237,7 +246,7 @@ async fn cart_round_trip(brain: &Brain, sample: &crate::model::Product, report: 
     };
     let continue_url = continue_url.unwrap_or("(none)");
     let checkout_ok = Url::parse(continue_url).is_ok();
-    match brain.cancel_cart(id).await {
+    match brain.cancel_cart(id, brain.namespace().release(None)).await {
         Ok(_) if checkout_ok => report.pass(
             "cart",
             format!("created and cancelled a one-line cart; continue_url {continue_url}"),

@@ -186,6 +186,10 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
     Ok(())
 }
 
+/// Measured against glibc malloc and jemalloc under load (BENCHMARKS.md, "allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_json);

@@ -22,6 +22,7 @@ use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
 use crate::hardening::invalidations::Invalidations;
 use crate::mcp::bearer::require_bearer;
+use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
@@ -189,6 +190,7 @@ pub fn build(
             .with_allowed_origins(origins.clone())
             .with_max_request_body_bytes(config.limits.max_body_bytes)
             .with_cancellation_token(shutdown.clone());
+        let direct = Arc::new(Direct::new(BcpMcp::new(state.clone()), hosts.clone()));
         let service = StreamableHttpService::new(
             move || Ok(BcpMcp::new(state.clone())),
             LocalSessionManager::default().into(),
@@ -199,6 +201,7 @@ pub fn build(
                 Front {
                     body_limit: config.limits.max_body_bytes,
                     signatures: signatures.clone(),
+                    direct: Some(direct),
                 },
                 mcp_front,
             ),

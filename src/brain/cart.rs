@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use crate::protocol::answer::Answer;
 use serde_json::Value;
 use time::format_description::well_known::Rfc3339;
 
@@ -15,7 +16,7 @@ use crate::platform::LineJudge;
 use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
 use crate::protocol::envelope::Status;
 use crate::protocol::request::{CartIn, LineItemIn, QuantityUnitIn};
-use crate::protocol::{Capability, Message, Severity};
+use crate::protocol::{Capability, Message, Release, Severity};
 
 /// The lines that may go to the store, what was refused before asking it, and where each
 /// variant came from in the request (for message paths).
@@ -224,8 +225,9 @@ impl Brain {
             .collect()
     }
 
-    fn cart_not_found(&self) -> Result<Value, BrainError> {
+    fn cart_not_found(&self, release: Release) -> Result<Answer, BrainError> {
         self.business_error(
+            release,
             Capability::Cart,
             vec![Message::error(
                 "not_found",
@@ -242,7 +244,8 @@ impl Brain {
         cart: &CartState,
         messages: Vec<Message>,
         attribution: Option<&Value>,
-    ) -> Result<Value, BrainError> {
+        release: Release,
+    ) -> Result<Answer, BrainError> {
         let line_items = cart
             .lines
             .iter()
@@ -295,7 +298,9 @@ impl Brain {
             amount: cart.total,
         });
         Self::to_json(&CartResponse {
-            ucp: self.namespace.envelope(Capability::Cart, Status::Success),
+            ucp: self
+                .namespace
+                .envelope(release, Capability::Cart, Status::Success),
             id: cart.id.clone(),
             line_items,
             currency: cart.currency.code(),
@@ -311,7 +316,7 @@ impl Brain {
         })
     }
 
-    pub async fn create_cart(&self, cart: CartIn) -> Result<Value, BrainError> {
+    pub async fn create_cart(&self, cart: CartIn, release: Release) -> Result<Answer, BrainError> {
         let prepared = self.prepare_lines(&cart).await?;
         if prepared.lines.is_empty() {
             let mut messages = Vec::new();
@@ -325,7 +330,7 @@ impl Brain {
                 ));
             }
             messages.extend(prepared.messages);
-            return self.business_error(Capability::Cart, messages, self.storefront_url());
+            return self.business_error(release, Capability::Cart, messages, self.storefront_url());
         }
         let outcome = self
             .platform()
@@ -352,36 +357,41 @@ impl Brain {
                     ),
                 );
             }
-            return self.business_error(Capability::Cart, messages, self.storefront_url());
+            return self.business_error(release, Capability::Cart, messages, self.storefront_url());
         }
-        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref())
+        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref(), release)
     }
 
-    pub async fn get_cart(&self, id: &str) -> Result<Value, BrainError> {
+    pub async fn get_cart(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         match self.platform().get_cart(id).await? {
-            Some(cart) => self.cart_response(&cart, Vec::new(), None),
-            None => self.cart_not_found(),
+            Some(cart) => self.cart_response(&cart, Vec::new(), None, release),
+            None => self.cart_not_found(release),
         }
     }
 
-    pub async fn update_cart(&self, id: &str, cart: CartIn) -> Result<Value, BrainError> {
+    pub async fn update_cart(
+        &self,
+        id: &str,
+        cart: CartIn,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
         let prepared = self.prepare_lines(&cart).await?;
         let Some(outcome) = self
             .platform()
             .replace_cart_lines(id, &Self::draft(&cart, prepared.lines))
             .await?
         else {
-            return self.cart_not_found();
+            return self.cart_not_found(release);
         };
         let mut messages = prepared.messages;
         messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
-        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref())
+        self.cart_response(&outcome.cart, messages, cart.attribution.as_ref(), release)
     }
 
-    pub async fn cancel_cart(&self, id: &str) -> Result<Value, BrainError> {
+    pub async fn cancel_cart(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         match self.platform().cancel_cart(id).await? {
-            Some(before) => self.cart_response(&before, Vec::new(), None),
-            None => self.cart_not_found(),
+            Some(before) => self.cart_response(&before, Vec::new(), None, release),
+            None => self.cart_not_found(release),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::protocol::answer::Answer;
 
 use super::filters::{build_filters, buyer_context};
 use super::selection::{SelectionRequest, featured, select};
@@ -10,13 +10,13 @@ use super::{Brain, BrainError, cursor, render};
 use crate::model::predicates::{product_in_categories, product_passes, variant_passes};
 use crate::model::{Filters, OptionChoice, Product, Resolution, SearchRequest, Variant};
 use crate::protocol::Message;
-use crate::protocol::Severity;
 use crate::protocol::catalog::{
     InputOut, LookupResponse, PaginationOut, ProductResponse, SearchResponse,
 };
 use crate::protocol::envelope::Status;
 use crate::protocol::request::{GetProductIn, LookupIn, SearchIn};
 use crate::protocol::{Capability, request::FiltersIn};
+use crate::protocol::{Release, Severity};
 
 fn has_filters(filters: Option<&FiltersIn>) -> bool {
     filters.is_some_and(|filters| {
@@ -40,7 +40,7 @@ fn passing<'p>(product: &'p Product, filters: &Filters) -> Vec<&'p Variant> {
 }
 
 impl Brain {
-    pub async fn search(&self, request: SearchIn) -> Result<Value, BrainError> {
+    pub async fn search(&self, request: SearchIn, release: Release) -> Result<Answer, BrainError> {
         let store = self.store();
         let query = request
             .query
@@ -127,7 +127,7 @@ impl Brain {
         Self::to_json(&SearchResponse {
             ucp: self
                 .namespace
-                .envelope(Capability::CatalogSearch, Status::Success),
+                .envelope(release, Capability::CatalogSearch, Status::Success),
             products,
             pagination: PaginationOut {
                 has_next_page: page.next_cursor.is_some(),
@@ -141,7 +141,7 @@ impl Brain {
         })
     }
 
-    pub async fn lookup(&self, request: LookupIn) -> Result<Value, BrainError> {
+    pub async fn lookup(&self, request: LookupIn, release: Release) -> Result<Answer, BrainError> {
         let store = self.store();
         let max = self.limits.max_lookup_batch as usize;
         if request.ids.len() > max {
@@ -265,13 +265,17 @@ impl Brain {
         Self::to_json(&LookupResponse {
             ucp: self
                 .namespace
-                .envelope(Capability::CatalogLookup, Status::Success),
+                .envelope(release, Capability::CatalogLookup, Status::Success),
             products,
             messages,
         })
     }
 
-    pub async fn get_product(&self, request: GetProductIn) -> Result<Value, BrainError> {
+    pub async fn get_product(
+        &self,
+        request: GetProductIn,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
         let store = self.store();
         let context = buyer_context(&request.context);
         let (filters, messages) = build_filters(
@@ -282,6 +286,7 @@ impl Brain {
         )?;
         let not_found = |reason: &str| {
             self.business_error(
+                release,
                 Capability::CatalogLookup,
                 vec![Message::error(
                     "not_found",
@@ -322,7 +327,7 @@ impl Brain {
         Self::to_json(&ProductResponse {
             ucp: self
                 .namespace
-                .envelope(Capability::CatalogLookup, Status::Success),
+                .envelope(release, Capability::CatalogLookup, Status::Success),
             product: out,
             messages,
         })

@@ -14,12 +14,12 @@ pub mod untrusted;
 mod catalog;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::platform::{PlatformError, SharedPlatform, StoreInfo};
+use crate::protocol::answer::{Answer, Outcome};
 use crate::protocol::catalog::ErrorResponse;
-use crate::protocol::envelope::Status;
-use crate::protocol::{Capability, Message, Namespace};
+use crate::protocol::envelope::{Status, Ucp};
+use crate::protocol::{Capability, Message, Namespace, Release};
 
 pub use checkout::{CartConfig, CheckoutRewrite};
 pub use limits::LimitsConfig;
@@ -97,41 +97,61 @@ impl Brain {
         &self.limits
     }
 
-    fn to_json<T: Serialize>(value: &T) -> Result<Value, BrainError> {
-        serde_json::to_value(value).map_err(|error| BrainError::Internal(error.to_string()))
+    /// The typed answer serialised once; the transport writes these bytes as they are.
+    fn to_json<T: Serialize>(value: &T) -> Result<Answer, BrainError> {
+        Answer::encode(value, Outcome::Success)
+            .map_err(|error| BrainError::Internal(error.to_string()))
     }
 
     /// A business outcome without a resource (`ucp.status: "error"`).
     fn business_error(
         &self,
+        release: Release,
         capability: Capability,
         messages: Vec<Message>,
         continue_url: Option<String>,
-    ) -> Result<Value, BrainError> {
-        Self::to_json(&ErrorResponse {
-            ucp: self.namespace.envelope(capability, Status::Error),
+    ) -> Result<Answer, BrainError> {
+        let ucp = self.namespace.envelope(release, capability, Status::Error);
+        Self::error_answer(ucp, messages, continue_url)
+    }
+
+    fn error_answer(
+        ucp: Ucp,
+        messages: Vec<Message>,
+        continue_url: Option<String>,
+    ) -> Result<Answer, BrainError> {
+        let reason = messages.first().map(|message| message.code.clone());
+        let response = ErrorResponse {
+            ucp,
             messages,
             continue_url,
-        })
+        };
+        Answer::encode(&response, Outcome::BusinessError)
+            .map(|answer| answer.with_reason(reason))
+            .map_err(|error| BrainError::Internal(error.to_string()))
     }
 
     /// NEG-002: the agent's profile declares the namespace's capabilities, but not the one of
     /// this operation at the negotiated version. A business outcome, not a protocol error.
-    pub fn capabilities_incompatible(&self, capability: Capability) -> Result<Value, BrainError> {
+    pub fn capabilities_incompatible(
+        &self,
+        release: Release,
+        capability: Capability,
+    ) -> Result<Answer, BrainError> {
         let name = self.namespace.capability_name(capability);
-        let mut ucp = self.namespace.envelope(capability, Status::Error);
+        let mut ucp = self.namespace.envelope(release, capability, Status::Error);
         ucp.capabilities.clear();
-        Self::to_json(&ErrorResponse {
+        Self::error_answer(
             ucp,
-            messages: vec![Message::error(
+            vec![Message::error(
                 "capabilities_incompatible",
                 format!(
                     "the agent profile does not declare {name} at the negotiated protocol version, so this operation has no capability in common"
                 ),
                 crate::protocol::Severity::Unrecoverable,
             )],
-            continue_url: self.storefront_url(),
-        })
+            self.storefront_url(),
+        )
     }
 
     /// The shop's home page with the configured attribution, for outcomes with no cart.

@@ -1,76 +1,17 @@
 //! Model → wire. Every product and variant the bridge emits goes through here, and every
-//! merchant-written text on it through `untrusted`; every answer then goes through
-//! `for_release`, which shapes it for the protocol release the call was negotiated at.
+//! merchant-written text on it through `untrusted`. The release a call is answered in is
+//! written into the envelope as the answer is built (`Namespace::envelope`).
 
 use iso_currency::Currency;
-use serde_json::Value;
 
-use super::BrainError;
 use super::selection::{OptionSignals, option_axes};
 use super::untrusted;
 use crate::model::{Description, Media, OptionChoice, Product, Seller, Variant};
 use crate::money::Money;
-use crate::protocol::Release;
 use crate::protocol::catalog::{
     AvailabilityOut, CategoryOut, DescriptionOut, InputOut, LinkOut, MediaOut, OptionOut,
     OptionValueOut, PriceRangeOut, ProductOut, RatingOut, SelectedOut, SellerOut, VariantOut,
 };
-
-/// The largest integer every JSON reader holds exactly (2^53 − 1). UCP 2026-08-25 bounds
-/// amounts and quantities by it and asks for an error rather than a wrapped or approximate
-/// value (OVR-028); older readers lose the same digits, so every release gets the check.
-pub const MAX_EXACT_INTEGER: u64 = 9_007_199_254_740_991;
-
-/// An answer the brain wrote, shaped for `release`: the negotiated version in `ucp.version`
-/// and in every capability entry of the envelope (NEG-007). The two UCP releases served share
-/// every field the bridge emits (2026-08-25 only added optional ones: `actions`, `policies`,
-/// `quantity_unit`, `unit_price`, none of which the bridge emits), so the version is what
-/// differs on the wire.
-pub fn for_release(mut answer: Value, release: Release) -> Result<Value, BrainError> {
-    if let Some(ucp) = answer.get_mut("ucp").and_then(Value::as_object_mut) {
-        ucp.insert("version".to_owned(), Value::from(release.version));
-        if let Some(Value::Object(capabilities)) = ucp.get_mut("capabilities") {
-            for entry in capabilities
-                .values_mut()
-                .filter_map(Value::as_array_mut)
-                .flatten()
-                .filter_map(Value::as_object_mut)
-            {
-                entry.insert("version".to_owned(), Value::from(release.version));
-            }
-        }
-    }
-    if let Some(path) = inexact(&answer, "$") {
-        return Err(BrainError::Internal(format!(
-            "{path} is outside the exact integer range of JSON"
-        )));
-    }
-    Ok(answer)
-}
-
-/// The path of the first integer beyond `MAX_EXACT_INTEGER`. Merchant `metadata` is passed
-/// through as written and is not the bridge's arithmetic, so it is not searched.
-fn inexact(value: &Value, path: &str) -> Option<String> {
-    match value {
-        Value::Number(number) => {
-            let out = match (number.as_u64(), number.as_i64()) {
-                (Some(unsigned), _) => unsigned > MAX_EXACT_INTEGER,
-                (None, Some(signed)) => signed.unsigned_abs() > MAX_EXACT_INTEGER,
-                (None, None) => false,
-            };
-            out.then(|| path.to_owned())
-        }
-        Value::Array(items) => items
-            .iter()
-            .enumerate()
-            .find_map(|(index, item)| inexact(item, &format!("{path}[{index}]"))),
-        Value::Object(members) => members
-            .iter()
-            .filter(|(key, _)| key.as_str() != "metadata")
-            .find_map(|(key, member)| inexact(member, &format!("{path}.{key}"))),
-        _ => None,
-    }
-}
 
 fn description(description: &Description, fallback: &str) -> DescriptionOut {
     let (plain, html) = untrusted::description(
@@ -297,41 +238,5 @@ pub fn product(
         }),
         tags: tags(&product.tags),
         metadata: product.metadata.as_ref().map(untrusted::json),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use serde_json::json;
-
-    use super::*;
-    use crate::protocol::Namespace;
-
-    #[test]
-    fn answers_carry_the_negotiated_version_everywhere() {
-        // NEG-007
-        let answer = json!({"ucp": {"version": "2026-08-25", "capabilities": {"dev.ucp.shopping.cart": [{"version": "2026-08-25"}]}}, "id": "c"});
-        let old = for_release(answer, Namespace::UCP.release(Some("2026-04-08"))).unwrap();
-        assert_eq!(old["ucp"]["version"], "2026-04-08");
-        assert_eq!(
-            old["ucp"]["capabilities"]["dev.ucp.shopping.cart"][0]["version"],
-            "2026-04-08"
-        );
-    }
-
-    #[test]
-    fn integers_beyond_two_to_the_53_are_an_error_not_a_rounded_value() {
-        // OVR-028
-        let release = Namespace::UCP.release(Some("2026-08-25"));
-        let at_bound =
-            json!({"ucp": {}, "totals": [{"type": "total", "amount": MAX_EXACT_INTEGER}]});
-        assert!(for_release(at_bound, release).is_ok());
-        let beyond =
-            json!({"ucp": {}, "totals": [{"type": "total", "amount": MAX_EXACT_INTEGER + 1}]});
-        let error = for_release(beyond, release).unwrap_err().to_string();
-        assert!(error.contains("$.totals[0].amount"), "{error}");
-        let merchant = json!({"ucp": {}, "product": {"metadata": {"big": u64::MAX}}});
-        assert!(for_release(merchant, release).is_ok());
     }
 }

@@ -5,11 +5,13 @@
 //! byte for byte (integers beyond i64, strings with escapes) are swapped for a placeholder
 //! on the way in and put back, as written, on the way out.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
+use rmcp::model::JsonObject;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, JsonRpcMessage};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
@@ -30,8 +32,52 @@ pub enum Verdict {
     },
     /// A notification rmcp cannot read: 202, no body.
     Accepted,
+    /// A plain `tools/call` the front answers itself (`judge_with(.., true)` only).
+    Direct(DirectCall),
     /// Answer with this JSON-RPC error.
     Refuse(Refusal),
+}
+
+/// A `tools/call` read once into what the tool handler needs.
+pub struct DirectCall {
+    /// The id as the client wrote it, echoed byte for byte.
+    pub id: RawId,
+    pub name: String,
+    pub arguments: JsonObject,
+    /// `params._meta`, where MCP clients may carry the agent profile.
+    pub meta: Option<JsonObject>,
+}
+
+/// The params of a `tools/call` the front answers itself. Anything else rmcp knows how to
+/// treat (input responses, request state, per-request protocol metadata) goes to rmcp.
+#[derive(Deserialize)]
+struct DirectParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<de::IgnoredAny>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<de::IgnoredAny>,
+}
+
+fn direct_call(id: &str, params: Option<&RawValue>) -> Option<DirectCall> {
+    let params = serde_json::from_str::<DirectParams>(params?.get()).ok()?;
+    let protocol_keys = params.meta.as_ref().is_some_and(|meta| {
+        meta.keys()
+            .any(|key| key.starts_with("io.modelcontextprotocol/"))
+    });
+    if params.input_responses.is_some() || params.request_state.is_some() || protocol_keys {
+        return None;
+    }
+    Some(DirectCall {
+        id: id.to_owned(),
+        name: params.name,
+        arguments: params.arguments.unwrap_or_default(),
+        meta: params.meta,
+    })
 }
 
 /// Put `raw` back where rmcp echoed `placeholder`.
@@ -112,18 +158,55 @@ impl<'de> Visitor<'de> for UniqueVisitor {
         Ok(Unique)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Unique, A::Error> {
-        let mut keys = HashSet::new();
-        while let Some(key) = map.next_key::<String>()? {
+        // Keys borrow from the body unless they hold escapes. Most objects are small, where
+        // a linear scan beats hashing; a hostile one with thousands of keys gets a set.
+        let mut few: Vec<Cow<'de, str>> = Vec::new();
+        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
             map.next_value::<Unique>()?;
-            if keys.contains(&key) {
+            let repeated = if many.is_empty() && few.len() < LINEAR_KEYS {
+                let seen = few.contains(&key);
+                few.push(key.clone());
+                seen
+            } else {
+                many.extend(few.drain(..));
+                !many.insert(key.clone())
+            };
+            if repeated {
                 return Err(de::Error::custom(format_args!(
                     "duplicate key \"{}\"",
                     echo(&key)
                 )));
             }
-            keys.insert(key);
         }
         Ok(Unique)
+    }
+}
+
+/// Keys of one object checked by linear scan before switching to a set.
+const LINEAR_KEYS: usize = 16;
+
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("an object key")
+    }
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Borrowed(key)))
+    }
+    fn visit_str<E>(self, key: &str) -> Result<Key<'de>, E> {
+        Ok(Key(Cow::Owned(key.to_owned())))
     }
 }
 
@@ -187,6 +270,12 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
 }
 
 pub fn judge(bytes: Bytes) -> Verdict {
+    judge_with(bytes, false)
+}
+
+/// `direct`: the transport lets the front answer a plain `tools/call` itself (sessionless,
+/// no protocol headers rmcp must judge), so it is read here once and never handed to rmcp.
+pub fn judge_with(bytes: Bytes, direct: bool) -> Verdict {
     let null = || "null".to_owned();
     if let Err(error) = serde_json::from_slice::<Unique>(&bytes) {
         return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
@@ -239,6 +328,13 @@ pub fn judge(bytes: Bytes) -> Verdict {
             return Verdict::Refuse(Refusal::invalid(echoed(), "method must be a string"));
         }
     };
+    if direct
+        && method == "tools/call"
+        && let Some(raw) = id
+        && let Some(call) = direct_call(raw, envelope.params)
+    {
+        return Verdict::Direct(call);
+    }
     let (body, restore) = match (id, restore) {
         (Some(raw), true) => {
             let Some((start, end)) = span(&bytes, raw) else {
@@ -349,6 +445,7 @@ mod tests {
             Verdict::Refuse(refusal) => (refusal.code, refusal.id),
             Verdict::Pass { .. } => (0, "pass".into()),
             Verdict::Accepted => (0, "accepted".into()),
+            Verdict::Direct(_) => (0, "direct".into()),
         }
     }
 

@@ -1,7 +1,7 @@
 //! The MCP server handler: lists the tools, validates arguments, runs the brain, and shapes
 //! results (`structuredContent` plus the same JSON as text).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,12 +19,13 @@ use tracing::Instrument;
 
 use super::agents::{self, AgentsConfig, META_EXAMPLE, MetaSource};
 use super::errors::ProtocolError;
-use super::http::StatusSlot;
+use super::status::StatusSlot;
 use super::tools::ToolTable;
-use crate::brain::{Brain, render};
+use crate::brain::Brain;
 use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
 use crate::observability::activity::Activity;
+use crate::protocol::answer::{Answer, Outcome};
 use crate::protocol::request::{
     CallMeta, CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn,
     UpdateCartArgs,
@@ -86,25 +87,37 @@ fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolErro
 }
 
 /// Marks every result as carrying merchant-authored text, for agents that read `_meta`.
-fn merchant_text_meta() -> rmcp::model::MetaObject {
-    let mut meta = rmcp::model::JsonObject::new();
-    meta.insert(
-        "br.dev.bcp/merchant-text".to_owned(),
-        serde_json::json!({
+fn merchant_text_meta_value() -> Value {
+    serde_json::json!({
+        "br.dev.bcp/merchant-text": {
             "trust": "data",
             "notice": crate::brain::untrusted::MERCHANT_TEXT_NOTICE,
-        }),
-    );
-    rmcp::model::MetaObject(meta)
+        }
+    })
 }
 
-/// Adds `message` to an answer's `messages[]`.
-fn add_message(answer: &mut Value, message: crate::protocol::Message) {
+fn merchant_text_meta() -> rmcp::model::MetaObject {
+    match merchant_text_meta_value() {
+        Value::Object(meta) => rmcp::model::MetaObject(meta),
+        _ => rmcp::model::MetaObject(rmcp::model::JsonObject::new()),
+    }
+}
+
+/// The result `_meta` as JSON text, written once per process.
+pub fn merchant_text_meta_json() -> &'static str {
+    static META: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    META.get_or_init(|| merchant_text_meta_value().to_string())
+}
+
+/// Adds `message` to an answer's `messages[]` (the rare default-profile notice: the answer
+/// is re-encoded through a tree).
+fn add_message(answer: Answer, message: crate::protocol::Message) -> Result<Answer, ProtocolError> {
+    let mut value = answer.to_value().map_err(|_| ProtocolError::Internal)?;
     let Ok(message) = serde_json::to_value(message) else {
-        return;
+        return Ok(answer);
     };
-    if let Some(answer) = answer.as_object_mut() {
-        match answer
+    if let Some(object) = value.as_object_mut() {
+        match object
             .entry("messages")
             .or_insert_with(|| Value::Array(Vec::new()))
         {
@@ -112,18 +125,15 @@ fn add_message(answer: &mut Value, message: crate::protocol::Message) {
             other => *other = Value::Array(vec![message]),
         }
     }
+    Answer::encode(&value, answer.outcome()).map_err(|_| ProtocolError::Internal)
 }
 
 /// The metrics label of a call's outcome.
-fn outcome_label(outcome: &Result<Value, ProtocolError>) -> &'static str {
+fn outcome_label(outcome: &Result<Answer, ProtocolError>) -> &'static str {
     match outcome {
-        Ok(value) => match value
-            .get("ucp")
-            .and_then(|ucp| ucp.get("status"))
-            .and_then(Value::as_str)
-        {
-            Some("error") => "business_error",
-            _ => "success",
+        Ok(answer) => match answer.outcome() {
+            Outcome::BusinessError => "business_error",
+            Outcome::Success => "success",
         },
         Err(ProtocolError::RateLimited { .. }) => "rate_limited",
         Err(ProtocolError::Unavailable { .. } | ProtocolError::Full { .. }) => "unavailable",
@@ -167,43 +177,43 @@ impl BcpMcp {
         name: ToolName,
         arguments: Value,
         release: Release,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Answer, ProtocolError> {
         let brain = &self.state.brain;
-        let value = match name {
+        let answer = match name {
             ToolName::SearchCatalog => {
                 let args: CatalogArgs<SearchIn> = decode(arguments)?;
-                brain.search(args.catalog).await?
+                brain.search(args.catalog, release).await?
             }
             ToolName::LookupCatalog => {
                 let args: CatalogArgs<LookupIn> = decode(arguments)?;
-                brain.lookup(args.catalog).await?
+                brain.lookup(args.catalog, release).await?
             }
             ToolName::GetProduct => {
                 let args: CatalogArgs<GetProductIn> = decode(arguments)?;
                 reject_repeated_selections(&args.catalog)?;
-                brain.get_product(args.catalog).await?
+                brain.get_product(args.catalog, release).await?
             }
             ToolName::CreateCart => {
                 let args: CreateCartArgs = decode(arguments)?;
-                brain.create_cart(args.cart).await?
+                brain.create_cart(args.cart, release).await?
             }
             ToolName::GetCart => {
                 reject_cart_id(&arguments)?;
                 let args: CartIdArgs = decode(arguments)?;
-                brain.get_cart(&args.id).await?
+                brain.get_cart(&args.id, release).await?
             }
             ToolName::UpdateCart => {
                 reject_cart_id(&arguments)?;
                 let args: UpdateCartArgs = decode(arguments)?;
-                brain.update_cart(&args.id, args.cart).await?
+                brain.update_cart(&args.id, args.cart, release).await?
             }
             ToolName::CancelCart => {
                 reject_cart_id(&arguments)?;
                 let args: CartIdArgs = decode(arguments)?;
-                brain.cancel_cart(&args.id).await?
+                brain.cancel_cart(&args.id, release).await?
             }
         };
-        Ok(render::for_release(value, release)?)
+        Ok(answer)
     }
 
     /// Validation, dispatch and error mapping of one `tools/call`, independent of rmcp.
@@ -212,7 +222,7 @@ impl BcpMcp {
         name: &str,
         meta: &CallMeta,
         arguments: Value,
-    ) -> Result<Value, ProtocolError> {
+    ) -> Result<Answer, ProtocolError> {
         let spec = self
             .state
             .tools
@@ -230,15 +240,95 @@ impl BcpMcp {
             .as_ref()
             .is_some_and(|agreed| !agreed.covers(capability))
         {
-            let refused = brain.capabilities_incompatible(capability)?;
-            return Ok(render::for_release(refused, release)?);
+            return Ok(brain.capabilities_incompatible(release, capability)?);
         }
         match gate.idempotency_key(spec.name, meta, &arguments) {
             Some((key, fingerprint)) => {
-                let operation = self.run(spec.name, arguments, release);
-                gate.idempotency.run(&key, &fingerprint, operation).await
+                // Records hold trees (they outlive the process in Redis); mutations are few.
+                let operation = async {
+                    let answer = self.run(spec.name, arguments, release).await?;
+                    answer.to_value().map_err(|_| ProtocolError::Internal)
+                };
+                let value = gate.idempotency.run(&key, &fingerprint, operation).await?;
+                Answer::from_value(&value).map_err(|_| ProtocolError::Internal)
             }
             None => self.run(spec.name, arguments, release).await,
+        }
+    }
+    /// One `tools/call` from its raw arguments to the encoded answer: profile completion,
+    /// the inbound guard and timeout, validation, dispatch, metrics and the log line. Both
+    /// fronts (rmcp, and the direct sessionless path) answer through here.
+    pub async fn answer(
+        &self,
+        tool: &str,
+        mut arguments: rmcp::model::JsonObject,
+        protocol_meta: Option<&rmcp::model::JsonObject>,
+        peer: Option<IpAddr>,
+    ) -> Result<Answer, ProtocolError> {
+        let started = Instant::now();
+        let source = agents::complete_meta(&mut arguments, protocol_meta, &self.state.agents);
+        let arguments = Value::Object(arguments);
+        let meta = CallMeta::from_arguments(&arguments);
+        // At the default level (info) the per-call span and line are disabled callsites;
+        // tracing evaluates field expressions only for enabled ones, so the hot path
+        // formats and allocates nothing for them. Both fields are the client's words:
+        // bounded before they reach any log line.
+        let span = tracing::debug_span!(
+            "tools/call",
+            tool = %tool.chars().take(100).collect::<String>(),
+            agent = meta
+                .profile
+                .as_deref()
+                .map(|profile| profile.chars().take(200).collect::<String>())
+                .as_deref()
+                .unwrap_or("-")
+        );
+        let call = self.call(tool, &meta, arguments);
+        let guarded = self
+            .state
+            .guard
+            .run(tool, meta.profile.as_deref(), peer, call);
+        let outcome = guarded.instrument(span.clone()).await;
+        let label = outcome_label(&outcome);
+        crate::observability::tool_call(tool, label, started.elapsed());
+        self.state.activity.record(tool, label);
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let _entered = span.enter();
+        match outcome {
+            Ok(answer) => {
+                let answer = match (source, meta.profile.as_deref()) {
+                    (MetaSource::DefaultProfile, Some(profile)) => {
+                        add_message(answer, agents::default_profile_notice(profile))?
+                    }
+                    _ => answer,
+                };
+                tracing::debug!(
+                    outcome = answer.outcome().status(),
+                    elapsed_ms,
+                    "tool answered"
+                );
+                if answer.outcome() == Outcome::BusinessError {
+                    // Message codes are the protocol's vocabulary, not the buyer's words.
+                    let reason = answer.reason().unwrap_or("error");
+                    self.state.activity.record_error(tool, label, None, reason);
+                }
+                Ok(answer)
+            }
+            Err(error) => {
+                tracing::info!(
+                    outcome = "protocol_error",
+                    code = error.code(),
+                    elapsed_ms,
+                    "tool refused"
+                );
+                self.state.activity.record_error(
+                    tool,
+                    label,
+                    Some(error.code()),
+                    &error_reason(&error),
+                );
+                Err(error)
+            }
         }
     }
 }
@@ -276,87 +366,32 @@ impl ServerHandler for BcpMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let started = Instant::now();
-        let tool = request.name.to_string();
-        let mut arguments = request.arguments.unwrap_or_default();
+        let arguments = request.arguments.unwrap_or_default();
         // rmcp lifts `params._meta` into the request context; older paths leave it in params.
         let protocol_meta = request
             .meta
             .as_ref()
             .map(|meta| &meta.0.0)
             .or(Some(&context.meta.0.0).filter(|meta| !meta.is_empty()));
-        let source = agents::complete_meta(&mut arguments, protocol_meta, &self.state.agents);
-        let arguments = Value::Object(arguments);
-        let meta = CallMeta::from_arguments(&arguments);
-        let agent: Option<String> = meta
-            .profile
-            .as_deref()
-            .map(|profile| profile.chars().take(200).collect());
-        // Both are the client's words: bounded before they reach any log line, JSON ones too.
-        let logged_tool: String = tool.chars().take(100).collect();
-        let span = tracing::info_span!("tools/call", tool = %logged_tool, agent = agent.as_deref().unwrap_or("-"));
+        let parts = context.extensions.get::<http::request::Parts>();
         // Present when the server runs with `into_make_service_with_connect_info`.
-        let peer = context
-            .extensions
-            .get::<http::request::Parts>()
+        let peer = parts
             .and_then(|parts| parts.extensions.get::<ConnectInfo<SocketAddr>>())
             .map(|info| info.0.ip());
-        let call = self.call(&tool, &meta, arguments);
-        let guarded = self
-            .state
-            .guard
-            .run(&tool, meta.profile.as_deref(), peer, call);
-        let outcome = guarded.instrument(span.clone()).await;
-        let label = outcome_label(&outcome);
-        crate::observability::tool_call(&tool, label, started.elapsed());
-        self.state.activity.record(&tool, label);
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let _entered = span.enter();
+        let outcome = self
+            .answer(&request.name, arguments, protocol_meta, peer)
+            .await;
         match outcome {
-            Ok(mut value) => {
-                if source == MetaSource::DefaultProfile
-                    && let Some(profile) = meta.profile.as_deref()
-                {
-                    add_message(&mut value, agents::default_profile_notice(profile));
-                }
-                let status = value
-                    .get("ucp")
-                    .and_then(|ucp| ucp.get("status"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("success");
-                tracing::info!(outcome = status, elapsed_ms, "tool answered");
-                if status == "error" {
-                    // Message codes are the protocol's vocabulary, not the buyer's words.
-                    let reason = value
-                        .get("messages")
-                        .and_then(|messages| messages.get(0))
-                        .and_then(|message| message.get("code"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("error");
-                    self.state.activity.record_error(&tool, label, None, reason);
-                }
+            Ok(answer) => {
+                let value = answer
+                    .to_value()
+                    .map_err(|_| ProtocolError::Internal.to_error_data())?;
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))
                     .into())
             }
             Err(error) => {
-                tracing::info!(
-                    outcome = "protocol_error",
-                    code = error.code(),
-                    elapsed_ms,
-                    "tool refused"
-                );
-                self.state.activity.record_error(
-                    &tool,
-                    label,
-                    Some(error.code()),
-                    &error_reason(&error),
-                );
-                if let Some(slot) = context
-                    .extensions
-                    .get::<http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<StatusSlot>())
-                {
+                if let Some(slot) = parts.and_then(|parts| parts.extensions.get::<StatusSlot>()) {
                     slot.set(error.http_status());
                 }
                 Err(error.to_error_data())

@@ -3,7 +3,7 @@
 //! text, lets a tool error choose the HTTP status the BCP error registry assigns, and holds
 //! each body as received for the request-signature check (`Content-Digest` hashes raw bytes).
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -17,32 +17,20 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::logging::echo;
+use crate::mcp::direct::Direct;
 use crate::mcp::errors::ProtocolError;
 use crate::mcp::frame::{self, Restore, Verdict};
+pub use crate::mcp::status::StatusSlot;
 use crate::signatures::{Mode, Received, SignatureCheck};
 use serde_json::{Value, json};
 
-/// Where the tool handler leaves the HTTP status its error calls for.
-#[derive(Clone, Default)]
-pub struct StatusSlot(Arc<Mutex<Option<StatusCode>>>);
-
-impl StatusSlot {
-    pub fn set(&self, status: StatusCode) {
-        if let Ok(mut slot) = self.0.lock() {
-            *slot = Some(status);
-        }
-    }
-
-    fn take(&self) -> Option<StatusCode> {
-        self.0.lock().ok().and_then(|mut slot| slot.take())
-    }
-}
-
-/// What the front needs besides the request.
+/// What the front needs besides the request: the body cap, the signature check and, when
+/// enabled, the direct `tools/call` path.
 #[derive(Clone)]
 pub struct Front {
     pub body_limit: usize,
     pub signatures: Arc<SignatureCheck>,
+    pub direct: Option<Arc<Direct>>,
 }
 
 pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
@@ -252,9 +240,34 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         parts.headers.remove(CONTENT_LENGTH);
     }
     let decoded = bytes.clone();
-    let (body, restore) = match frame::judge(bytes) {
+    let direct = front
+        .direct
+        .as_deref()
+        .filter(|direct| direct.eligible(&parts));
+    let (body, restore) = match frame::judge_with(bytes, direct.is_some()) {
         Verdict::Pass { body, restore } => (body, restore),
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
+        Verdict::Direct(call) => {
+            let received = Received {
+                method: &parts.method,
+                uri: &parts.uri,
+                headers: sent_headers.as_ref().unwrap_or(&parts.headers),
+                raw_body: &received,
+                frame: &decoded,
+            };
+            if let Err(error) = front.signatures.admit(&received).await {
+                return refused_by(&call.id, &error.into());
+            }
+            return match direct {
+                Some(direct) => direct.respond(call, &parts).await,
+                None => refusal(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &call.id,
+                    -32603,
+                    "Internal error",
+                ),
+            };
+        }
         Verdict::Refuse(refused) => {
             let status = if refused.http_400 {
                 StatusCode::BAD_REQUEST

@@ -3,11 +3,13 @@
 
 pub mod agents;
 pub mod bearer;
+pub mod direct;
 pub mod errors;
 pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod schemas;
+pub mod status;
 pub mod tools;
 
 pub use handler::{BcpMcp, McpState};

@@ -2,6 +2,8 @@
 //! It says what a store HAS (products, variants, carts); what the protocol DOES with it lives
 //! in `brain`, and how it is spelled on the wire lives in `protocol`.
 
+use std::sync::Arc;
+
 use iso_currency::Currency;
 use time::OffsetDateTime;
 
@@ -191,7 +193,8 @@ pub struct SearchRequest {
 
 #[derive(Debug, Clone)]
 pub struct SearchPage {
-    pub products: Vec<Product>,
+    /// Shared with the adapter's or the cache's copy: a call never clones catalog data.
+    pub products: Vec<Arc<Product>>,
     pub next_cursor: Option<String>,
     pub total_count: Option<u64>,
 }
@@ -210,13 +213,13 @@ pub struct Resolved {
     /// The input exactly as the agent sent it.
     pub input: String,
     pub resolution: Resolution,
-    pub product: Product,
+    pub product: Arc<Product>,
 }
 
 /// What the adapter found for `Platform::product`.
 #[derive(Debug, Clone)]
 pub struct ProductHit {
-    pub product: Product,
+    pub product: Arc<Product>,
     /// Set when the id named a variant: it takes precedence over the agent's selections.
     pub variant_id: Option<String>,
 }

@@ -159,16 +159,16 @@ impl Namespace {
     }
 
     /// The response envelope carrying only the capability of the operation.
-    pub fn envelope(&self, capability: Capability, status: Status) -> Ucp {
+    pub fn envelope(&self, release: Release, capability: Capability, status: Status) -> Ucp {
         let mut capabilities = BTreeMap::new();
         capabilities.insert(
             self.capability_name(capability),
             vec![CapabilityVersion {
-                version: self.version,
+                version: release.version,
             }],
         );
         Ucp {
-            version: self.version,
+            version: release.version,
             status: match status {
                 Status::Success => None,
                 Status::Error => Some("error"),
@@ -196,4 +196,33 @@ pub struct Ucp {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
     pub capabilities: BTreeMap<String, Vec<CapabilityVersion>>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn answers_carry_the_negotiated_version_everywhere() {
+        // NEG-007
+        let ucp = Namespace::UCP;
+        let old = ucp.envelope(
+            ucp.release(Some("2026-04-08")),
+            Capability::Cart,
+            Status::Success,
+        );
+        let wire = serde_json::to_value(&old).unwrap();
+        assert_eq!(wire["version"], "2026-04-08");
+        assert_eq!(
+            wire["capabilities"]["dev.ucp.shopping.cart"][0]["version"],
+            "2026-04-08"
+        );
+        let new = ucp.envelope(
+            ucp.release(Some("2026-08-25")),
+            Capability::Cart,
+            Status::Success,
+        );
+        assert_eq!(serde_json::to_value(&new).unwrap()["version"], "2026-08-25");
+    }
 }

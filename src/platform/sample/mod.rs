@@ -140,7 +140,7 @@ enum Target {
 
 pub struct SampleStore {
     info: StoreInfo,
-    products: Vec<Product>,
+    products: Vec<Arc<Product>>,
     indexes: Vec<Index>,
     /// Product ids, variant ids, SKUs and handles → what they name.
     targets: HashMap<String, (usize, Option<String>)>,
@@ -183,7 +183,7 @@ impl SampleStore {
                 cart_lines: LineJudge::Brain,
             },
             indexes: loaded.products.iter().map(Index::new).collect(),
-            products: loaded.products,
+            products: loaded.products.into_iter().map(Arc::new).collect(),
             targets,
             stock: loaded.stock.into_iter().collect(),
             carts: CartBook::new(cart_ttl, max_carts),

@@ -15,6 +15,8 @@
 //! The buyer's country and language are checked against Shopify's enums before any call
 //! (`market`).
 
+use std::sync::Arc;
+
 use std::collections::HashSet;
 
 use iso_currency::Currency;
@@ -223,7 +225,7 @@ impl Catalog<'_> {
         };
         let products = raws
             .iter()
-            .map(|raw| self.map(raw))
+            .map(|raw| self.map(raw).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(SearchPage {
             products,
@@ -505,7 +507,7 @@ impl Catalog<'_> {
                         Some(variant) => Resolution::Variant(variant),
                         None => Resolution::Product,
                     },
-                    product: self.map(&found.product)?,
+                    product: Arc::new(self.map(&found.product)?),
                 })
             })
             .collect()
@@ -581,7 +583,7 @@ impl Catalog<'_> {
             .filter(|variant| seen.insert(variant.id.clone()))
             .collect();
         Ok(Some(ProductHit {
-            product: self.map(&raw)?,
+            product: Arc::new(self.map(&raw)?),
             variant_id: found.variant,
         }))
     }

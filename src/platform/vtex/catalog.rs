@@ -43,7 +43,7 @@ pub struct Catalog {
 /// One product as fetched: its wire form (for correlation) and its model form.
 struct Fetched {
     raw: wire::Product,
-    product: Product,
+    product: Arc<Product>,
 }
 
 fn invalid_cursor() -> PlatformError {
@@ -166,7 +166,7 @@ impl Catalog {
                 let product = mapping::product(&typed, axes.as_ref(), &self.context());
                 Ok(Fetched {
                     raw: typed,
-                    product,
+                    product: Arc::new(product),
                 })
             })
             .collect()
@@ -461,7 +461,7 @@ impl Catalog {
         &self,
         input: &str,
         context: &BuyerContext,
-    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
         let hit = if ids::is_number(input) {
             let stack = self.stack.get(&self.api).await?;
             let values = vec![input.to_owned()];

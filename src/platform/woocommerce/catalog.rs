@@ -1,6 +1,8 @@
 //! Search, lookup and product fetches over `GET /products`, batching every lookup into at
 //! most two sequential rounds of concurrent requests (plus variation pages beyond 100).
 
+use std::sync::Arc;
+
 use std::collections::{BTreeSet, HashMap};
 
 use iso_currency::Currency;
@@ -185,7 +187,7 @@ impl Catalog {
         let products = listing
             .items
             .iter()
-            .map(|item| self.build(item, &found, &tree, &defaults))
+            .map(|item| Arc::new(self.build(item, &found, &tree, &defaults)))
             .collect();
         let next_cursor = listing
             .total_pages
@@ -202,12 +204,12 @@ impl Catalog {
     async fn product_by_word(
         &self,
         input: &str,
-    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
         let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
         Ok(hit.map(Self::hit))
     }
 
-    fn hit(hit: Resolved) -> (Product, Option<String>) {
+    fn hit(hit: Resolved) -> (Arc<Product>, Option<String>) {
         let variant = match hit.resolution {
             Resolution::Variant(variant) => Some(variant),
             Resolution::Product => None,
@@ -221,7 +223,7 @@ impl Catalog {
     pub async fn product(
         &self,
         input: &str,
-    ) -> Result<Option<(Product, Option<String>)>, PlatformError> {
+    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
         let Some(id) = WooId::parse(input) else {
             return self.product_by_word(input).await;
         };
@@ -242,7 +244,10 @@ impl Catalog {
         if item.parent == 0 {
             let mut found = Found::default();
             found.add(variations?);
-            return Ok(Some((self.build(&item, &found, &tree, &defaults), None)));
+            return Ok(Some((
+                Arc::new(self.build(&item, &found, &tree, &defaults)),
+                None,
+            )));
         }
         // A variation: its own variation list was empty; the parent's is what counts.
         let parent_key = item.parent.to_string();
@@ -262,7 +267,7 @@ impl Catalog {
         if product.variant(&key).is_none() {
             return Ok(None);
         }
-        Ok(Some((product, Some(key))))
+        Ok(Some((Arc::new(product), Some(key))))
     }
 
     /// Every variation of the given parents, following pages.
@@ -440,7 +445,7 @@ impl Catalog {
         tree: &CategoryTree,
         defaults: &HashMap<u64, Vec<DefaultAttribute>>,
     ) -> Vec<Resolved> {
-        let mut built: HashMap<u64, Product> = HashMap::new();
+        let mut built: HashMap<u64, Arc<Product>> = HashMap::new();
         let mut out = Vec::new();
         for input in inputs {
             let Some((product_id, variant_id)) = targets.get(input) else {
@@ -451,7 +456,7 @@ impl Catalog {
             };
             let product = built
                 .entry(*product_id)
-                .or_insert_with(|| self.build(parent, found, tree, defaults))
+                .or_insert_with(|| Arc::new(self.build(parent, found, tree, defaults)))
                 .clone();
             let resolution = match variant_id {
                 Some(id) => {
