@@ -105,7 +105,7 @@ TOML
 META='"meta":{"ucp-agent":{"profile":"https://agent.example/profile.json"}}'
 call() { printf '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{%s,%s}}}' "$1" "$META" "$2"; }
 SEARCH=$(call search_catalog '"catalog":{"query":"shoes","filters":{"price":{"min":0,"max":100000}}}')
-LOOKUP=$(call lookup_catalog '"catalog":{"ids":["prod_abc123","var_xyz789","prod_def456","prod_abc123_blu_10","prod_abc123_red_12","prod_moka_pot_default","prod_electric_kettle_default","prod_red_tshirt","item_123","item_456"]}}')
+LOOKUP=$(call lookup_catalog '"catalog":{"ids":["prod_abc123","var_xyz789","prod_def456","prod_abc123_blu_10","prod_abc123_red_12","prod_moka_pot_default","prod_electric_kettle_default","prod_red_tshirt","item_123","item_456"]}')
 PRODUCT=$(call get_product '"catalog":{"id":"prod_abc123","selected":[{"name":"Color","label":"Blue"},{"name":"Size","label":"10"}],"preferences":["Color","Size"]}')
 CREATE=$(call create_cart '"cart":{"line_items":[{"item":{"id":"item_123"},"quantity":1},{"item":{"id":"item_456"},"quantity":2}]}')
 

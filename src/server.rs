@@ -24,6 +24,7 @@ use crate::hardening::invalidations::Invalidations;
 use crate::mcp::bearer::require_bearer;
 use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
+use crate::mcp::shared_service::SharedService;
 use crate::mcp::tools::ToolTable;
 use crate::mcp::{BcpMcp, McpState};
 use crate::observability::activity::Activity;
@@ -190,22 +191,22 @@ pub fn build(
             .with_allowed_origins(origins.clone())
             .with_max_request_body_bytes(config.limits.max_body_bytes)
             .with_cancellation_token(shutdown.clone());
-        let direct = Arc::new(Direct::new(BcpMcp::new(state.clone()), hosts.clone()));
+        let direct = Arc::new(Direct::new(BcpMcp::new(state.clone()), &hosts));
         let service = StreamableHttpService::new(
             move || Ok(BcpMcp::new(state.clone())),
             LocalSessionManager::default().into(),
             mcp_config,
         );
-        let mcp = Router::new().route_service(&mcp_path, service).layer(
-            axum::middleware::from_fn_with_state(
+        let mcp = Router::new()
+            .route_service(&mcp_path, SharedService::new(service))
+            .layer(axum::middleware::from_fn_with_state(
                 Front {
                     body_limit: config.limits.max_body_bytes,
                     signatures: signatures.clone(),
                     direct: Some(direct),
                 },
                 mcp_front,
-            ),
-        );
+            ));
         // Outermost: requests without an accepted token never reach body parsing.
         let mcp = mcp.layer(axum::middleware::from_fn_with_state(
             Access::new(&config.access),

@@ -7,6 +7,7 @@ pub mod checkout;
 pub mod cursor;
 pub mod filters;
 pub mod limits;
+mod memo;
 pub mod render;
 pub mod selection;
 pub mod untrusted;

@@ -20,9 +20,12 @@
 //! Nothing here decides what the text *means*: "ignore previous instructions" stays in the
 //! description, visible, as text. [`MERCHANT_TEXT_NOTICE`] is what tells the agent so.
 
+use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use ammonia::{Builder, UrlRelative};
+
+use super::memo::{self, Memo};
 
 /// What agents are told about every catalog and cart answer.
 pub const MERCHANT_TEXT_NOTICE: &str = "Product titles, descriptions, option names and values, \
@@ -225,8 +228,31 @@ fn collapse_spaces(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Whether `line(text, max)` would hand `text` back unchanged: short enough, no character
+/// any step removes or rewrites, single inner spaces only. Most titles are; they skip the
+/// passes.
+fn clean_line(text: &str, max: usize) -> bool {
+    if text.len() > max || text.starts_with(' ') || text.ends_with(' ') || text.contains("  ") {
+        return false;
+    }
+    text.chars().all(|c| {
+        if c.is_ascii() {
+            matches!(c, ' '..='~') && c != '<'
+        } else {
+            !(c.is_whitespace() || invisible(c) || variation_selector(c) || line_break(c))
+        }
+    })
+}
+
 /// One line of merchant text (titles, names, values, alt texts), capped at `max` chars.
 pub fn line(text: &str, max: usize) -> String {
+    if clean_line(text, max) {
+        return text.to_owned();
+    }
+    line_passes(text, max)
+}
+
+fn line_passes(text: &str, max: usize) -> String {
     let read = prefix(text, max.saturating_mul(READ_FACTOR));
     let text = strip_tags(&strip_invisible(read, false));
     cap(collapse_spaces(&text), max)
@@ -419,6 +445,24 @@ pub fn description(
     markdown: Option<&str>,
     fallback: &str,
 ) -> (String, Option<String>) {
+    thread_local! {
+        static DESCRIPTIONS: RefCell<Memo<(String, Option<String>)>> = RefCell::default();
+    }
+    let inputs = [plain_text, html_text, markdown, Some(fallback)];
+    let size = |(plain, html): &(String, Option<String>)| {
+        plain.len() + html.as_ref().map_or(0, String::len)
+    };
+    memo::cached(&DESCRIPTIONS, &inputs, size, || {
+        uncached_description(plain_text, html_text, markdown, fallback)
+    })
+}
+
+fn uncached_description(
+    plain_text: Option<&str>,
+    html_text: Option<&str>,
+    markdown: Option<&str>,
+    fallback: &str,
+) -> (String, Option<String>) {
     let html = html_text.and_then(html);
     let own = plain_text
         .map(plain)
@@ -450,6 +494,50 @@ pub fn json(value: &serde_json::Value) -> serde_json::Value {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_clean_line_shortcut_answers_what_the_passes_answer() {
+        let samples = [
+            "Blue Runner Pro",
+            "Cafeteira Italiana Moka — 6 xícaras",
+            "Café ☕\u{FE0F} especial",
+            "Tênis\u{00A0}Azul",
+            "a  b",
+            " leading",
+            "trailing ",
+            "<b>bold</b>",
+            "5 > 3",
+            "tab\there",
+            "zero\u{200B}width",
+            "bidi\u{202E}txet",
+            "emoji 👍🏽",
+            "日本語のタイトル",
+        ];
+        let long = "x".repeat(TITLE_MAX + 1);
+        for text in samples.iter().copied().chain([long.as_str()]) {
+            let fast = clean_line(text, TITLE_MAX);
+            if fast {
+                assert_eq!(line_passes(text, TITLE_MAX), text, "{text:?}");
+            }
+            assert_eq!(title(text), line_passes(text, TITLE_MAX), "{text:?}");
+        }
+        assert!(clean_line("Cafeteira Italiana Moka — 6 xícaras", TITLE_MAX));
+        assert!(!clean_line("zero\u{200B}width", TITLE_MAX));
+        assert!(!clean_line("Tênis\u{00A0}Azul", TITLE_MAX));
+    }
+
+    #[test]
+    fn a_remembered_description_is_the_one_computed() {
+        let html = "<p>Lightweight <strong>shoes</strong><script>alert(1)</script></p>";
+        let first = description(None, Some(html), None, "Shoes");
+        let again = description(None, Some(html), None, "Shoes");
+        assert_eq!(first, again);
+        assert_eq!(first, uncached_description(None, Some(html), None, "Shoes"));
+        assert!(!first.1.unwrap().contains("script"));
+        // Same HTML, other fallback or plain text: its own answer.
+        let own = description(Some("Own words"), Some(html), None, "Shoes");
+        assert_eq!(own.0, "Own words");
+    }
 
     const HIDDEN: [char; 12] = [
         '\u{200B}',

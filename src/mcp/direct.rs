@@ -25,8 +25,8 @@ const PLAIN_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "202
 
 pub struct Direct {
     mcp: BcpMcp,
-    /// The Host allow-list rmcp enforces (empty: every host).
-    hosts: Vec<String>,
+    /// The Host allow-list rmcp enforces (empty: every host), parsed once.
+    hosts: Vec<(String, Option<u16>)>,
 }
 
 /// `host[:port]` lower-cased, IPv6 brackets removed, as rmcp compares them.
@@ -40,7 +40,11 @@ fn authority(text: &str) -> Option<(String, Option<u16>)> {
 }
 
 impl Direct {
-    pub fn new(mcp: BcpMcp, hosts: Vec<String>) -> Self {
+    pub fn new(mcp: BcpMcp, hosts: &[String]) -> Self {
+        let hosts = hosts
+            .iter()
+            .filter_map(|allowed| authority(allowed))
+            .collect();
         Self { mcp, hosts }
     }
 
@@ -78,12 +82,9 @@ impl Direct {
         let Some((host, port)) = headers_host(parts) else {
             return false;
         };
-        self.hosts
-            .iter()
-            .filter_map(|allowed| authority(allowed))
-            .any(|(allowed_host, allowed_port)| {
-                allowed_host == host && allowed_port.is_none_or(|wanted| port == Some(wanted))
-            })
+        self.hosts.iter().any(|(allowed_host, allowed_port)| {
+            *allowed_host == host && allowed_port.is_none_or(|wanted| port == Some(wanted))
+        })
     }
 
     pub async fn respond(&self, call: DirectCall, parts: &Parts) -> Response {

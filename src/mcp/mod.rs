@@ -9,6 +9,7 @@ pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod schemas;
+pub mod shared_service;
 pub mod status;
 pub mod tools;
 
