@@ -125,7 +125,10 @@ fn add_message(answer: Answer, message: crate::protocol::Message) -> Result<Answ
             other => *other = Value::Array(vec![message]),
         }
     }
-    Answer::encode(&value, answer.outcome()).map_err(|_| ProtocolError::Internal)
+    let reason = answer.reason().map(str::to_owned);
+    Answer::encode(&value, answer.outcome())
+        .map(|encoded| encoded.with_reason(reason))
+        .map_err(|_| ProtocolError::Internal)
 }
 
 /// The metrics label of a call's outcome.

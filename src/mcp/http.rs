@@ -248,15 +248,9 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         Verdict::Pass { body, restore } => (body, restore),
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
         Verdict::Direct(call) => {
-            let received = Received {
-                method: &parts.method,
-                uri: &parts.uri,
-                headers: sent_headers.as_ref().unwrap_or(&parts.headers),
-                raw_body: &received,
-                frame: &decoded,
-            };
-            if let Err(error) = front.signatures.admit(&received).await {
-                return refused_by(&call.id, &error.into());
+            let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
+            if let Err(error) = admit(&front, &parts, sent, &received, &decoded).await {
+                return refused_by(&call.id, &error);
             }
             return match direct {
                 Some(direct) => direct.respond(call, &parts).await,
@@ -277,15 +271,9 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
             return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
-    let received = Received {
-        method: &parts.method,
-        uri: &parts.uri,
-        headers: sent_headers.as_ref().unwrap_or(&parts.headers),
-        raw_body: &received,
-        frame: &decoded,
-    };
-    if let Err(error) = front.signatures.admit(&received).await {
-        return refused_by(&frame::raw_id(&decoded), &error.into());
+    let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
+    if let Err(error) = admit(&front, &parts, sent, &received, &decoded).await {
+        return refused_by(&frame::raw_id(&decoded), &error);
     }
     let notification = !body_has_id(&body);
     let slot = StatusSlot::default();
@@ -305,6 +293,25 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         Some(restore) => put_back_id(response, &restore).await,
         None => response,
     }
+}
+
+/// The request-signature check, over the headers and body as the client sent them and the
+/// decoded frame (both fronts, rmcp's and the direct one, pass through it).
+async fn admit(
+    front: &Front,
+    parts: &http::request::Parts,
+    sent_headers: &http::HeaderMap,
+    raw_body: &Bytes,
+    frame: &Bytes,
+) -> Result<(), ProtocolError> {
+    let received = Received {
+        method: &parts.method,
+        uri: &parts.uri,
+        headers: sent_headers,
+        raw_body,
+        frame,
+    };
+    front.signatures.admit(&received).await.map_err(Into::into)
 }
 
 fn body_has_id(body: &[u8]) -> bool {
