@@ -19,7 +19,7 @@ COPY Cargo.toml Cargo.lock ./
 RUN mkdir -p src benches \
     && echo 'fn main() {}' > src/main.rs \
     && touch src/lib.rs \
-    && for bench in brain baseline_axum baseline_rmcp; do echo 'fn main() {}' > "benches/${bench}.rs"; done \
+    && for bench in brain baseline_axum baseline_rmcp loadgen; do echo 'fn main() {}' > "benches/${bench}.rs"; done \
     && cargo build --release --locked --bin bcp-bridge \
     && rm -rf src
 
