@@ -99,6 +99,29 @@ pub fn init(json: bool) {
 mod tests {
     use super::*;
 
+    /// A log writer the tests read back (shared with `json`'s tests).
+    #[derive(Clone, Default)]
+    pub(super) struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Sink {
+        pub(super) fn bytes(&self) -> Vec<u8> {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        }
+    }
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
     #[test]
     fn newlines_and_escapes_cannot_start_a_forged_line() {
         let forged = "x\n2026-12-01T00:00:00Z  INFO FORGED\r\u{1b}[31mred\u{85}\u{7f}";
@@ -132,21 +155,6 @@ mod tests {
 
     #[test]
     fn the_text_formatter_escapes_messages_and_fields() {
-        use std::sync::{Arc, Mutex};
-        #[derive(Clone, Default)]
-        struct Sink(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Sink {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let sink = Sink::default();
         let writer = sink.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -159,7 +167,7 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::warn!(tool = %tool, method = %method, "unknown {tool}");
         });
-        let bytes = sink.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let bytes = sink.bytes();
         let text = String::from_utf8(bytes).unwrap_or_default();
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("tool=t\\n2026"), "{text}");

@@ -217,21 +217,7 @@ mod tests {
 
     #[test]
     fn every_field_and_span_field_of_a_json_line_is_capped() {
-        use std::sync::{Arc, Mutex};
-        #[derive(Clone, Default)]
-        struct Sink(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Sink {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
+        use crate::logging::tests::Sink;
         let sink = Sink::default();
         let writer = sink.clone();
         let subscriber = tracing_subscriber::fmt()
@@ -245,7 +231,7 @@ mod tests {
             let _entered = span.enter();
             tracing::warn!(method = %huge, debug = ?huge, count = 3u64, "unknown {huge}");
         });
-        let bytes = sink.0.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let bytes = sink.bytes();
         let text = String::from_utf8(bytes).unwrap();
         assert_eq!(text.lines().count(), 1, "{}", &text[..200]);
         assert!(text.len() < 16 * MAX_FIELD_CHARS, "{} bytes", text.len());

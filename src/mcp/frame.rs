@@ -32,7 +32,7 @@ pub enum Verdict {
     },
     /// A notification rmcp cannot read: 202, no body.
     Accepted,
-    /// A plain `tools/call` the front answers itself (`judge_with(.., true)` only).
+    /// A plain `tools/call` the front answers itself (`judge(.., true)` only).
     Direct(DirectCall),
     /// Answer with this JSON-RPC error.
     Refuse(Refusal),
@@ -269,13 +269,9 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     }
 }
 
-pub fn judge(bytes: Bytes) -> Verdict {
-    judge_with(bytes, false)
-}
-
 /// `direct`: the transport lets the front answer a plain `tools/call` itself (sessionless,
 /// no protocol headers rmcp must judge), so it is read here once and never handed to rmcp.
-pub fn judge_with(bytes: Bytes, direct: bool) -> Verdict {
+pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
     let null = || "null".to_owned();
     if let Err(error) = serde_json::from_slice::<Unique>(&bytes) {
         return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
@@ -441,7 +437,7 @@ mod tests {
     use super::*;
 
     fn refusal(text: &str) -> (i32, String) {
-        match judge(Bytes::from(text.to_owned())) {
+        match judge(Bytes::from(text.to_owned()), false) {
             Verdict::Refuse(refusal) => (refusal.code, refusal.id),
             Verdict::Pass { .. } => (0, "pass".into()),
             Verdict::Accepted => (0, "accepted".into()),
@@ -470,7 +466,7 @@ mod tests {
         let Verdict::Pass {
             body,
             restore: Some(restore),
-        } = judge(Bytes::from_static(frame.as_bytes()))
+        } = judge(Bytes::from_static(frame.as_bytes()), false)
         else {
             panic!("expected a rewritten pass");
         };
@@ -498,7 +494,7 @@ mod tests {
             r#"{{"jsonrpc":"2.0","id":1,"method":"{}"}}"#,
             "x".repeat(1_000_000)
         );
-        let Verdict::Refuse(refusal) = judge(Bytes::from(frame)) else {
+        let Verdict::Refuse(refusal) = judge(Bytes::from(frame), false) else {
             panic!("expected a refusal");
         };
         assert_eq!(refusal.code, -32601);

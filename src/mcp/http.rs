@@ -244,7 +244,7 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         .direct
         .as_deref()
         .filter(|direct| direct.eligible(&parts));
-    let (body, restore) = match frame::judge_with(bytes, direct.is_some()) {
+    let (body, restore) = match frame::judge(bytes, direct.is_some()) {
         Verdict::Pass { body, restore } => (body, restore),
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
         Verdict::Direct(call) => {

@@ -117,7 +117,11 @@ struct Served {
 
 impl Served {
     fn start(pki: &Pki, extra_server: &str) -> Self {
-        let config = pki.config(extra_server);
+        Self::start_with(pki, &pki.config(extra_server))
+    }
+
+    /// The bridge on a configuration file the test wrote itself.
+    fn start_with(pki: &Pki, config: &Path) -> Self {
         let log = pki.dir.join("bridge.log");
         let mut bridge = Running::start_logging_to(
             &[
@@ -354,31 +358,7 @@ async fn a_renewed_certificate_is_picked_up_from_the_files_without_a_signal() {
         .unwrap()
         .replace("[negotiation]", "watch_interval_ms = 100\n\n[negotiation]");
     std::fs::write(&config, text).unwrap();
-    let log = pki.dir.join("bridge.log");
-    let mut bridge = Running::start_logging_to(
-        &[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &log,
-    );
-    let endpoint = bridge.endpoint();
-    let port = endpoint
-        .trim_start_matches("https://127.0.0.1:")
-        .split('/')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let served = Served {
-        bridge,
-        endpoint,
-        port,
-        log,
-    };
+    let served = Served::start_with(&pki, &config);
     let renewed = pki.leaf();
     pki.install(&renewed);
     served.until_serving(&pki, &renewed).await;
