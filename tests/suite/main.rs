@@ -14,6 +14,7 @@ mod cli;
 mod concurrent_carts;
 mod config_checks;
 mod conformance;
+mod corpus;
 mod direct;
 mod doctor;
 mod errors;
