@@ -70,6 +70,24 @@ impl Recorder<'_> {
         let mut text = text
             .replace(&self.bridge.addr.to_string(), "BRIDGE")
             .replace(&self.agents.to_string(), "AGENTS");
+        // Carts expire a fixed time after their last write: the instant is the clock's.
+        let mut from = 0;
+        while let Some(at) = text[from..].find("expires_at").map(|at| at + from) {
+            let after = at + "expires_at".len();
+            let Some(start) = text[after..]
+                .find(|c: char| c.is_ascii_digit())
+                .map(|offset| offset + after)
+                .filter(|start| start - after <= 12)
+            else {
+                from = after;
+                continue;
+            };
+            let len = text[start..]
+                .find(|c: char| !(c.is_ascii_digit() || "-:.TZ".contains(c)))
+                .unwrap_or(text.len() - start);
+            text.replace_range(start..start + len, "TIME");
+            from = start + 4;
+        }
         let mut from = 0;
         while let Some(at) = text[from..].find("cart_").map(|at| at + from) {
             let start = at + "cart_".len();
