@@ -1,8 +1,9 @@
 //! bcp-bridge: serves an existing store to AI shopping agents over MCP, speaking BCP.
 //!
 //! Layers, each importing only the ones below it (top first): `server` and `config` (the top
-//! level, which assembles) with `registry`; the MCP transport `mcp`; the call policies `gate`,
-//! `hardening`, `access`, `idempotency`, `negotiation`, `signatures`; the protocol `brain`; the `platform`
+//! level, which assembles) with `registry`; the MCP transport `mcp`; the call `pipeline`
+//! every front calls; its steps `hardening`, `access`, `idempotency`, `negotiation`,
+//! `signatures`; the protocol `brain`; the `platform`
 //! layer; `observability` and `discovery`; `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money`
 //! and `settings` (the configuration vocabulary).
@@ -12,7 +13,6 @@ pub mod brain;
 pub mod config;
 pub mod discovery;
 pub mod doctor;
-pub mod gate;
 pub mod hardening;
 pub mod idempotency;
 pub mod logging;
@@ -21,6 +21,7 @@ pub mod model;
 pub mod money;
 pub mod negotiation;
 pub mod observability;
+pub mod pipeline;
 pub mod platform;
 pub mod protocol;
 pub mod registry;

@@ -18,16 +18,17 @@ use crate::access::Access;
 use crate::brain::Brain;
 use crate::config::{BridgeConfig, ConfigError};
 use crate::discovery;
-use crate::gate::Gate;
 use crate::hardening::guard::CallGuard;
 use crate::hardening::invalidations::Invalidations;
+use crate::mcp::BcpMcp;
 use crate::mcp::bearer::require_bearer;
 use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::shared_service::SharedService;
-use crate::mcp::tools::ToolTable;
-use crate::mcp::{BcpMcp, McpState};
+use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
+use crate::pipeline::tools::ToolTable;
+use crate::pipeline::{Pipeline, Steps};
 use crate::platform::{self, SharedPlatform};
 use crate::replicas::Shared;
 use crate::settings::ConfigProblem;
@@ -167,22 +168,22 @@ pub fn build(
             &config.cart,
         )
         .with_reserved_checkout_params(reserved_checkout_params);
-        let gate = Gate::new(
-            &config.access,
-            &config.negotiation,
+        let idempotency = crate::idempotency::Idempotency::new(
             &config.idempotency,
-            shared.as_ref(),
-            namespace,
-        )
-        .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
-        let state = Arc::new(McpState {
-            brain,
-            tools,
-            guard: guard.clone(),
-            gate,
+            crate::idempotency::build_store(&config.idempotency, shared.as_ref())
+                .map_err(|problem| ConfigError::Invalid(vec![problem]))?,
+        );
+        let pipeline = Arc::new(Pipeline::new(Steps {
+            signatures: signatures.clone(),
             agents: config.agents.clone(),
+            guard: guard.clone(),
+            tools,
+            access: Access::new(&config.access),
+            negotiator: Negotiator::new(&config.negotiation, namespace),
+            idempotency,
+            brain,
             activity: activity.clone(),
-        });
+        }));
         let mcp_config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
@@ -191,9 +192,10 @@ pub fn build(
             .with_allowed_origins(origins.clone())
             .with_max_request_body_bytes(config.limits.max_body_bytes)
             .with_cancellation_token(shutdown.clone());
-        let direct = Arc::new(Direct::new(BcpMcp::new(state.clone()), &hosts));
+        let direct = Arc::new(Direct::new(pipeline.clone(), &hosts));
+        let rmcp_pipeline = pipeline.clone();
         let service = StreamableHttpService::new(
-            move || Ok(BcpMcp::new(state.clone())),
+            move || Ok(BcpMcp::new(rmcp_pipeline.clone())),
             LocalSessionManager::default().into(),
             mcp_config,
         );
@@ -202,7 +204,7 @@ pub fn build(
             .layer(axum::middleware::from_fn_with_state(
                 Front {
                     body_limit: config.limits.max_body_bytes,
-                    signatures: signatures.clone(),
+                    pipeline,
                     direct: Some(direct),
                 },
                 mcp_front,

@@ -7,8 +7,8 @@ use http::HeaderValue;
 use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use serde_json::{Value, json};
 
-use super::errors::ProtocolError;
 use crate::access::Access;
+use crate::pipeline::ProtocolError;
 
 /// Axum middleware for the MCP route: refuses requests without an accepted bearer token.
 pub async fn require_bearer(

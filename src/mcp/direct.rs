@@ -1,8 +1,8 @@
 //! Sessionless JSON `tools/call` answered without rmcp. rmcp's `CallToolResult` holds the
 //! answer as a `serde_json::Value` and serialises it twice (tree → text copy, tree → frame);
 //! here the brain's encoded answer is copied into `structuredContent` as it is, escaped once
-//! into the text copy, and the JSON-RPC frame is written around both. Validation, the guard,
-//! idempotency and error mapping are the handler's (`BcpMcp::answer`), shared with rmcp.
+//! into the text copy, and the JSON-RPC frame is written around both. Every step of the call
+//! is the pipeline's, as on rmcp's path.
 //! rmcp keeps everything else: initialize, tools/list, sessions, and any request carrying
 //! protocol headers or metadata it must judge (see `eligible`).
 
@@ -14,9 +14,11 @@ use axum::response::{IntoResponse, Response};
 use http::header::{CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, StatusCode, request::Parts};
 
-use super::errors::ProtocolError;
+use std::sync::Arc;
+
 use super::frame::DirectCall;
-use super::handler::{BcpMcp, merchant_text_meta_json};
+use super::handler::merchant_text_meta_json;
+use crate::pipeline::{Call, Covered, Pipeline, ProtocolError};
 use crate::protocol::answer::Answer;
 
 /// `MCP-Protocol-Version` values rmcp answers with the plain result shape (no
@@ -24,7 +26,7 @@ use crate::protocol::answer::Answer;
 const PLAIN_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
 pub struct Direct {
-    mcp: BcpMcp,
+    pipeline: Arc<Pipeline>,
     /// The Host allow-list rmcp enforces (empty: every host), parsed once.
     hosts: Vec<(String, Option<u16>)>,
 }
@@ -40,12 +42,12 @@ fn authority(text: &str) -> Option<(String, Option<u16>)> {
 }
 
 impl Direct {
-    pub fn new(mcp: BcpMcp, hosts: &[String]) -> Self {
+    pub fn new(pipeline: Arc<Pipeline>, hosts: &[String]) -> Self {
         let hosts = hosts
             .iter()
             .filter_map(|allowed| authority(allowed))
             .collect();
-        Self { mcp, hosts }
+        Self { pipeline, hosts }
     }
 
     /// Whether the front may answer a `tools/call` with these headers itself. Only requests
@@ -87,18 +89,27 @@ impl Direct {
         })
     }
 
-    pub async fn respond(&self, call: DirectCall, parts: &Parts) -> Response {
+    pub async fn respond(&self, call: DirectCall, covered: Covered<'_>, parts: &Parts) -> Response {
         let peer = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip());
-        let outcome = self
-            .mcp
-            .answer(&call.name, call.arguments, call.meta.as_ref(), peer)
-            .await;
-        let (status, body) = match outcome {
-            Ok(answer) => (StatusCode::OK, result_frame(&call.id, &answer)),
-            Err(error) => (error.http_status(), error_frame(&call.id, &error)),
+        let DirectCall {
+            id,
+            name,
+            arguments,
+            meta,
+        } = call;
+        let call = Call {
+            tool: &name,
+            arguments,
+            meta: meta.as_ref(),
+            covered: Some(covered),
+            peer,
+        };
+        let (status, body) = match self.pipeline.call(call).await {
+            Ok(answer) => (StatusCode::OK, result_frame(&id, &answer)),
+            Err(error) => (error.http_status(), error_frame(&id, &error)),
         };
         (
             status,

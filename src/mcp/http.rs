@@ -18,10 +18,9 @@ use http_body_util::LengthLimitError;
 
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
-use crate::mcp::errors::ProtocolError;
 use crate::mcp::frame::{self, Restore, Verdict};
 pub use crate::mcp::status::StatusSlot;
-use crate::signatures::{Mode, Received, SignatureCheck};
+use crate::pipeline::{Covered, Pipeline, ProtocolError};
 use serde_json::{Value, json};
 
 /// What the front needs besides the request: the body cap, the signature check and, when
@@ -29,7 +28,7 @@ use serde_json::{Value, json};
 #[derive(Clone)]
 pub struct Front {
     pub body_limit: usize,
-    pub signatures: Arc<SignatureCheck>,
+    pub pipeline: Arc<Pipeline>,
     pub direct: Option<Arc<Direct>>,
 }
 
@@ -202,7 +201,7 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     let signed =
         parts.headers.contains_key("signature-input") || parts.headers.contains_key("signature");
     let sent_headers =
-        (signed && front.signatures.mode() != Mode::Off).then(|| parts.headers.clone());
+        (signed && front.pipeline.verifies_signatures()).then(|| parts.headers.clone());
     let accept = parts
         .headers
         .get(ACCEPT)
@@ -249,11 +248,9 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
         Verdict::Direct(call) => {
             let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
-            if let Err(error) = admit(&front, &parts, sent, &received, &decoded).await {
-                return refused_by(&call.id, &error);
-            }
+            let covered = covered(&parts, sent, &received, &decoded);
             return match direct {
-                Some(direct) => direct.respond(call, &parts).await,
+                Some(direct) => direct.respond(call, covered, &parts).await,
                 None => refusal(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     &call.id,
@@ -272,7 +269,11 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         }
     };
     let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
-    if let Err(error) = admit(&front, &parts, sent, &received, &decoded).await {
+    let admitted = front
+        .pipeline
+        .admit(&covered(&parts, sent, &received, &decoded))
+        .await;
+    if let Err(error) = admitted {
         return refused_by(&frame::raw_id(&decoded), &error);
     }
     let notification = !body_has_id(&body);
@@ -295,23 +296,21 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     }
 }
 
-/// The request-signature check, over the headers and body as the client sent them and the
-/// decoded frame (both fronts, rmcp's and the direct one, pass through it).
-async fn admit(
-    front: &Front,
-    parts: &http::request::Parts,
-    sent_headers: &http::HeaderMap,
-    raw_body: &Bytes,
-    frame: &Bytes,
-) -> Result<(), ProtocolError> {
-    let received = Received {
+/// What the signature step covers: the headers and body as the client sent them, and the
+/// decoded frame.
+fn covered<'a>(
+    parts: &'a http::request::Parts,
+    sent_headers: &'a http::HeaderMap,
+    raw_body: &'a Bytes,
+    frame: &'a Bytes,
+) -> Covered<'a> {
+    Covered {
         method: &parts.method,
         uri: &parts.uri,
         headers: sent_headers,
         raw_body,
         frame,
-    };
-    front.signatures.admit(&received).await.map_err(Into::into)
+    }
 }
 
 fn body_has_id(body: &[u8]) -> bool {

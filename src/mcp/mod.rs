@@ -1,16 +1,15 @@
-//! The MCP/JSON-RPC transport: rmcp's Streamable HTTP service in sessionless JSON mode,
-//! the tool table with its schemas, argument validation, and the error mapping.
+//! The MCP/JSON-RPC front: rmcp's Streamable HTTP service in sessionless JSON mode for
+//! initialize, the tool list and sessions; the direct path for plain `tools/call`s. It only
+//! reads and writes JSON-RPC: every call goes through `crate::pipeline`.
 
-pub mod agents;
 pub mod bearer;
 pub mod direct;
-pub mod errors;
 pub mod frame;
 pub mod handler;
 pub mod http;
-pub mod schemas;
 pub mod shared_service;
 pub mod status;
-pub mod tools;
 
-pub use handler::{BcpMcp, McpState};
+/// `[agents]` is read by the pipeline; the config assembles it from here.
+pub use crate::pipeline::agents;
+pub use handler::BcpMcp;

@@ -94,6 +94,14 @@ impl Outcome {
             Self::BusinessError => "error",
         }
     }
+
+    /// The metrics and merchant-page label of a call answered this way.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Success => "success",
+            Self::BusinessError => "business_error",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -309,9 +309,9 @@ async fn record(recorder: &mut Recorder<'_>, profile: &str, tag: &str) {
 
 async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
     let agents = agents().await;
-    let bridge = TestBridge::start(&format!(
-        "[server]\nprotocol = \"both\"\n[negotiation]\nenabled = true\nallow_http_hosts = [\"127.0.0.1\"]\nallow_private_hosts = [\"127.0.0.1\"]\ntimeout_ms = 2000\n"
-    ))
+    let bridge = TestBridge::start(
+        "[server]\nprotocol = \"both\"\n[negotiation]\nenabled = true\nallow_http_hosts = [\"127.0.0.1\"]\nallow_private_hosts = [\"127.0.0.1\"]\ntimeout_ms = 2000\n",
+    )
     .await;
     let mut recorder = Recorder {
         url: bridge

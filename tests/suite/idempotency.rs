@@ -11,7 +11,7 @@ use crate::support::{AGENT_PROFILE, TestBridge, meta, meta_with_key};
 use bcp_bridge::idempotency::{
     Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
 };
-use bcp_bridge::mcp::errors::ProtocolError;
+use bcp_bridge::pipeline::ProtocolError;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -1,4 +1,5 @@
-//! The one place where failures become JSON-RPC errors (and HTTP statuses).
+//! The pipeline's typed refusal: every failure of a call becomes one `ProtocolError`, which
+//! knows its JSON-RPC code and HTTP status; each front writes it in its own wire format.
 
 use http::StatusCode;
 use rmcp::model::{ErrorCode, ErrorData};
@@ -6,7 +7,6 @@ use serde_json::{Value, json};
 
 use crate::access::AccessDenied;
 use crate::brain::BrainError;
-use crate::gate::GateError;
 use crate::hardening::guard::GuardError;
 use crate::idempotency::IdempotencyError;
 use crate::negotiation::Refusal;
@@ -122,6 +122,45 @@ impl ProtocolError {
         }
     }
 
+    /// The metrics and merchant-page label of a call refused this way.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Unavailable { .. } | Self::Full { .. } => "unavailable",
+            Self::InvalidParams { .. } | Self::UnknownTool(_) => "invalid",
+            Self::Negotiation { .. }
+            | Self::WritesPaused { .. }
+            | Self::Internal
+            | Self::Unauthorized
+            | Self::Forbidden
+            | Self::Conflict
+            | Self::Signature { .. } => "error",
+        }
+    }
+
+    /// The refusal as the merchant page may show it: a fixed word, or the argument path of
+    /// an invalid parameter; never a message, which can echo what a buyer typed.
+    pub fn reason(&self) -> String {
+        match self {
+            Self::InvalidParams { data, .. } => data
+                .as_ref()
+                .and_then(|data| data.get("path"))
+                .and_then(Value::as_str)
+                .unwrap_or("invalid params")
+                .to_owned(),
+            Self::UnknownTool(_) => "unknown tool".to_owned(),
+            Self::Negotiation { code, .. } | Self::Signature { code, .. } => (*code).to_owned(),
+            Self::RateLimited { .. } => "rate limited".to_owned(),
+            Self::Unavailable { .. } => "store unavailable".to_owned(),
+            Self::Full { what, .. } => format!("{what} full"),
+            Self::WritesPaused { .. } => "cart writes paused".to_owned(),
+            Self::Internal => "internal error".to_owned(),
+            Self::Unauthorized => "unauthorized".to_owned(),
+            Self::Forbidden => "agent not allowed".to_owned(),
+            Self::Conflict => "idempotency conflict".to_owned(),
+        }
+    }
+
     pub fn to_error_data(&self) -> ErrorData {
         let data = match self {
             Self::InvalidParams { data, .. } => data.clone(),
@@ -232,15 +271,6 @@ impl From<Refusal> for ProtocolError {
             code: refusal.code,
             content: refusal.content,
             status,
-        }
-    }
-}
-
-impl From<GateError> for ProtocolError {
-    fn from(error: GateError) -> Self {
-        match error {
-            GateError::Access(denied) => denied.into(),
-            GateError::Negotiation(refusal) => refusal.into(),
         }
     }
 }

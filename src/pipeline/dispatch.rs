@@ -1,0 +1,94 @@
+//! The brain step: arguments decoded into the tool's request type and handed to the brain.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::errors::ProtocolError;
+use crate::brain::Brain;
+use crate::protocol::answer::Answer;
+use crate::protocol::request::{
+    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+};
+use crate::protocol::{Release, ToolName};
+
+fn decode<T: DeserializeOwned>(arguments: Value) -> Result<T, ProtocolError> {
+    // Arguments already passed the JSON Schema; what serde can still refuse (e.g. a number
+    // past u32) is reported the same way.
+    serde_path_to_error::deserialize(arguments).map_err(|error| {
+        let path = format!("$.{}", error.path());
+        ProtocolError::invalid_at(&path, error.inner().to_string())
+    })
+}
+
+/// Cart payloads of get/update/cancel must not carry the id: it goes in `arguments.id`.
+fn reject_cart_id(arguments: &Value) -> Result<(), ProtocolError> {
+    if arguments
+        .get("cart")
+        .and_then(Value::as_object)
+        .is_some_and(|cart| cart.contains_key("id"))
+    {
+        return Err(ProtocolError::invalid_at(
+            "$.cart.id",
+            "must not be present: the cart is identified by the top-level `id` argument",
+        ));
+    }
+    Ok(())
+}
+
+fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolError> {
+    for (index, choice) in request.selected.iter().enumerate() {
+        if request.selected[..index]
+            .iter()
+            .any(|earlier| earlier.name.eq_ignore_ascii_case(&choice.name))
+        {
+            return Err(ProtocolError::invalid_at(
+                &format!("$.catalog.selected[{index}].name"),
+                format!("option {:?} is selected more than once", choice.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub async fn run(
+    brain: &Brain,
+    name: ToolName,
+    arguments: Value,
+    release: Release,
+) -> Result<Answer, ProtocolError> {
+    let answer = match name {
+        ToolName::SearchCatalog => {
+            let args: CatalogArgs<SearchIn> = decode(arguments)?;
+            brain.search(args.catalog, release).await?
+        }
+        ToolName::LookupCatalog => {
+            let args: CatalogArgs<LookupIn> = decode(arguments)?;
+            brain.lookup(args.catalog, release).await?
+        }
+        ToolName::GetProduct => {
+            let args: CatalogArgs<GetProductIn> = decode(arguments)?;
+            reject_repeated_selections(&args.catalog)?;
+            brain.get_product(args.catalog, release).await?
+        }
+        ToolName::CreateCart => {
+            let args: CreateCartArgs = decode(arguments)?;
+            brain.create_cart(args.cart, release).await?
+        }
+        ToolName::GetCart => {
+            reject_cart_id(&arguments)?;
+            let args: CartIdArgs = decode(arguments)?;
+            brain.get_cart(&args.id, release).await?
+        }
+        ToolName::UpdateCart => {
+            reject_cart_id(&arguments)?;
+            let args: UpdateCartArgs = decode(arguments)?;
+            brain.update_cart(&args.id, args.cart, release).await?
+        }
+        ToolName::CancelCart => {
+            reject_cart_id(&arguments)?;
+            let args: CartIdArgs = decode(arguments)?;
+            brain.cancel_cart(&args.id, release).await?
+        }
+    };
+    Ok(answer)
+}

@@ -1,0 +1,270 @@
+//! The call pipeline: every tool call, whatever front it came through (MCP today, REST next),
+//! passes the same steps here, in this order, and nowhere else:
+//!
+//! 1. **signatures** — the RFC 9421 check over what the front says the request covered
+//!    ([`Covered`]: method, target URI, headers as sent, body as received, decoded body);
+//! 2. **meta** — `meta` completed from the transport's metadata and the default profile;
+//! 3. the inbound budget and deadline (per agent, per peer) around the rest;
+//! 4. **tool** — an unknown tool is refused;
+//! 5. **access** — the profile allow-list;
+//! 6. **negotiation** — the agent profile fetched and agreed on; it picks the release;
+//! 7. **validation** — the arguments against the tool's input schema;
+//! 8. **idempotency** — a keyed mutation runs once, its replay is the recorded answer;
+//! 9. **brain** — the arguments decoded into the request type and answered;
+//! 10. **activity** — metrics, the merchant page's counts, the log line.
+//!
+//! # For a front
+//! Build one [`Pipeline`] per namespace (door) from [`Steps`]. For each call, read the wire
+//! into a [`Call`] and `pipeline.call(call).await`:
+//! - `Ok(Answer)`: the answer's JSON bytes (`answer.json()`), written once by the brain; a
+//!   business error is an answer too (`answer.outcome()`);
+//! - `Err(ProtocolError)`: a typed refusal; `http_status()` and `code()` (JSON-RPC) are its
+//!   wire numbers, `to_error_data()` its JSON-RPC error object, `reason()` what may be shown.
+//!
+//! A REST front maps `POST /catalog/search` to `tool: "search_catalog"` (and so on), puts the
+//! body in `arguments`, the `UCP-Agent` profile and `Idempotency-Key` header into `meta`
+//! (`{"ucp-agent": {"profile": …}, "idempotency-key": …}`), and fills `covered` from its
+//! request so the signature step covers the REST request's own components. A message that
+//! is not a tool call (MCP `initialize`, `tools/list`) is admitted with
+//! [`Pipeline::admit`], the signature step alone.
+
+pub mod agents;
+mod call;
+mod dispatch;
+pub mod errors;
+pub mod schemas;
+pub mod tools;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+use tracing::Instrument;
+
+use self::agents::{AgentsConfig, MetaSource};
+pub use self::call::{Call, Covered};
+pub use self::errors::ProtocolError;
+use self::tools::ToolTable;
+use crate::access::Access;
+use crate::brain::Brain;
+use crate::hardening::guard::CallGuard;
+use crate::idempotency::{self, Idempotency};
+use crate::negotiation::Negotiator;
+use crate::observability::activity::Activity;
+use crate::protocol::answer::{Answer, Outcome};
+use crate::protocol::request::CallMeta;
+use crate::protocol::{Message, ToolName};
+use crate::signatures::{Mode, SignatureCheck};
+
+/// The parts a pipeline runs, each built from its own config section.
+pub struct Steps {
+    pub signatures: Arc<SignatureCheck>,
+    pub agents: AgentsConfig,
+    pub guard: Arc<CallGuard>,
+    pub tools: ToolTable,
+    pub access: Access,
+    pub negotiator: Negotiator,
+    pub idempotency: Idempotency,
+    pub brain: Brain,
+    /// Calls and refusals since start, for the merchant page.
+    pub activity: Arc<Activity>,
+}
+
+pub struct Pipeline {
+    steps: Steps,
+}
+
+/// Adds `message` to an answer's `messages[]` (the rare default-profile notice: the answer
+/// is re-encoded through a tree).
+fn add_message(answer: Answer, message: Message) -> Result<Answer, ProtocolError> {
+    let mut value = answer.to_value().map_err(|_| ProtocolError::Internal)?;
+    let Ok(message) = serde_json::to_value(message) else {
+        return Ok(answer);
+    };
+    if let Some(object) = value.as_object_mut() {
+        match object
+            .entry("messages")
+            .or_insert_with(|| Value::Array(Vec::new()))
+        {
+            Value::Array(messages) => messages.push(message),
+            other => *other = Value::Array(vec![message]),
+        }
+    }
+    let reason = answer.reason().map(str::to_owned);
+    Answer::encode(&value, answer.outcome())
+        .map(|encoded| encoded.with_reason(reason))
+        .map_err(|_| ProtocolError::Internal)
+}
+
+/// The metrics label of a call's outcome.
+fn label(outcome: &Result<Answer, ProtocolError>) -> &'static str {
+    match outcome {
+        Ok(answer) => answer.outcome().label(),
+        Err(error) => error.label(),
+    }
+}
+
+/// The scoped store key and payload fingerprint when `tool` is a mutation carrying a key.
+fn idempotency_key(tool: ToolName, meta: &CallMeta, arguments: &Value) -> Option<(String, String)> {
+    if !tool.mutates() {
+        return None;
+    }
+    let key = meta.idempotency_key.as_deref()?;
+    let profile = meta.profile.as_deref().unwrap_or("");
+    Some((
+        idempotency::scoped_key(profile, tool.as_str(), key),
+        idempotency::fingerprint(arguments),
+    ))
+}
+
+impl Pipeline {
+    pub fn new(steps: Steps) -> Self {
+        Self { steps }
+    }
+
+    pub fn brain(&self) -> &Brain {
+        &self.steps.brain
+    }
+
+    pub fn tools(&self) -> &ToolTable {
+        &self.steps.tools
+    }
+
+    /// Whether the signature step reads requests at all; when it does not, a front need not
+    /// keep the headers as sent.
+    pub fn verifies_signatures(&self) -> bool {
+        self.steps.signatures.mode() != Mode::Off
+    }
+
+    /// The signature step alone, for a message that is not a tool call.
+    pub async fn admit(&self, covered: &Covered<'_>) -> Result<(), ProtocolError> {
+        self.steps
+            .signatures
+            .admit(covered)
+            .await
+            .map_err(Into::into)
+    }
+
+    /// One tool call through every step.
+    pub async fn call(&self, call: Call<'_>) -> Result<Answer, ProtocolError> {
+        if let Some(covered) = &call.covered {
+            self.admit(covered).await?;
+        }
+        self.answer(call.tool, call.arguments, call.meta, call.peer)
+            .await
+    }
+
+    /// From the raw arguments to the encoded answer: meta completion, the inbound budget and
+    /// deadline, the checked call, and the activity record.
+    async fn answer(
+        &self,
+        tool: &str,
+        mut arguments: Map<String, Value>,
+        protocol_meta: Option<&Map<String, Value>>,
+        peer: Option<IpAddr>,
+    ) -> Result<Answer, ProtocolError> {
+        let steps = &self.steps;
+        let started = Instant::now();
+        let source = agents::complete_meta(&mut arguments, protocol_meta, &steps.agents);
+        let arguments = Value::Object(arguments);
+        let meta = CallMeta::from_arguments(&arguments);
+        // At the default level (info) the per-call span and line are disabled callsites;
+        // tracing evaluates field expressions only for enabled ones, so the hot path
+        // formats and allocates nothing for them. Both fields are the client's words:
+        // bounded before they reach any log line.
+        let span = tracing::debug_span!(
+            "tools/call",
+            tool = %tool.chars().take(100).collect::<String>(),
+            agent = meta
+                .profile
+                .as_deref()
+                .map(|profile| profile.chars().take(200).collect::<String>())
+                .as_deref()
+                .unwrap_or("-")
+        );
+        let checked = self.checked(tool, &meta, arguments);
+        let guarded = steps
+            .guard
+            .run(tool, meta.profile.as_deref(), peer, checked);
+        let outcome = guarded.instrument(span.clone()).await;
+        let label = label(&outcome);
+        crate::observability::tool_call(tool, label, started.elapsed());
+        steps.activity.record(tool, label);
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let _entered = span.enter();
+        match outcome {
+            Ok(answer) => {
+                let answer = match (source, meta.profile.as_deref()) {
+                    (MetaSource::DefaultProfile, Some(profile)) => {
+                        add_message(answer, agents::default_profile_notice(profile))?
+                    }
+                    _ => answer,
+                };
+                tracing::debug!(
+                    outcome = answer.outcome().status(),
+                    elapsed_ms,
+                    "tool answered"
+                );
+                if answer.outcome() == Outcome::BusinessError {
+                    // Message codes are the protocol's vocabulary, not the buyer's words.
+                    let reason = answer.reason().unwrap_or("error");
+                    steps.activity.record_error(tool, label, None, reason);
+                }
+                Ok(answer)
+            }
+            Err(error) => {
+                tracing::info!(
+                    outcome = "protocol_error",
+                    code = error.code(),
+                    elapsed_ms,
+                    "tool refused"
+                );
+                steps
+                    .activity
+                    .record_error(tool, label, Some(error.code()), &error.reason());
+                Err(error)
+            }
+        }
+    }
+
+    /// Tool, access, negotiation, validation, idempotency and brain, in that order.
+    async fn checked(
+        &self,
+        name: &str,
+        meta: &CallMeta,
+        arguments: Value,
+    ) -> Result<Answer, ProtocolError> {
+        let steps = &self.steps;
+        let spec = steps
+            .tools
+            .get(name)
+            .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
+        steps.access.check_profile(meta)?;
+        let agreement = steps.negotiator.check(meta).await?;
+        let brain = &steps.brain;
+        let release = brain
+            .namespace()
+            .release(agreement.as_ref().map(|agreed| agreed.version));
+        spec.validate(&arguments)?;
+        let capability = spec.name.capability();
+        if agreement
+            .as_ref()
+            .is_some_and(|agreed| !agreed.covers(capability))
+        {
+            return Ok(brain.capabilities_incompatible(release, capability)?);
+        }
+        match idempotency_key(spec.name, meta, &arguments) {
+            Some((key, fingerprint)) => {
+                // Records hold trees (they outlive the process in Redis); mutations are few.
+                let operation = async {
+                    let answer = dispatch::run(brain, spec.name, arguments, release).await?;
+                    answer.to_value().map_err(|_| ProtocolError::Internal)
+                };
+                let value = steps.idempotency.run(&key, &fingerprint, operation).await?;
+                Answer::from_value(&value).map_err(|_| ProtocolError::Internal)
+            }
+            None => dispatch::run(brain, spec.name, arguments, release).await,
+        }
+    }
+}
