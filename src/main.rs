@@ -1,5 +1,5 @@
 //! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config),
-//! `doctor` (the store as agents will see it).
+//! `doctor` (the store as agents will see it), `config-schema` (the file's JSON Schema).
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -61,6 +61,8 @@ enum Command {
         #[arg(long)]
         cart: bool,
     },
+    /// Print the JSON Schema of the configuration file (editors, CI).
+    ConfigSchema,
 }
 
 fn parse_protocol(name: &str) -> Result<Protocol, String> {
@@ -214,6 +216,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Command::ConfigSchema => {
+            out(&bcp_bridge::startup::schema::render());
+            return ExitCode::SUCCESS;
+        }
         Command::Serve {
             config,
             listen,

@@ -46,7 +46,10 @@ pub(super) fn render(problems: &[ConfigProblem]) -> String {
         .join("\n")
 }
 
-#[derive(Debug, Clone)]
+/// The whole file. Its JSON Schema (`config-schema`) is derived from these section types, the
+/// ones serde reads; sections may be left out.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields, default)]
 pub struct BridgeConfig {
     pub server: ServerConfig,
     pub limits: LimitsConfig,
@@ -56,6 +59,7 @@ pub struct BridgeConfig {
     pub inbound: InboundConfig,
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
+    #[schemars(schema_with = "super::schema::store")]
     pub store: toml::Table,
     pub idempotency: IdempotencyConfig,
     pub negotiation: NegotiationConfig,

@@ -10,6 +10,7 @@
 pub mod accept;
 pub mod build;
 pub mod configure;
+pub mod schema;
 pub mod server_config;
 pub mod start;
 

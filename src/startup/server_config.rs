@@ -11,7 +11,7 @@ use crate::settings::ConfigProblem;
 use crate::status_page::StatusPageSetting;
 use crate::tls::TlsConfig;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
     pub listen: SocketAddr,

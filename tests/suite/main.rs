@@ -13,6 +13,7 @@ mod catalog;
 mod cli;
 mod concurrent_carts;
 mod config_checks;
+mod config_schema;
 mod conformance;
 mod direct;
 mod doctor;
