@@ -56,8 +56,11 @@ impl StartError {
     /// The process exit code: 2 when the operator fixes a setting (as `check` exits), 1 else.
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Config(_) | Self::Tls(_) | Self::Redis(_) | Self::Idempotency(_) => 2,
-            Self::Store(_) => 2,
+            Self::Config(_)
+            | Self::Tls(_)
+            | Self::Redis(_)
+            | Self::Idempotency(_)
+            | Self::Store(_) => 2,
             Self::Listen { .. } | Self::Schemas(_) => 1,
         }
     }
