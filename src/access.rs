@@ -18,7 +18,7 @@ pub enum AccessDenied {
     Forbidden,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AccessConfig {
     /// SHA-256 (hex) of each accepted bearer token: `printf %s "$TOKEN" | sha256sum`.

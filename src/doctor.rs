@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::brain::Brain;
-use crate::config::BridgeConfig;
 use crate::platform::factory::PlatformFactory;
 use crate::platform::{PlatformError, SharedPlatform};
 use crate::protocol::Namespace;
 use crate::registry;
+use crate::startup::BridgeConfig;
 
 /// One line of the report.
 #[derive(Debug, Clone)]

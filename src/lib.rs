@@ -1,16 +1,15 @@
 //! bcp-bridge: serves an existing store to AI shopping agents over MCP, speaking BCP.
 //!
-//! Layers, each importing only the ones below it (top first): `server` and `config` (the top
-//! level, which assembles) with `registry`; the MCP transport `mcp`; the call `pipeline`
-//! every front calls; its steps `hardening`, `access`, `idempotency`, `negotiation`,
-//! `signatures`; the protocol `brain`; the `platform`
-//! layer; `observability` and `discovery`; `replicas` (the one Redis several replicas share,
-//! `[redis]`); and the leaves `protocol` (wire), `model`, `money`
-//! and `settings` (the configuration vocabulary).
+//! Layers, each importing only the ones below it (top first): `startup` (the top level, which
+//! configures, builds and starts; `doctor` beside it) with `registry`; the MCP transport
+//! `mcp`; the call `pipeline` every front calls; its steps `hardening`, `access`,
+//! `idempotency`, `negotiation`, `signatures`; the protocol `brain`; the `platform` layer;
+//! `observability` and `discovery`; `replicas` (the one Redis several replicas share,
+//! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
+//! configuration vocabulary).
 
 pub mod access;
 pub mod brain;
-pub mod config;
 pub mod discovery;
 pub mod doctor;
 pub mod hardening;
@@ -26,9 +25,8 @@ pub mod platform;
 pub mod protocol;
 pub mod registry;
 pub mod replicas;
-pub mod serve;
-pub mod server;
 pub mod settings;
 pub mod signatures;
+pub mod startup;
 pub mod status_page;
 pub mod tls;

@@ -1,17 +1,15 @@
 //! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config),
-//! `doctor` (the store as agents will see it).
+//! `doctor` (the store as agents will see it), `config-schema` (the file's JSON Schema).
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::logging;
 use bcp_bridge::protocol::Protocol;
-use bcp_bridge::{logging, serve, server};
+use bcp_bridge::startup::{BridgeConfig, Built, Overrides, StartError, Startup};
 use clap::{Parser, Subcommand};
-use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
 #[command(
@@ -63,6 +61,8 @@ enum Command {
         #[arg(long)]
         cart: bool,
     },
+    /// Print the JSON Schema of the configuration file (editors, CI).
+    ConfigSchema,
 }
 
 fn parse_protocol(name: &str) -> Result<Protocol, String> {
@@ -98,22 +98,18 @@ async fn shutdown_signal() {
     tracing::info!("shutting down: finishing in-flight requests");
 }
 
-async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> anyhow::Result<()> {
-    // Read before anything listens: a bad certificate is a configuration problem (exit 2).
-    let tls = config
-        .server
-        .tls
-        .as_ref()
-        .map(bcp_bridge::tls::Tls::load)
-        .transpose()
-        .map_err(|problem| ConfigError::Invalid(vec![problem]))?;
-    let address = listen.unwrap_or(config.server.listen);
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .with_context(|| format!("cannot listen on {address}"))?;
-    let bound = listener.local_addr()?;
-    let shutdown = CancellationToken::new();
-    let bridge = server::build(&config, bound, shutdown.clone())?;
+/// Builds, prints where the bridge is reached, then serves until SIGTERM or Ctrl-C.
+async fn run(startup: Startup, demo: bool) -> Result<(), StartError> {
+    let built = startup.build().await?;
+    announce(&built, demo);
+    built.start(shutdown_signal()).await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// The log lines and the banner of a bridge about to serve.
+fn announce(built: &Built, demo: bool) {
+    let (config, bridge, bound) = (built.config(), &built.bridge, built.bound);
     let store = bridge.platform.info();
     tracing::info!(
         listen = %bound,
@@ -139,8 +135,6 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             "off"
         }
     );
-    // Watching (and the SIGHUP handler) starts before the banner tells anyone to connect.
-    let watcher = tls.as_ref().map(|tls| tokio::spawn(tls.watch()));
     out(&format!("bcp-bridge listening on {bound}"));
     for (index, endpoint) in bridge.endpoints.iter().enumerate() {
         // The primary endpoint keeps the plain labels scripts read; a second one is tagged.
@@ -162,28 +156,6 @@ async fn run(config: BridgeConfig, listen: Option<SocketAddr>, demo: bool) -> an
             bridge.mcp_url
         ));
     }
-    let hygiene = serve::Hygiene::from(&config.server);
-    match &tls {
-        Some(tls) => {
-            let acceptor = tls.acceptor();
-            serve::serve_tls(
-                listener,
-                bridge.router,
-                hygiene,
-                acceptor,
-                shutdown_signal(),
-            )
-            .await;
-        }
-        None => serve::serve(listener, bridge.router, hygiene, shutdown_signal()).await,
-    }
-    if let Some(watcher) = watcher {
-        watcher.abort();
-    }
-    // Only now: cancelling rmcp's token earlier would abort the calls still draining.
-    shutdown.cancel();
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// Measured against glibc malloc and jemalloc under load (BENCHMARKS.md, "allocator").
@@ -193,7 +165,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_json);
-    let result = match cli.command {
+    let demo = matches!(cli.command, Command::Demo { .. });
+    let startup = match cli.command {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
                 let server = &parsed.server;
@@ -223,7 +196,10 @@ fn main() -> ExitCode {
                 let report = match runtime() {
                     Ok(runtime) => runtime.block_on(bcp_bridge::doctor::run(&parsed, cart)),
                     Err(error) => {
-                        let _ = writeln!(std::io::stderr(), "error: {error:#}");
+                        let _ = writeln!(
+                            std::io::stderr(),
+                            "error: cannot start the async runtime: {error}"
+                        );
                         return ExitCode::FAILURE;
                     }
                 };
@@ -240,53 +216,40 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Command::ConfigSchema => {
+            out(&bcp_bridge::startup::schema::render());
+            return ExitCode::SUCCESS;
+        }
         Command::Serve {
             config,
             listen,
             protocol,
-        } => match BridgeConfig::from_file(&config) {
-            Ok(mut parsed) => {
-                if let Some(protocol) = protocol {
-                    parsed.server.protocol = protocol;
-                }
-                runtime().and_then(|rt| rt.block_on(run(parsed, listen, false)))
-            }
-            Err(error) => Err(anyhow::Error::from(error)),
-        },
-        Command::Demo { listen, protocol } => {
-            let mut config = BridgeConfig::demo();
-            config.server.protocol = protocol.unwrap_or_default();
-            runtime().and_then(|rt| rt.block_on(run(config, listen, true)))
+        } => Startup::from_file(&config, &Overrides { listen, protocol }),
+        Command::Demo { listen, protocol } => Startup::demo(&Overrides { listen, protocol }),
+    };
+    let started = match runtime() {
+        Ok(runtime) => startup.and_then(|startup| runtime.block_on(run(startup, demo))),
+        Err(error) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: cannot start the async runtime: {error}"
+            );
+            return ExitCode::FAILURE;
         }
     };
-    match result {
+    match started {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            // Printed once, where the person who started the bridge reads it; a problem with
-            // the configuration exits 2, as `check` does.
-            let _ = writeln!(std::io::stderr(), "error: {error:#}");
-            if is_config_problem(&error) {
-                ExitCode::from(2)
-            } else {
-                ExitCode::FAILURE
-            }
+            // Printed once, where the person who started the bridge reads it; a problem the
+            // operator fixes in the configuration exits 2, as `check` does.
+            let _ = writeln!(std::io::stderr(), "error: {error}");
+            ExitCode::from(error.exit_code())
         }
     }
 }
 
-fn is_config_problem(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| {
-        cause.downcast_ref::<ConfigError>().is_some()
-            || matches!(
-                cause.downcast_ref::<server::StartError>(),
-                Some(server::StartError::Config(_))
-            )
-    })
-}
-
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .context("cannot start the async runtime")
 }

@@ -73,6 +73,27 @@ impl<'de> Deserialize<'de> for Secret {
     }
 }
 
+impl schemars::JsonSchema for Secret {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Secret".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A secret: the value itself, or { env = \"NAME\" } to read it from the environment.",
+            "oneOf": [
+                {"type": "string", "minLength": 1},
+                {
+                    "type": "object",
+                    "properties": {"env": {"type": "string", "minLength": 1}},
+                    "required": ["env"],
+                    "additionalProperties": false
+                }
+            ]
+        })
+    }
+}
+
 /// The variable named by a shell-style reference (`$NAME` or `${NAME}`), which a secret
 /// written that way in TOML would otherwise be taken literally as.
 fn env_reference(value: &str) -> Option<&str> {

@@ -12,7 +12,7 @@ use url::Url;
 
 use crate::settings::ConfigProblem;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CartConfig {
     /// Replaces scheme, host and port of the store's checkout URL (e.g. the shop's public

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use crate::settings::ConfigProblem;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsConfig {
     pub default_page_size: u32,

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use super::keyed::BoundedKeyed;
 
 /// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct InboundConfig {
     pub per_agent_per_minute: u32,

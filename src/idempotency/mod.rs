@@ -22,14 +22,14 @@ use crate::settings::{ConfigProblem, Secret};
 pub use memory::MemoryStore;
 pub use redis_store::RedisStore;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     Memory,
     Redis,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct IdempotencyConfig {
     /// Unset: Redis when `[redis] url` is set (replicas share records), memory otherwise.

@@ -10,6 +10,4 @@ pub mod http;
 pub mod shared_service;
 pub mod status;
 
-/// `[agents]` is read by the pipeline; the config assembles it from here.
-pub use crate::pipeline::agents;
 pub use handler::BcpMcp;

@@ -29,7 +29,7 @@ pub use agreement::Agreement;
 pub use client::ProfileClient;
 pub use fetch::is_restricted;
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct NegotiationConfig {
     pub enabled: bool,

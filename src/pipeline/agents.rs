@@ -14,7 +14,7 @@ use crate::settings::ConfigProblem;
 pub const META_EXAMPLE: &str =
     r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}}"#;
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AgentsConfig {
     /// The agent profile a call without `meta["ucp-agent"].profile` is served as. It is

@@ -19,7 +19,7 @@ use crate::model::{
 use crate::settings::{ConfigProblem, Secret};
 
 /// `[cache]`: product cache in front of the store (see `platform::cache`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     pub enabled: bool,

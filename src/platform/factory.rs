@@ -37,4 +37,6 @@ pub struct PlatformFactory {
     pub reserved_checkout_params: &'static [&'static str],
     /// The keys that say where the store is, named when it cannot be reached (`doctor`).
     pub address_keys: &'static [&'static str],
+    /// The JSON Schema of the `[store]` keys `check` reads, without `platform`.
+    pub schema: fn(&mut schemars::SchemaGenerator) -> schemars::Schema,
 }

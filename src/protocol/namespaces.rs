@@ -35,7 +35,7 @@ impl Namespace {
 }
 
 /// `server.protocol`: which namespaces the bridge serves.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     #[default]

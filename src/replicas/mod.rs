@@ -20,7 +20,7 @@ use crate::settings::{ConfigProblem, Secret};
 pub use link::{Link, RedisDown};
 
 /// `[redis]`: the one Redis every replica shares.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedisConfig {
     /// `redis://[:password@]host:port[/db]`; a secret because it may carry a password.

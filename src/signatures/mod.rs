@@ -35,7 +35,7 @@ pub struct Received<'a> {
 }
 
 /// What the bridge does with request signatures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Signatures are not looked at.
@@ -47,7 +47,7 @@ pub enum Mode {
     Enforce,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SignaturesConfig {
     pub mode: Mode,

@@ -35,7 +35,7 @@ const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
 const HEALTH_REUSE: Duration = Duration::from_secs(10);
 
 /// `[server] status_page`: whether `GET /` serves the merchant page (else 404).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct StatusPageSetting {
     pub enabled: bool,

@@ -15,7 +15,7 @@ use crate::settings::ConfigProblem;
 pub use reload::Tls;
 
 /// `[server.tls]`: the PEM files of the certificate chain (leaf first) and its private key.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsConfig {
     pub cert: PathBuf,

@@ -118,10 +118,10 @@ async fn only_listed_agent_profiles_may_call_tools() {
 
 #[test]
 fn digests_must_be_sha256_hex() {
-    let problems = match bcp_bridge::config::BridgeConfig::from_toml(
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(
         "[access]\nbearer_token_sha256 = [\"plain-token\"]\nallowed_profiles = [\"nope\"]\n",
     ) {
-        Err(bcp_bridge::config::ConfigError::Invalid(problems)) => problems,
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
         other => panic!("{other:?}"),
     };
     let rendered: Vec<String> = problems.iter().map(ToString::to_string).collect();

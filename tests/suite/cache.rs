@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
-use bcp_bridge::config::BridgeConfig;
 use bcp_bridge::model::{
     BuyerContext, CartDraft, CartLineInput, CartOutcome, CartState, ProductHit, Resolved,
     SearchPage, SearchRequest,
@@ -15,6 +14,7 @@ use bcp_bridge::model::{
 use bcp_bridge::platform::cache::{CacheConfig, CachedPlatform};
 use bcp_bridge::platform::{Platform, PlatformError, SharedPlatform, StoreInfo};
 use bcp_bridge::settings::Secret;
+use bcp_bridge::startup::BridgeConfig;
 use hmac::{KeyInit, Mac};
 
 const PRODUCT: &str = "prod_abc123";

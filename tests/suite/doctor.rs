@@ -3,8 +3,8 @@
 
 use std::process::Command;
 
-use bcp_bridge::config::BridgeConfig;
 use bcp_bridge::doctor;
+use bcp_bridge::startup::BridgeConfig;
 
 use crate::support::binary::BIN;
 use crate::support::shopify_standin::{self, Standin};

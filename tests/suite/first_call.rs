@@ -102,10 +102,10 @@ async fn the_profile_may_come_in_mcp_params_meta() {
 
 #[test]
 fn a_bad_default_profile_is_named_by_key() {
-    let problems = match bcp_bridge::config::BridgeConfig::from_toml(
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(
         "[agents]\ndefault_profile = \"agent-42\"\n",
     ) {
-        Err(bcp_bridge::config::ConfigError::Invalid(problems)) => problems,
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
         other => panic!("{other:?}"),
     };
     assert_eq!(problems[0].key, "agents.default_profile");

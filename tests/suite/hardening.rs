@@ -158,7 +158,7 @@ async fn webhook_routes_exist_only_with_a_secret_and_refuse_bad_signatures() {
 
 #[test]
 fn hardening_keys_are_checked_by_name() {
-    let error = bcp_bridge::config::BridgeConfig::from_toml(
+    let error = bcp_bridge::startup::BridgeConfig::from_toml(
         "[server]\nrequest_timeout_ms = 1\n[cache]\nenabled = false\nttl_secs = 0\nwebhook_secret = \"x\"\n[inbound]\nper_agent = 3\n",
     )
     .unwrap_err()

@@ -5,8 +5,8 @@ use std::net::SocketAddr;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use bcp_bridge::config::BridgeConfig;
-use bcp_bridge::{serve, server};
+use bcp_bridge::startup::BridgeConfig;
+use bcp_bridge::startup::{self, accept};
 
 use crate::support::binary::Running;
 use serde_json::{Value, json};
@@ -33,11 +33,11 @@ async fn start(extra: &str) -> Served {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
-    let bridge = server::build(&config, addr, stop.clone()).unwrap();
-    let hygiene = serve::Hygiene::from(&config.server);
+    let bridge = startup::build(&config, addr, stop.clone()).unwrap();
+    let hygiene = accept::Hygiene::from(&config.server);
     let token = stop.clone();
     tokio::spawn(async move {
-        serve::serve(listener, bridge.router, hygiene, async move {
+        accept::serve(listener, bridge.router, hygiene, async move {
             token.cancelled().await;
         })
         .await;

@@ -272,12 +272,12 @@ async fn a_failed_mutation_releases_its_key() {
 #[test]
 fn configuration_names_its_keys() {
     // CART-026: a ttl below 24 h is refused.
-    let config = bcp_bridge::config::BridgeConfig::from_toml("").unwrap();
+    let config = bcp_bridge::startup::BridgeConfig::from_toml("").unwrap();
     assert_eq!(config.idempotency.ttl_secs, 86_400);
-    let problems = match bcp_bridge::config::BridgeConfig::from_toml(
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(
         "[idempotency]\nbackend = \"redis\"\nttl_secs = 86399\n",
     ) {
-        Err(bcp_bridge::config::ConfigError::Invalid(problems)) => problems,
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
         other => panic!("{other:?}"),
     };
     let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();

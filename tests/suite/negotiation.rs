@@ -280,9 +280,13 @@ async fn negotiation_runs_before_any_tool_work() {
 
 #[test]
 fn serve_negotiates_by_default_and_demo_does_not() {
-    let config = bcp_bridge::config::BridgeConfig::from_toml("").unwrap();
+    let config = bcp_bridge::startup::BridgeConfig::from_toml("").unwrap();
     assert!(config.negotiation.enabled);
-    assert!(!bcp_bridge::config::BridgeConfig::demo().negotiation.enabled);
+    assert!(
+        !bcp_bridge::startup::BridgeConfig::demo()
+            .negotiation
+            .enabled
+    );
 }
 
 #[test]

@@ -76,7 +76,7 @@ async fn no_secret_reaches_logs_or_responses() {
         "[access]\nbearer_token_sha256 = [\"{}\"]\n{idempotency}",
         hex::encode(Sha256::digest(TOKEN.as_bytes()))
     );
-    let parsed = bcp_bridge::config::BridgeConfig::from_toml(&config).unwrap();
+    let parsed = bcp_bridge::startup::BridgeConfig::from_toml(&config).unwrap();
     assert_clean("Debug of the configuration", &format!("{parsed:?}"));
     let bridge = TestBridge::start(&config).await;
     let mut transcript = String::new();
@@ -206,7 +206,7 @@ async fn no_secret_reaches_logs_or_responses() {
     let bad = format!(
         "[idempotency]\nbackend = \"redis\"\nredis_url = \"http://:{REDIS_PASSWORD}@127.0.0.1:1/\"\n"
     );
-    let error = bcp_bridge::config::BridgeConfig::from_toml(&bad).unwrap_err();
+    let error = bcp_bridge::startup::BridgeConfig::from_toml(&bad).unwrap_err();
     assert!(
         error.to_string().contains("idempotency.redis_url"),
         "{error}"

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::support::shopify_standin::*;
 use crate::support::{TestBridge, meta, meta_with_key};
-use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::startup::{BridgeConfig, ConfigError};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -236,7 +236,7 @@ async fn without_a_configured_currency_an_unreachable_shop_stops_the_start() {
     let config = BridgeConfig::from_toml(&text).unwrap();
     let bound = "127.0.0.1:0".parse().unwrap();
     let result =
-        bcp_bridge::server::build(&config, bound, tokio_util::sync::CancellationToken::new());
+        bcp_bridge::startup::build(&config, bound, tokio_util::sync::CancellationToken::new());
     let message = match result {
         Err(error) => error.to_string(),
         Ok(_) => panic!("started without knowing the shop's currency"),

@@ -352,7 +352,7 @@ async fn log_mode_serves_unsigned_and_failing_requests() {
 
 #[tokio::test]
 async fn log_is_the_default_and_its_warning_names_the_code() {
-    let config = bcp_bridge::config::BridgeConfig::from_toml("").unwrap();
+    let config = bcp_bridge::startup::BridgeConfig::from_toml("").unwrap();
     assert_eq!(config.signatures.mode, bcp_bridge::signatures::Mode::Log);
     // The warning a failing signature leaves in log mode, as the binary writes it (stderr).
     let mut child = std::process::Command::new(crate::support::binary::BIN)
@@ -418,8 +418,8 @@ async fn the_section_is_checked_by_key() {
         ),
         ("[signatures]\nmod = \"off\"\n", "signatures.mod"),
     ] {
-        let Err(bcp_bridge::config::ConfigError::Invalid(problems)) =
-            bcp_bridge::config::BridgeConfig::from_toml(text)
+        let Err(bcp_bridge::startup::ConfigError::Invalid(problems)) =
+            bcp_bridge::startup::BridgeConfig::from_toml(text)
         else {
             panic!("{text} should be refused");
         };

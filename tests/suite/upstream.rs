@@ -10,9 +10,9 @@ use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
-use bcp_bridge::config::BridgeConfig;
 use bcp_bridge::platform::PlatformError;
 use bcp_bridge::platform::upstream::{CallKind, UpstreamClient, UpstreamConfig, UpstreamPolicy};
+use bcp_bridge::startup::BridgeConfig;
 
 /// How the stand-in misbehaves before it answers 200.
 #[derive(Clone, Copy)]

@@ -217,7 +217,7 @@ async fn legacy_search_is_the_fallback() {
             .all(|line| !line.contains("/product-search/?query"))
     );
 
-    let config = bcp_bridge::config::BridgeConfig::from_toml(&vtex.config("")).unwrap();
+    let config = bcp_bridge::startup::BridgeConfig::from_toml(&vtex.config("")).unwrap();
     let report = bcp_bridge::doctor::run(&config, true).await;
     let text = report.render();
     assert!(report.agent_could_shop(), "{text}");
@@ -369,6 +369,6 @@ fn the_example_config_is_valid() {
         "/config/vtex.example.toml"
     ))
     .unwrap();
-    let config = bcp_bridge::config::BridgeConfig::from_toml(&example);
+    let config = bcp_bridge::startup::BridgeConfig::from_toml(&example);
     assert!(config.is_ok(), "{:?}", config.err());
 }

@@ -395,7 +395,7 @@ fn rest_v3_keys_over_plain_http_are_a_configuration_problem() {
         woo_standin::V3_KEY,
         woo_standin::V3_SECRET
     );
-    let problems = match bcp_bridge::config::BridgeConfig::from_toml(&config) {
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(&config) {
         Err(error) => format!("{error:?}"),
         Ok(_) => panic!("http + REST v3 keys must not pass"),
     };

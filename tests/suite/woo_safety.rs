@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::support::woo_standin::{Fault, WooStandin};
 use crate::support::{TestBridge, meta, meta_with_key};
-use bcp_bridge::config::BridgeConfig;
+use bcp_bridge::startup::BridgeConfig;
 use serde_json::json;
 
 const HOSTILE: &[&str] = &[
@@ -153,7 +153,7 @@ async fn upstream_faults_map_to_retryable_errors() {
 #[tokio::test]
 async fn configuration_is_checked_with_key_names() {
     let problems = |text: &str| match BridgeConfig::from_toml(text) {
-        Err(bcp_bridge::config::ConfigError::Invalid(problems)) => {
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => {
             problems.into_iter().map(|p| p.key).collect::<Vec<_>>()
         }
         Ok(_) => Vec::new(),

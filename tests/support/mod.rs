@@ -13,8 +13,8 @@ pub mod woo_standin;
 
 use std::net::SocketAddr;
 
-use bcp_bridge::config::BridgeConfig;
-use bcp_bridge::server;
+use bcp_bridge::startup;
+use bcp_bridge::startup::BridgeConfig;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -27,7 +27,7 @@ pub struct TestBridge {
     pub addr: SocketAddr,
     pub client: reqwest::Client,
     /// Every namespace's endpoint (`server.protocol`); `mcp_url` is the first one's.
-    pub endpoints: Vec<server::Endpoint>,
+    pub endpoints: Vec<startup::Endpoint>,
     shutdown: CancellationToken,
     next_id: std::sync::atomic::AtomicU64,
 }
@@ -71,12 +71,12 @@ impl TestBridge {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
-        let bridge = server::build(&config, addr, shutdown.clone()).expect("bridge builds");
+        let bridge = startup::build(&config, addr, shutdown.clone()).expect("bridge builds");
         let token = shutdown.clone();
         let endpoints = bridge.endpoints.clone();
         // The binary's own accept loop, so every test also goes through its deadlines.
-        let hygiene = bcp_bridge::serve::Hygiene::from(&config.server);
-        tokio::spawn(bcp_bridge::serve::serve(
+        let hygiene = bcp_bridge::startup::accept::Hygiene::from(&config.server);
+        tokio::spawn(bcp_bridge::startup::accept::serve(
             listener,
             bridge.router,
             hygiene,

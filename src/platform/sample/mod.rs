@@ -34,9 +34,10 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     build,
     reserved_checkout_params: &[],
     address_keys: &[],
+    schema: <SampleSettings as schemars::JsonSchema>::json_schema,
 };
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 struct SampleSettings {
     /// A store file of the same format as the embedded `store.json`; embedded when absent.

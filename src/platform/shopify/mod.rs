@@ -40,6 +40,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     build,
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.shop_domain", "store.endpoint"],
+    schema: settings::schema,
 };
 
 /// `checkoutUrl` is `https://<shop>/cart/c/<token>?key=<secret>`: without its `key` the cart

@@ -12,7 +12,8 @@ use crate::settings::{ConfigProblem, Secret, store_settings};
 
 pub const DEFAULT_API_VERSION: &str = "2026-04";
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "ShopifyStore")]
 #[serde(deny_unknown_fields)]
 struct Raw {
     /// `my-shop.myshopify.com` (or the shop's own domain).
@@ -195,6 +196,11 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             Err(problems)
         }
     }
+}
+
+/// The schema of the `[store]` keys [`Raw`] reads.
+pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    <Raw as schemars::JsonSchema>::json_schema(generator)
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use crate::platform::port::PlatformError;
 use crate::settings::ConfigProblem;
 
 /// `[upstream]`: per-store budget, timeouts and retries of calls to the store.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct UpstreamConfig {
     /// 0 = no local budget (upstream throttling is still honoured).

@@ -44,6 +44,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     // `/checkout/?orderFormId=<id>` carries the cart itself.
     reserved_checkout_params: &["orderFormId"],
     address_keys: &["store.account", "store.base_url"],
+    schema: settings::schema,
 };
 
 fn build(

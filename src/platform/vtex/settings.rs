@@ -8,7 +8,7 @@ use crate::money::parse_currency;
 use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
 
 /// Which catalog API the store is searched with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchApi {
     /// Intelligent Search v1 when the store has it, else the legacy search (probed once).
@@ -17,7 +17,8 @@ pub enum SearchApi {
     Legacy,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "VtexStore")]
 #[serde(deny_unknown_fields)]
 struct Raw {
     account: String,
@@ -271,6 +272,11 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         }
         _ => Err(problems),
     }
+}
+
+/// The schema of the `[store]` keys [`Raw`] reads.
+pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    <Raw as schemars::JsonSchema>::json_schema(generator)
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     build,
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.base_url"],
+    schema: settings::schema,
 };
 
 /// `?session=<Cart-Token>` (checkout = "session") and `/checkout-link/?products=…&coupon=…`

@@ -8,7 +8,7 @@ use crate::money::parse_currency;
 use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
 
 /// How the buyer's browser is handed the Store API cart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckoutMode {
     /// `<checkout_path>?session=<Cart-Token>` (WooCommerce 10+ adopts the token's session).
@@ -17,7 +17,8 @@ pub enum CheckoutMode {
     Link,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "WooCommerceStore")]
 #[serde(deny_unknown_fields)]
 struct Raw {
     base_url: String,
@@ -202,6 +203,11 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
         }
         _ => Err(problems),
     }
+}
+
+/// The schema of the `[store]` keys [`Raw`] reads.
+pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    <Raw as schemars::JsonSchema>::json_schema(generator)
 }
 
 #[cfg(test)]

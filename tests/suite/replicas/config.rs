@@ -1,6 +1,6 @@
 //! `[redis]` is checked by key, and replicas name their one Redis once.
 
-use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::startup::{BridgeConfig, ConfigError};
 
 fn problem_keys(text: &str) -> Vec<String> {
     match BridgeConfig::from_toml(text) {

@@ -25,7 +25,7 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tower_service::Service;
 
-use crate::config::ServerConfig;
+use super::server_config::ServerConfig;
 use crate::mcp::http::BodyTimedOut;
 
 /// What the accept loop needs from `[server]`.

@@ -1,11 +1,12 @@
-//! Issue 10's Shopify defects, each end to end: agent → bridge (real HTTP) → Shopify adapter →
-//! the schema-validating Storefront stand-in. Cache off, so every count is upstream requests.
+//! The Shopify adapter end to end (locale and country checks, throttling, category browse,
+//! images, SKU lookups, stock, cart line costs, round trips): agent → bridge (real HTTP) →
+//! Shopify adapter → the schema-validating Storefront stand-in. Cache off, so every count is upstream requests.
 
 use std::time::{Duration, Instant};
 
 use crate::support::shopify_standin::*;
 use crate::support::{TestBridge, meta, meta_with_key};
-use bcp_bridge::config::{BridgeConfig, ConfigError};
+use bcp_bridge::startup::{BridgeConfig, ConfigError};
 use serde_json::{Value, json};
 
 const NO_CACHE: &str = "\n[cache]\nenabled = false\n";

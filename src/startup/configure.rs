@@ -1,32 +1,31 @@
-//! Configuration: one TOML file, one serde struct per section, unknown keys rejected by name.
-//! Each section is owned (defined and checked) by the module that uses it; this top-level
-//! module only assembles them into `BridgeConfig`, owns the `[server]` section of the top
-//! level itself, and checks what spans sections. Nothing below the top level imports it.
+//! The first start-up phase: one TOML file, one serde struct per section, unknown keys
+//! rejected by name. Each section is owned (defined and checked) by the module that uses it;
+//! this phase only assembles them into `BridgeConfig`, applies the command line's overrides,
+//! and then checks everything once, what spans sections included. Nothing below the top
+//! level imports it.
 
 use std::net::SocketAddr;
 use std::path::Path;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use url::Url;
 
 use crate::access::AccessConfig;
 use crate::brain::{CartConfig, LimitsConfig};
 use crate::hardening::inbound::InboundConfig;
 use crate::idempotency::IdempotencyConfig;
-use crate::mcp::agents::AgentsConfig;
 use crate::negotiation::NegotiationConfig;
+use crate::pipeline::agents::AgentsConfig;
 use crate::platform::cache::CacheConfig;
 use crate::platform::upstream::SharedBudget;
 use crate::platform::upstream::UpstreamConfig;
 use crate::platform::{BuildContext, PlatformFactory, SharedPlatform};
-use crate::protocol::{Namespace, Protocol};
+use crate::protocol::Protocol;
 use crate::registry;
 use crate::replicas::{RedisConfig, Shared};
 use crate::settings::{ConfigProblem, deserialize_at};
 use crate::signatures::SignaturesConfig;
-use crate::status_page::StatusPageSetting;
-use crate::tls::TlsConfig;
+
+pub use super::server_config::ServerConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -39,7 +38,7 @@ pub enum ConfigError {
     Invalid(Vec<ConfigProblem>),
 }
 
-fn render(problems: &[ConfigProblem]) -> String {
+pub(super) fn render(problems: &[ConfigProblem]) -> String {
     problems
         .iter()
         .map(|problem| format!("  - {problem}"))
@@ -47,7 +46,10 @@ fn render(problems: &[ConfigProblem]) -> String {
         .join("\n")
 }
 
-#[derive(Debug, Clone)]
+/// The whole file. Its JSON Schema (`config-schema`) is derived from these section types, the
+/// ones serde reads; sections may be left out.
+#[derive(Debug, Clone, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields, default)]
 pub struct BridgeConfig {
     pub server: ServerConfig,
     pub limits: LimitsConfig,
@@ -57,6 +59,7 @@ pub struct BridgeConfig {
     pub inbound: InboundConfig,
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
+    #[schemars(schema_with = "super::schema::store")]
     pub store: toml::Table,
     pub idempotency: IdempotencyConfig,
     pub negotiation: NegotiationConfig,
@@ -67,80 +70,21 @@ pub struct BridgeConfig {
     pub redis: RedisConfig,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ServerConfig {
-    pub listen: SocketAddr,
-    /// Where agents reach the bridge; used in the discovery profile, in `continue_url` of the
-    /// sample store, and for Host/Origin checks. Defaults to `http://<listen>`.
-    pub public_base_url: Option<Url>,
-    pub mcp_path: String,
-    /// Extra `Host` values accepted besides the public base URL's host (e.g. an internal name).
-    pub allowed_hosts: Vec<String>,
-    /// Browser origins allowed to call the MCP endpoint; empty means only non-browser clients
-    /// and the public base URL's own origin.
-    pub allowed_origins: Vec<String>,
-    /// Budget of one whole MCP request; past it the agent gets -32000 / HTTP 503.
-    pub request_timeout_ms: u64,
-    /// `bcp` (default), `ucp` (UCP compatibility: `dev.ucp.*` names, `/.well-known/ucp`) or
-    /// `both` (each namespace with its own profile and MCP endpoint).
-    pub protocol: Protocol,
-    /// The MCP endpoint of the UCP namespace (`mcp_path` is the BCP one).
-    pub ucp_mcp_path: String,
-    /// A connection must deliver a request's whole header block within this time.
-    pub header_read_timeout_ms: u64,
-    /// A request's whole body must arrive within this time of its headers.
-    pub body_read_timeout_ms: u64,
-    /// A keep-alive connection with no request in flight and no traffic is closed after this.
-    pub idle_timeout_ms: u64,
-    /// Open connections at most; past it a new one is answered 503 (-32000) and closed.
-    pub max_connections: usize,
-    /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
-    pub shutdown_grace_ms: u64,
-    /// The merchant page at `GET /` (on by default; `false` answers 404).
-    pub status_page: StatusPageSetting,
-    /// `[server.tls]`: terminate TLS 1.3 in the bridge itself (no ingress in front).
-    pub tls: Option<TlsConfig>,
+/// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
+/// parsed sections before anything is checked, so an override is checked like the file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Overrides {
+    pub listen: Option<SocketAddr>,
+    pub protocol: Option<Protocol>,
 }
 
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
-            public_base_url: None,
-            mcp_path: "/bcp/mcp".to_owned(),
-            allowed_hosts: Vec::new(),
-            allowed_origins: Vec::new(),
-            request_timeout_ms: 30_000,
-            protocol: Protocol::default(),
-            ucp_mcp_path: "/ucp/mcp".to_owned(),
-            header_read_timeout_ms: 10_000,
-            body_read_timeout_ms: 30_000,
-            idle_timeout_ms: 60_000,
-            max_connections: 1_024,
-            shutdown_grace_ms: 10_000,
-            status_page: StatusPageSetting::default(),
-            tls: None,
+impl Overrides {
+    fn apply(&self, server: &mut ServerConfig) {
+        if let Some(listen) = self.listen {
+            server.listen = listen;
         }
-    }
-}
-
-impl ServerConfig {
-    /// Where `namespace`'s MCP endpoint is mounted.
-    pub fn mcp_path_for(&self, namespace: &Namespace) -> &str {
-        if namespace.service == Namespace::UCP.service {
-            &self.ucp_mcp_path
-        } else {
-            &self.mcp_path
-        }
-    }
-
-    /// The public base URL without a trailing slash.
-    pub fn base_url(&self, bound: SocketAddr) -> String {
-        match &self.public_base_url {
-            Some(url) => url.as_str().trim_end_matches('/').to_owned(),
-            None if self.tls.is_some() => format!("https://{bound}"),
-            None => format!("http://{bound}"),
+        if let Some(protocol) = self.protocol {
+            server.protocol = protocol;
         }
     }
 }
@@ -192,17 +136,32 @@ impl BridgeConfig {
         config
     }
 
+    /// [`Self::demo`] with the command line's overrides, checked.
+    pub fn demo_with(overrides: &Overrides) -> Result<Self, ConfigError> {
+        let mut config = Self::demo();
+        overrides.apply(&mut config.server);
+        config.checked(Vec::new())
+    }
+
     pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        Self::from_file_with(path, &Overrides::default())
+    }
+
+    pub fn from_file_with(path: &Path, overrides: &Overrides) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_toml(&text)
+        Self::from_toml_with(&text, overrides)
     }
 
-    /// Parses and validates everything that can be checked without the network, collecting
-    /// every problem instead of stopping at the first.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        Self::from_toml_with(text, &Overrides::default())
+    }
+
+    /// Parses, applies `overrides`, and validates everything that can be checked without the
+    /// network, collecting every problem instead of stopping at the first.
+    pub fn from_toml_with(text: &str, overrides: &Overrides) -> Result<Self, ConfigError> {
         let root: toml::Table = text.parse().map_err(|error: toml::de::Error| {
             let place = error
                 .span()
@@ -243,7 +202,7 @@ impl BridgeConfig {
             }
             None => BridgeConfig::default().store,
         };
-        let config = BridgeConfig {
+        let mut config = BridgeConfig {
             server: server.unwrap_or_default(),
             limits: limits.unwrap_or_default(),
             cart: cart.unwrap_or_default(),
@@ -258,105 +217,23 @@ impl BridgeConfig {
             signatures: signatures.unwrap_or_default(),
             redis: redis.unwrap_or_default(),
         };
-        problems.extend(config.semantic_problems());
-        if problems.is_empty() {
-            Ok(config)
+        overrides.apply(&mut config.server);
+        config.checked(problems)
+    }
+
+    /// `self` if neither `found` (the problems of parsing) nor any check finds a problem.
+    fn checked(self, mut found: Vec<ConfigProblem>) -> Result<Self, ConfigError> {
+        found.extend(self.problems());
+        if found.is_empty() {
+            Ok(self)
         } else {
-            Err(ConfigError::Invalid(problems))
+            Err(ConfigError::Invalid(found))
         }
     }
 
-    fn semantic_problems(&self) -> Vec<ConfigProblem> {
-        let mut problems = Vec::new();
-        if self.server.public_base_url.is_none() && self.server.listen.ip().is_unspecified() {
-            problems.push(ConfigProblem::new(
-                "server.public_base_url",
-                format!(
-                    "required when server.listen is a wildcard address ({}): agents would be told to call http://{}{}; set the URL agents reach the bridge at, e.g. https://shop.example",
-                    self.server.listen.ip(),
-                    self.server.listen,
-                    self.server.mcp_path
-                ),
-            ));
-        }
-        if let Some(url) = &self.server.public_base_url
-            && !matches!(url.path(), "" | "/")
-        {
-            problems.push(ConfigProblem::new(
-                "server.public_base_url",
-                format!(
-                    "must not have a path (got {:?}): endpoints are placed by server.mcp_path and server.ucp_mcp_path, so {} would become {}{}",
-                    url.path(),
-                    url.as_str().trim_end_matches('/'),
-                    url.as_str().trim_end_matches('/'),
-                    self.server.mcp_path
-                ),
-            ));
-        }
-        if let Some(url) = &self.server.public_base_url {
-            if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-                problems.push(ConfigProblem::new(
-                    "server.public_base_url",
-                    "must be an http(s) URL with a host",
-                ));
-            }
-            if url.query().is_some() || url.fragment().is_some() {
-                problems.push(ConfigProblem::new(
-                    "server.public_base_url",
-                    "must not have a query or fragment",
-                ));
-            }
-        }
-        for (key, path, example) in [
-            ("server.mcp_path", &self.server.mcp_path, "/bcp/mcp"),
-            ("server.ucp_mcp_path", &self.server.ucp_mcp_path, "/ucp/mcp"),
-        ] {
-            if !path.starts_with('/') || path.len() < 2 || path.contains(['?', '#', ' ']) {
-                problems.push(ConfigProblem::new(
-                    key,
-                    format!("must be an absolute path such as {example}"),
-                ));
-            }
-        }
-        if self.server.protocol == Protocol::Both
-            && self.server.mcp_path == self.server.ucp_mcp_path
-        {
-            problems.push(ConfigProblem::new(
-                "server.ucp_mcp_path",
-                "must differ from server.mcp_path when server.protocol is \"both\"",
-            ));
-        }
-        if !(100..=600_000).contains(&self.server.request_timeout_ms) {
-            problems.push(ConfigProblem::new(
-                "server.request_timeout_ms",
-                "must be between 100 and 600000",
-            ));
-        }
-        for (key, value) in [
-            (
-                "server.header_read_timeout_ms",
-                self.server.header_read_timeout_ms,
-            ),
-            (
-                "server.body_read_timeout_ms",
-                self.server.body_read_timeout_ms,
-            ),
-            ("server.idle_timeout_ms", self.server.idle_timeout_ms),
-            ("server.shutdown_grace_ms", self.server.shutdown_grace_ms),
-        ] {
-            if !(100..=600_000).contains(&value) {
-                problems.push(ConfigProblem::new(key, "must be between 100 and 600000"));
-            }
-        }
-        if !(1..=1_000_000).contains(&self.server.max_connections) {
-            problems.push(ConfigProblem::new(
-                "server.max_connections",
-                "must be between 1 and 1000000",
-            ));
-        }
-        if let Some(tls) = &self.server.tls {
-            problems.extend(tls.problems());
-        }
+    /// Every section's own checks, then the `[store]` ones.
+    fn problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = self.server.problems();
         problems.extend(self.limits.problems());
         problems.extend(self.cart.problems());
         problems.extend(self.cache.problems());
@@ -367,6 +244,14 @@ impl BridgeConfig {
         problems.extend(self.agents.problems());
         problems.extend(self.signatures.problems());
         problems.extend(self.redis.problems());
+        problems.extend(self.store_problems());
+        problems
+    }
+
+    /// `[store]` by the adapter it names, and `[cart] checkout_params` against that
+    /// adapter's own checkout URL.
+    fn store_problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
         match self.store.get("platform") {
             Some(toml::Value::String(name)) => match registry::factory(name) {
                 Some(factory) => {

@@ -1,0 +1,320 @@
+//! The build phase: everything the running bridge is made of (the shared Redis, the store
+//! adapter and its decorators, one brain, profile and MCP endpoint per namespace, the probes
+//! and the merchant page), put together once from a checked configuration.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use super::StartError;
+use super::configure::BridgeConfig;
+use super::routes::{self, WebState};
+use crate::access::Access;
+use crate::brain::Brain;
+use crate::discovery;
+use crate::hardening::guard::CallGuard;
+use crate::hardening::invalidations::Invalidations;
+use crate::mcp::BcpMcp;
+use crate::mcp::bearer::require_bearer;
+use crate::mcp::direct::Direct;
+use crate::mcp::http::{Front, mcp_front};
+use crate::mcp::shared_service::SharedService;
+use crate::negotiation::Negotiator;
+use crate::observability::activity::Activity;
+use crate::pipeline::tools::ToolTable;
+use crate::pipeline::{Pipeline, Steps};
+use crate::platform::cache::CachedPlatform;
+use crate::platform::{self, SharedPlatform};
+use crate::protocol::Namespace;
+use crate::replicas::Shared;
+use crate::signatures::SignatureCheck;
+use crate::status_page::{self, Door, PageContext};
+
+/// Everything the running bridge is made of, built once at start-up.
+pub struct Bridge {
+    pub router: Router,
+    pub base_url: String,
+    pub mcp_url: String,
+    pub platform: SharedPlatform,
+    /// One per namespace served (`server.protocol`), the primary one first.
+    pub endpoints: Vec<Endpoint>,
+}
+
+/// Where one namespace is served.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    pub service: &'static str,
+    pub version: &'static str,
+    pub mcp_url: String,
+    pub profile_url: String,
+}
+
+/// What every namespace's door shares: one store, one inbound budget, one key cache.
+struct Common {
+    base_url: String,
+    shutdown: CancellationToken,
+    shared: Option<Shared>,
+    platform: SharedPlatform,
+    cache: Option<Arc<CachedPlatform>>,
+    guard: Arc<CallGuard>,
+    signatures: Arc<SignatureCheck>,
+    activity: Arc<Activity>,
+    hosts: Vec<String>,
+    origins: Vec<String>,
+    reserved_checkout_params: &'static [&'static str],
+}
+
+/// Builds the whole application for a listener bound at `bound`.
+pub fn build(
+    config: &BridgeConfig,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+) -> Result<Bridge, StartError> {
+    crate::observability::install();
+    let common = Common::connect(config, config.server.base_url(bound), shutdown)?;
+    let mut router = Router::new();
+    let mut endpoints = Vec::new();
+    let mut doors = Vec::new();
+    // Each namespace gets its own brain, profile and MCP endpoint over the one platform, so
+    // every answer speaks the namespace of the door it came through.
+    for namespace in config.server.protocol.namespaces() {
+        let (routes, door) = namespace_routes(config, &common, namespace)?;
+        router = router.merge(routes);
+        endpoints.push(Endpoint {
+            service: door.service,
+            version: door.version,
+            mcp_url: door.mcp_url.clone(),
+            profile_url: door.profile_url.clone(),
+        });
+        doors.push(door);
+    }
+    let router = router
+        .merge(shared_routes(config, &common, doors))
+        .fallback(routes::not_found);
+    let mcp_url = endpoints
+        .first()
+        .map(|endpoint| endpoint.mcp_url.clone())
+        .unwrap_or_default();
+    Ok(Bridge {
+        router,
+        mcp_url,
+        base_url: common.base_url,
+        platform: common.platform,
+        endpoints,
+    })
+}
+
+impl Common {
+    fn connect(
+        config: &BridgeConfig,
+        base_url: String,
+        shutdown: CancellationToken,
+    ) -> Result<Self, StartError> {
+        // `[redis]`: what replicas share; `None` keeps everything in this process.
+        let shared = config.redis.connect().map_err(StartError::Redis)?;
+        let platform = config
+            .build_platform_shared(base_url.clone(), shared.as_ref())
+            .map_err(StartError::Store)?;
+        let platform = platform::serial::wrap_shared(platform, shared.clone());
+        let (platform, cache) = platform::cache::wrap(platform, &config.cache);
+        // One inbound budget per agent across every namespace it may use (and every replica).
+        let guard = Arc::new(
+            CallGuard::new(
+                Duration::from_millis(config.server.request_timeout_ms),
+                &config.inbound,
+            )
+            .across_replicas(&config.inbound, shared.as_ref()),
+        );
+        let (hosts, origins) = host_policy(config, &base_url);
+        let reserved_checkout_params = crate::registry::factory(config.platform_name())
+            .map_or(&[][..], |factory| factory.reserved_checkout_params);
+        Ok(Self {
+            base_url,
+            shutdown,
+            shared,
+            platform,
+            cache,
+            guard,
+            // One key cache for every namespace: an agent's keys do not depend on the door.
+            signatures: Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation)),
+            activity: Arc::new(Activity::new()),
+            hosts,
+            origins,
+            reserved_checkout_params,
+        })
+    }
+
+    fn web(&self, profiles: Vec<(&'static str, String)>) -> WebState {
+        WebState {
+            profiles: Arc::new(profiles),
+            platform: self.platform.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+/// One namespace's MCP endpoint and discovery profiles, and the door the merchant page shows.
+fn namespace_routes(
+    config: &BridgeConfig,
+    common: &Common,
+    namespace: &'static Namespace,
+) -> Result<(Router, Door), StartError> {
+    let base_url = &common.base_url;
+    let mcp_path = config.server.mcp_path_for(namespace).to_owned();
+    let tools = ToolTable::new(&config.limits, common.platform.info().capabilities)
+        .map_err(StartError::Schemas)?;
+    let capabilities = tools.capabilities();
+    let mut profiles = Vec::new();
+    for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
+        let profile = discovery::profile(namespace, version, base_url, &mcp_path, &capabilities);
+        profiles.push((
+            *version,
+            serde_json::to_string(&profile).unwrap_or_default(),
+        ));
+    }
+    let brain = Brain::new(
+        common.platform.clone(),
+        namespace.clone(),
+        config.limits.clone(),
+        &config.cart,
+    )
+    .with_reserved_checkout_params(common.reserved_checkout_params);
+    let idempotency = crate::idempotency::Idempotency::new(
+        &config.idempotency,
+        crate::idempotency::build_store(&config.idempotency, common.shared.as_ref())
+            .map_err(StartError::Idempotency)?,
+    );
+    let pipeline = Arc::new(Pipeline::new(Steps {
+        signatures: common.signatures.clone(),
+        agents: config.agents.clone(),
+        guard: common.guard.clone(),
+        tools,
+        access: Access::new(&config.access),
+        negotiator: Negotiator::new(&config.negotiation, namespace),
+        idempotency,
+        brain,
+        activity: common.activity.clone(),
+    }));
+    let mcp = mcp_routes(config, common, &mcp_path, pipeline);
+    let mut discovery = Router::new();
+    for path in namespace.profile_paths {
+        discovery = discovery.route(path, get(routes::current_profile)).route(
+            &format!("{path}/{{version}}"),
+            get(routes::versioned_profile),
+        );
+    }
+    let door = Door {
+        service: namespace.service,
+        version: namespace.version,
+        mcp_url: format!("{base_url}{mcp_path}"),
+        mcp_path,
+        profile_url: format!("{base_url}{}", namespace.profile_paths[0]),
+    };
+    Ok((discovery.with_state(common.web(profiles)).merge(mcp), door))
+}
+
+/// The MCP endpoint at `mcp_path`: bearer check, then the front, then rmcp or the direct path.
+fn mcp_routes(
+    config: &BridgeConfig,
+    common: &Common,
+    mcp_path: &str,
+    pipeline: Arc<Pipeline>,
+) -> Router {
+    let mcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .with_sse_keep_alive(None)
+        .with_allowed_hosts(common.hosts.clone())
+        .with_allowed_origins(common.origins.clone())
+        .with_max_request_body_bytes(config.limits.max_body_bytes)
+        .with_cancellation_token(common.shutdown.clone());
+    let direct = Arc::new(Direct::new(pipeline.clone(), &common.hosts));
+    let rmcp_pipeline = pipeline.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(BcpMcp::new(rmcp_pipeline.clone())),
+        LocalSessionManager::default().into(),
+        mcp_config,
+    );
+    Router::new()
+        .route_service(mcp_path, SharedService::new(service))
+        .layer(axum::middleware::from_fn_with_state(
+            Front {
+                body_limit: config.limits.max_body_bytes,
+                pipeline,
+                direct: Some(direct),
+            },
+            mcp_front,
+        ))
+        // Outermost: requests without an accepted token never reach body parsing.
+        .layer(axum::middleware::from_fn_with_state(
+            Access::new(&config.access),
+            require_bearer,
+        ))
+}
+
+/// What every namespace shares: probes, metrics, the merchant page, cache webhooks.
+fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(routes::ready))
+        .route("/metrics", get(crate::observability::render))
+        .with_state(common.web(Vec::new()))
+        .merge(status_page::routes(
+            config.server.status_page,
+            PageContext {
+                platform: common.platform.clone(),
+                activity: common.activity.clone(),
+                access: Access::new(&config.access),
+                bearer_required: !config.access.bearer_token_sha256.is_empty(),
+                doors,
+                default_profile: config.agents.default_profile.clone(),
+                negotiation: config.negotiation.enabled,
+            },
+        ))
+        .merge(crate::hardening::webhooks::shared_routes(
+            common
+                .cache
+                .clone()
+                .map(|cache| Invalidations::new(cache, common.shared.clone())),
+            config.cache.webhook_secret.as_ref(),
+        ))
+}
+
+fn loopback(host: &str) -> bool {
+    matches!(host, "localhost" | "127.0.0.1" | "::1" | "[::1]")
+}
+
+/// Hosts and origins accepted on the MCP endpoint: the public base URL's, plus loopback
+/// names when the bridge is published on loopback, plus configured extras.
+fn host_policy(config: &BridgeConfig, base_url: &str) -> (Vec<String>, Vec<String>) {
+    let mut hosts = config.server.allowed_hosts.clone();
+    let mut origins = config.server.allowed_origins.clone();
+    if let Ok(url) = Url::parse(base_url)
+        && let Some(host) = url.host_str()
+    {
+        hosts.push(host.to_owned());
+        if let Some(port) = url.port_or_known_default() {
+            hosts.push(format!("{host}:{port}"));
+            origins.push(format!("{}://{host}:{port}", url.scheme()));
+        }
+        if loopback(host) {
+            for name in ["localhost", "127.0.0.1", "::1", "[::1]"] {
+                hosts.push(name.to_owned());
+                if let Some(port) = url.port_or_known_default() {
+                    hosts.push(format!("{name}:{port}"));
+                    origins.push(format!("{}://{name}:{port}", url.scheme()));
+                }
+            }
+        }
+    }
+    hosts.dedup();
+    origins.dedup();
+    (hosts, origins)
+}

@@ -1,0 +1,120 @@
+//! `bcp-bridge config-schema`: the committed schema is what the command prints, every example
+//! configuration (the files under `config/` and the README's TOML blocks) validates against
+//! it, and an unknown key is refused by the schema as by serde.
+
+use std::path::Path;
+use std::process::Command;
+
+use bcp_bridge::startup::{BridgeConfig, ConfigError};
+use serde_json::Value;
+
+use crate::support::binary::BIN;
+
+fn printed() -> String {
+    let output = Command::new(BIN).arg("config-schema").output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8(output.stdout).unwrap()
+}
+
+fn validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(&printed()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+fn as_json(toml_text: &str) -> Value {
+    let table: toml::Table = toml_text.parse().unwrap();
+    serde_json::to_value(table).unwrap()
+}
+
+fn schema_errors(validator: &jsonschema::Validator, toml_text: &str) -> Vec<String> {
+    validator
+        .iter_errors(&as_json(toml_text))
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect()
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_committed_schema_is_the_printed_one() {
+    let committed = std::fs::read_to_string(root().join("config/bcp-bridge.schema.json")).unwrap();
+    assert_eq!(
+        committed.trim_end(),
+        printed().trim_end(),
+        "regenerate: bcp-bridge config-schema > config/bcp-bridge.schema.json"
+    );
+}
+
+#[test]
+fn every_example_config_validates_and_names_the_schema() {
+    let validator = validator();
+    let mut seen = 0;
+    for entry in std::fs::read_dir(root().join("config")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("#:schema ./bcp-bridge.schema.json\n"),
+            "{} lacks the #:schema line editors read",
+            path.display()
+        );
+        let errors = schema_errors(&validator, &text);
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+        seen += 1;
+    }
+    assert!(seen >= 4, "only {seen} example configs found");
+}
+
+#[test]
+fn the_readme_toml_examples_validate() {
+    let validator = validator();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut blocks = 0;
+    for block in readme.split("```toml\n").skip(1) {
+        let text = block.split("```").next().unwrap();
+        let errors = schema_errors(&validator, text);
+        assert!(errors.is_empty(), "README block:\n{text}\n{errors:?}");
+        blocks += 1;
+    }
+    assert!(blocks > 0, "the README shows no TOML example");
+}
+
+#[test]
+fn an_unknown_key_is_refused_by_serde_and_by_the_schema() {
+    let validator = validator();
+    for text in [
+        "[server]\nlisen = \"127.0.0.1:1\"\n",
+        "[serverr]\n",
+        "[store]\nplatform = \"sample\"\nshop_domain = \"x.myshopify.com\"\n",
+        "[server.tls]\ncert = \"a.pem\"\nkey = \"b.pem\"\nwatch = 1\n",
+    ] {
+        assert!(
+            matches!(BridgeConfig::from_toml(text), Err(ConfigError::Invalid(_))),
+            "serde accepted {text:?}"
+        );
+        assert!(
+            !schema_errors(&validator, text).is_empty(),
+            "the schema accepted {text:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_value_is_refused_by_the_schema() {
+    let validator = validator();
+    for text in [
+        "[server]\nprotocol = \"acp\"\n",
+        "[store]\nplatform = \"magento\"\n",
+        "[store]\nplatform = \"shopify\"\n",
+        "[redis]\nurl = { envv = \"REDIS_URL\" }\n",
+    ] {
+        assert!(
+            !schema_errors(&validator, text).is_empty(),
+            "the schema accepted {text:?}"
+        );
+    }
+}
