@@ -315,7 +315,7 @@ async fn versioned_profile(State(web): State<WebState>, Path(version): Path<Stri
 }
 
 async fn ready(State(web): State<WebState>) -> Response {
-    match web.platform.ready().await {
+    match web.platform.health.ready().await {
         Ok(()) => match &web.shared {
             None => (StatusCode::OK, "ready").into_response(),
             Some(shared) => shared_readiness(shared).await,

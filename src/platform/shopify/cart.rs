@@ -42,6 +42,11 @@ use crate::model::{
 use crate::money::{Money, parse_currency};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
+use std::sync::Arc;
+
+use crate::platform::cart::CartPort;
+use crate::platform::catalog::CatalogPort;
+use async_trait::async_trait;
 
 pub const CANCELLED_ATTRIBUTE: &str = "_bcp_cancelled";
 const ATTRIBUTION_ATTRIBUTE: &str = "_bcp_attribution";
@@ -199,12 +204,12 @@ lift_cart!(cart_attributes_update, cart_attributes_update);
 lift_cart!(cart_replace, fragments);
 lift_cart!(cart_cancel, fragments);
 
-pub struct Carts<'a> {
-    pub client: &'a Storefront,
+pub struct Carts {
+    pub client: Arc<Storefront>,
     /// Looks up the lines that are not variant gids.
-    pub catalog: Catalog<'a>,
+    pub catalog: Arc<Catalog>,
     pub currency: Currency,
-    pub default_country: Option<&'a str>,
+    pub default_country: Option<String>,
 }
 
 fn bad(error: impl std::fmt::Display) -> PlatformError {
@@ -416,7 +421,7 @@ fn refusals(
     }
 }
 
-impl Carts<'_> {
+impl Carts {
     fn state(&self, raw: &RawCart) -> Result<CartState, PlatformError> {
         let currency = if raw.total.currency.is_empty() {
             self.currency
@@ -466,7 +471,7 @@ impl Carts<'_> {
             "$.cart",
             draft.context.country.as_deref(),
             draft.context.language.as_deref(),
-            self.default_country,
+            self.default_country.as_deref(),
             None,
         )
     }
@@ -486,13 +491,6 @@ impl Carts<'_> {
             .cart
             .map(RawCart::from)
             .filter(|cart| !cart.cancelled()))
-    }
-
-    pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.load(id)
-            .await?
-            .map(|cart| self.state(&cart))
-            .transpose()
     }
 
     /// The draft's lines, which carry the agent's item ids as sent. A variant gid goes to
@@ -609,7 +607,25 @@ impl Carts<'_> {
             .collect()
     }
 
-    pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+    /// The answer for a cart that was never opened: no id, no lines.
+    fn empty(&self) -> CartState {
+        CartState {
+            id: String::new(),
+            lines: Vec::new(),
+            currency: self.currency,
+            subtotal: 0,
+            discount: 0,
+            tax: None,
+            total: 0,
+            checkout_url: None,
+            expires_at: None,
+        }
+    }
+}
+
+#[async_trait]
+impl CartPort for Carts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         let market = self.market(draft)?;
         let Wanted {
             sent: wanted,
@@ -701,24 +717,16 @@ impl Carts<'_> {
         Err(bad("cartCreate refused the cart"))
     }
 
-    /// The answer for a cart that was never opened: no id, no lines.
-    fn empty(&self) -> CartState {
-        CartState {
-            id: String::new(),
-            lines: Vec::new(),
-            currency: self.currency,
-            subtotal: 0,
-            discount: 0,
-            tax: None,
-            total: 0,
-            checkout_url: None,
-            expires_at: None,
-        }
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.load(id)
+            .await?
+            .map(|cart| self.state(&cart))
+            .transpose()
     }
 
     /// The cart read and the lookup of any non-gid line (only then) go out together; then
     /// one write, as the module header says.
-    pub async fn replace(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
@@ -918,7 +926,7 @@ impl Carts<'_> {
         }))
     }
 
-    pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let Some(cart) = self.load(id).await? else {
             return Ok(None);
         };

@@ -30,8 +30,11 @@ use crate::model::{
     BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
 use crate::money::Money;
+use crate::platform::catalog::CatalogPort;
+use crate::platform::port::Health;
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
+use async_trait::async_trait;
 
 /// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
 const MAX_VARIANT_PAGES: usize = 16;
@@ -80,11 +83,11 @@ fn quoted(value: &str) -> String {
     out
 }
 
-pub struct Catalog<'a> {
-    pub client: &'a Storefront,
+pub struct Catalog {
+    pub client: Arc<Storefront>,
     pub currency: Currency,
-    pub default_country: Option<&'a str>,
-    pub default_language: Option<&'a str>,
+    pub default_country: Option<String>,
+    pub default_language: Option<String>,
 }
 
 /// What a raw node answered for: the product and, when a variant was named, its gid.
@@ -94,15 +97,15 @@ struct Found {
     variant: Option<String>,
 }
 
-impl Catalog<'_> {
+impl Catalog {
     /// Checked before any request: Shopify refuses a whole operation over a bad enum value.
     pub fn market(&self, context: &BuyerContext) -> Result<Market, PlatformError> {
         market::market(
             "$.catalog",
             context.country.as_deref(),
             context.language.as_deref(),
-            self.default_country,
-            self.default_language,
+            self.default_country.as_deref(),
+            self.default_language.as_deref(),
         )
     }
 
@@ -117,121 +120,6 @@ impl Catalog<'_> {
             .to_major_string()
             .parse()
             .ok()
-    }
-
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let market = self.market(&request.context)?;
-        let first = i64::from(request.limit.clamp(1, 250));
-        let price = request.filters.price.as_ref();
-        // One Shopify taxonomy category is narrowed by Shopify itself (its filter also admits
-        // subcategories; the brain's post-filter still decides). Several values stay with the
-        // brain: how Shopify combines same-type filters is not documented, and a wrong AND
-        // would hide products. `products` has no category filter, so a browse by category goes
-        // through `search` with "*" (Shopify's match-everything query): otherwise it would walk
-        // every product of the shop page by page, most pages empty after the post-filter.
-        let category = match request.filters.categories.as_slice() {
-            [value] if is_taxonomy_key(value) => Some(value),
-            _ => None,
-        };
-        let words = match (&request.query, category) {
-            (Some(query), _) => Some(query.clone()),
-            (None, Some(_)) => Some("*".to_owned()),
-            (None, None) => None,
-        };
-        let (raws, next, total) = match words {
-            Some(query) => {
-                let mut filters = Vec::new();
-                if let Some(bounds) = price {
-                    filters.push(ops::search_products::ProductFilter {
-                        available: None,
-                        category: None,
-                        price: Some(ops::search_products::PriceRangeFilter {
-                            min: bounds.min.and_then(|min| self.major(min)),
-                            max: bounds.max.and_then(|max| self.major(max)),
-                        }),
-                    });
-                }
-                if let Some(value) = category {
-                    filters.push(ops::search_products::ProductFilter {
-                        available: None,
-                        price: None,
-                        category: Some(ops::search_products::CategoryFilter {
-                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
-                        }),
-                    });
-                }
-                let filters = (!filters.is_empty()).then_some(filters);
-                let data = self
-                    .client
-                    .run::<SearchProducts>(
-                        ops::search_products::Variables {
-                            query,
-                            first,
-                            after: request.upstream_cursor.clone(),
-                            filters,
-                            variants: LISTING_VARIANTS,
-                            country: market.country.map(ops::search_products::CountryCode::Other),
-                            language: market
-                                .language
-                                .map(ops::search_products::LanguageCode::Other),
-                        },
-                        CallKind::Read,
-                    )
-                    .await?;
-                let page = data.search;
-                let raws: Vec<RawProduct> = page
-                    .nodes
-                    .into_iter()
-                    .map(|node| match node {
-                        ops::search_products::SearchProductsSearchNodes::Product(product) => {
-                            RawProduct::search_products(product.product_fields, product.variants)
-                        }
-                    })
-                    .collect();
-                let next = page
-                    .page_info
-                    .end_cursor
-                    .filter(|_| page.page_info.has_next_page);
-                (raws, next, u64::try_from(page.total_count).ok())
-            }
-            None => {
-                let data = self
-                    .client
-                    .run::<BrowseProducts>(
-                        ops::browse_products::Variables {
-                            first,
-                            after: request.upstream_cursor.clone(),
-                            query: price.and_then(|bounds| self.price_query(bounds)),
-                            country: market.country.map(ops::browse_products::CountryCode::Other),
-                            language: market
-                                .language
-                                .map(ops::browse_products::LanguageCode::Other),
-                        },
-                        CallKind::Read,
-                    )
-                    .await?;
-                let page = data.products;
-                let raws = page
-                    .nodes
-                    .into_iter()
-                    .map(|node| RawProduct::browse_products(node.product_fields, node.variants))
-                    .collect();
-                let next = page
-                    .page_info
-                    .end_cursor
-                    .filter(|_| page.page_info.has_next_page);
-                (raws, next, None)
-            }
-        };
-        let products = raws
-            .iter()
-            .map(|raw| self.map(raw).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(SearchPage {
-            products,
-            next_cursor: next,
-            total_count: total,
-        })
     }
 
     /// `products(query:)` has no productFilters; its search syntax filters on variant prices.
@@ -491,28 +379,6 @@ impl Catalog<'_> {
         Ok(out)
     }
 
-    pub async fn resolve(
-        &self,
-        ids: &[String],
-        context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        let market = self.market(context)?;
-        self.find(ids, &market)
-            .await?
-            .into_iter()
-            .map(|(input, found)| {
-                Ok(Resolved {
-                    input,
-                    resolution: match found.variant {
-                        Some(variant) => Resolution::Variant(variant),
-                        None => Resolution::Product,
-                    },
-                    product: Arc::new(self.map(&found.product)?),
-                })
-            })
-            .collect()
-    }
-
     /// Loads the variants after `page` until there are no more.
     async fn all_variants(
         &self,
@@ -558,8 +424,148 @@ impl Catalog<'_> {
         }
         Ok(variants)
     }
+}
 
-    pub async fn product(
+#[async_trait]
+impl CatalogPort for Catalog {
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let market = self.market(&request.context)?;
+        let first = i64::from(request.limit.clamp(1, 250));
+        let price = request.filters.price.as_ref();
+        // One Shopify taxonomy category is narrowed by Shopify itself (its filter also admits
+        // subcategories; the brain's post-filter still decides). Several values stay with the
+        // brain: how Shopify combines same-type filters is not documented, and a wrong AND
+        // would hide products. `products` has no category filter, so a browse by category goes
+        // through `search` with "*" (Shopify's match-everything query): otherwise it would walk
+        // every product of the shop page by page, most pages empty after the post-filter.
+        let category = match request.filters.categories.as_slice() {
+            [value] if is_taxonomy_key(value) => Some(value),
+            _ => None,
+        };
+        let words = match (&request.query, category) {
+            (Some(query), _) => Some(query.clone()),
+            (None, Some(_)) => Some("*".to_owned()),
+            (None, None) => None,
+        };
+        let (raws, next, total) = match words {
+            Some(query) => {
+                let mut filters = Vec::new();
+                if let Some(bounds) = price {
+                    filters.push(ops::search_products::ProductFilter {
+                        available: None,
+                        category: None,
+                        price: Some(ops::search_products::PriceRangeFilter {
+                            min: bounds.min.and_then(|min| self.major(min)),
+                            max: bounds.max.and_then(|max| self.major(max)),
+                        }),
+                    });
+                }
+                if let Some(value) = category {
+                    filters.push(ops::search_products::ProductFilter {
+                        available: None,
+                        price: None,
+                        category: Some(ops::search_products::CategoryFilter {
+                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
+                        }),
+                    });
+                }
+                let filters = (!filters.is_empty()).then_some(filters);
+                let data = self
+                    .client
+                    .run::<SearchProducts>(
+                        ops::search_products::Variables {
+                            query,
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            filters,
+                            variants: LISTING_VARIANTS,
+                            country: market.country.map(ops::search_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(ops::search_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.search;
+                let raws: Vec<RawProduct> = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| match node {
+                        ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                            RawProduct::search_products(product.product_fields, product.variants)
+                        }
+                    })
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, u64::try_from(page.total_count).ok())
+            }
+            None => {
+                let data = self
+                    .client
+                    .run::<BrowseProducts>(
+                        ops::browse_products::Variables {
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            query: price.and_then(|bounds| self.price_query(bounds)),
+                            country: market.country.map(ops::browse_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(ops::browse_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.products;
+                let raws = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| RawProduct::browse_products(node.product_fields, node.variants))
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, None)
+            }
+        };
+        let products = raws
+            .iter()
+            .map(|raw| self.map(raw).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchPage {
+            products,
+            next_cursor: next,
+            total_count: total,
+        })
+    }
+
+    async fn resolve(
+        &self,
+        ids: &[String],
+        context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        let market = self.market(context)?;
+        self.find(ids, &market)
+            .await?
+            .into_iter()
+            .map(|(input, found)| {
+                Ok(Resolved {
+                    input,
+                    resolution: match found.variant {
+                        Some(variant) => Resolution::Variant(variant),
+                        None => Resolution::Product,
+                    },
+                    product: Arc::new(self.map(&found.product)?),
+                })
+            })
+            .collect()
+    }
+
+    async fn product(
         &self,
         id: &str,
         context: &BuyerContext,
@@ -598,4 +604,12 @@ pub async fn shop_info(client: &Storefront) -> Result<(String, String, Currency)
     let currency = crate::money::parse_currency(&code)
         .map_err(|error| PlatformError::BadResponse(error.to_string()))?;
     Ok((data.shop.name, data.shop.primary_domain.url, currency))
+}
+
+/// Ready when the shop's own record reads.
+#[async_trait]
+impl Health for Catalog {
+    async fn ready(&self) -> Result<(), PlatformError> {
+        shop_info(&self.client).await.map(|_| ())
+    }
 }
