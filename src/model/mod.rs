@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 
 use crate::money::Money;
 
+pub mod lines;
 pub mod predicates;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

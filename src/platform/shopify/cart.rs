@@ -44,6 +44,7 @@ use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 use std::sync::Arc;
 
+use crate::model::lines;
 use crate::platform::cart::CartPort;
 use crate::platform::catalog::CatalogPort;
 use async_trait::async_trait;
@@ -745,36 +746,33 @@ impl CartPort for Carts {
             mut titles,
         } = wanted;
         learn(&mut titles, &cart);
-        let mut kept: HashSet<&str> = HashSet::new();
+        let diff = lines::diff(
+            cart.lines.iter().map(|line| {
+                (
+                    line.variant_id.as_deref().unwrap_or_default(),
+                    line.quantity,
+                )
+            }),
+            &wanted,
+            |want| (want.variant_id.as_str(), want.quantity),
+        );
         let mut updates: Vec<Sent> = Vec::new();
         let mut update_ids: Vec<String> = Vec::new();
-        for line in &cart.lines {
+        for change in &diff.changes {
+            let line = &cart.lines[change.index];
             let variant = line.variant_id.as_deref().unwrap_or_default();
-            let target = wanted
-                .iter()
-                .find(|want| want.variant_id == variant && !kept.contains(variant));
-            let (item_id, quantity) = match target {
-                Some(want) => {
-                    kept.insert(&want.variant_id);
-                    (want.item_id.clone(), want.quantity)
-                }
+            updates.push(match change.to {
+                Some(want) => want.clone(),
                 // Not wanted any more, or a second line of a variant already kept.
-                None => (variant.to_owned(), 0),
-            };
-            if i64::from(quantity) != line.quantity {
-                updates.push(Sent {
-                    item_id,
+                None => Sent {
+                    item_id: variant.to_owned(),
                     variant_id: variant.to_owned(),
-                    quantity,
-                });
-                update_ids.push(line.id.clone());
-            }
+                    quantity: 0,
+                },
+            });
+            update_ids.push(line.id.clone());
         }
-        let mut adds: Vec<Sent> = wanted
-            .iter()
-            .filter(|want| !kept.contains(want.variant_id.as_str()))
-            .cloned()
-            .collect();
+        let mut adds: Vec<Sent> = diff.additions.into_iter().cloned().collect();
 
         let mut add_attempts = 2;
         let update_inputs = || {

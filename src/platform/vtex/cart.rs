@@ -17,6 +17,7 @@ use super::catalog::Catalog;
 use super::mapping;
 use super::owners::Owners;
 use super::wire::OrderForm;
+use crate::model::lines;
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
@@ -226,34 +227,27 @@ impl Carts {
 
     /// The `orderItems` of one `PATCH items` that turns `form`'s lines into `wanted`.
     fn replacement(&self, form: &OrderForm, wanted: &[CartLineInput]) -> Vec<Value> {
-        let mut changes = Vec::new();
-        let mut kept: Vec<&str> = Vec::new();
-        for (index, item) in form.items.iter().enumerate() {
-            let target = wanted
+        let diff = lines::diff(
+            form.items
                 .iter()
-                .find(|line| line.item_id == item.id && !kept.contains(&item.id.as_str()));
-            match target {
-                Some(line) => {
-                    kept.push(item.id.as_str());
-                    if line.quantity != item.quantity {
-                        changes.push((index, line.quantity));
-                    }
-                }
-                None => changes.push((index, 0)),
-            }
-        }
+                .map(|item| (item.id.as_str(), i64::from(item.quantity))),
+            wanted,
+            |line| (line.item_id.as_str(), line.quantity),
+        );
+        let mut changes: Vec<(usize, u32)> = diff
+            .changes
+            .iter()
+            .map(|change| (change.index, change.to.map_or(0, |line| line.quantity)))
+            .collect();
         // Highest index first: removing a line shifts only the lines after it.
         changes.sort_by_key(|change| std::cmp::Reverse(change.0));
         let mut items: Vec<Value> = changes
             .into_iter()
             .map(|(index, quantity)| json!({"index": index, "quantity": quantity}))
             .collect();
-        items.extend(
-            wanted
-                .iter()
-                .filter(|line| !kept.contains(&line.item_id.as_str()))
-                .map(|line| json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})),
-        );
+        items.extend(diff.additions.into_iter().map(|line| {
+            json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})
+        }));
         items
     }
 }
