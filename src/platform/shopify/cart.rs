@@ -28,10 +28,10 @@ use time::{Duration as TimeDuration, OffsetDateTime};
 
 use super::catalog::Catalog;
 use super::client::Storefront;
-use super::gid::{CatalogId, is_cart_id, parse_catalog_id, variant_gid};
+use super::ids::{CatalogId, is_cart_id, parse_catalog_id, variant_gid};
+use super::mapping::{RawMoney, enum_name};
 use super::market::{self, Market};
-use super::normalize::{RawMoney, enum_name};
-use super::ops::{
+use super::wire::{
     self, CartAttributesUpdate, CartCancel, CartCreate, CartGet, CartLinesAdd, CartLinesUpdate,
     CartReplace, VariantTitles,
 };
@@ -114,10 +114,10 @@ struct Payload {
 
 macro_rules! lift_cart {
     ($m:ident) => {
-        super::normalize::lift_money!($m);
+        super::mapping::lift_money!($m);
 
-        impl From<ops::$m::CartFields> for RawCart {
-            fn from(cart: ops::$m::CartFields) -> Self {
+        impl From<wire::$m::CartFields> for RawCart {
+            fn from(cart: wire::$m::CartFields) -> Self {
                 Self {
                     id: cart.id,
                     checkout_url: cart.checkout_url,
@@ -133,7 +133,7 @@ macro_rules! lift_cart {
                         .nodes
                         .into_iter()
                         .map(|line| {
-                            let ops::$m::CartFieldsLinesNodesMerchandise::ProductVariant(variant) =
+                            let wire::$m::CartFieldsLinesNodesMerchandise::ProductVariant(variant) =
                                 line.merchandise;
                             RawLine {
                                 id: line.id,
@@ -155,8 +155,8 @@ macro_rules! lift_cart {
     ($m:ident, fragments) => {
         lift_cart!($m);
 
-        impl From<ops::$m::UserError> for RawUserError {
-            fn from(error: ops::$m::UserError) -> Self {
+        impl From<wire::$m::UserError> for RawUserError {
+            fn from(error: wire::$m::UserError) -> Self {
                 Self {
                     code: error.code.as_ref().map(enum_name).unwrap_or_default(),
                     field: error.field.unwrap_or_default(),
@@ -165,8 +165,8 @@ macro_rules! lift_cart {
             }
         }
 
-        impl From<ops::$m::Warning> for RawWarning {
-            fn from(warning: ops::$m::Warning) -> Self {
+        impl From<wire::$m::Warning> for RawWarning {
+            fn from(warning: wire::$m::Warning) -> Self {
                 Self {
                     code: enum_name(&warning.code),
                     message: warning.message,
@@ -178,8 +178,8 @@ macro_rules! lift_cart {
     ($m:ident, $payload:ident) => {
         lift_cart!($m, fragments);
 
-        impl From<ops::$m::ResponseData> for Option<Payload> {
-            fn from(data: ops::$m::ResponseData) -> Self {
+        impl From<wire::$m::ResponseData> for Option<Payload> {
+            fn from(data: wire::$m::ResponseData) -> Self {
                 payload!(data.$payload)
             }
         }
@@ -484,7 +484,7 @@ impl Carts {
         let data = self
             .client
             .run::<CartGet>(
-                ops::cart_get::Variables { id: id.to_owned() },
+                wire::cart_get::Variables { id: id.to_owned() },
                 CallKind::Read,
             )
             .await?;
@@ -553,16 +553,16 @@ impl Carts {
             let answer = self
                 .client
                 .run::<VariantTitles>(
-                    ops::variant_titles::Variables {
+                    wire::variant_titles::Variables {
                         ids: missing,
                         country: market
                             .country
                             .clone()
-                            .map(ops::variant_titles::CountryCode::Other),
+                            .map(wire::variant_titles::CountryCode::Other),
                         language: market
                             .language
                             .clone()
-                            .map(ops::variant_titles::LanguageCode::Other),
+                            .map(wire::variant_titles::LanguageCode::Other),
                     },
                     CallKind::Read,
                 )
@@ -570,7 +570,7 @@ impl Carts {
             match answer {
                 Ok(data) => {
                     for node in data.nodes.into_iter().flatten() {
-                        if let ops::variant_titles::VariantTitlesNodes::ProductVariant(variant) =
+                        if let wire::variant_titles::VariantTitlesNodes::ProductVariant(variant) =
                             node
                         {
                             titles.insert(
@@ -644,7 +644,7 @@ impl CartPort for Carts {
         let mut sent = wanted.clone();
         let attributes = || {
             draft.attribution.as_ref().map(|attribution| {
-                vec![ops::cart_create::AttributeInput {
+                vec![wire::cart_create::AttributeInput {
                     key: ATTRIBUTION_ATTRIBUTE.to_owned(),
                     value: attribution.to_string().chars().take(1000).collect(),
                 }]
@@ -654,19 +654,19 @@ impl CartPort for Carts {
             let data = self
                 .client
                 .run::<CartCreate>(
-                    ops::cart_create::Variables {
-                        input: ops::cart_create::CartInput {
+                    wire::cart_create::Variables {
+                        input: wire::cart_create::CartInput {
                             attributes: attributes(),
                             buyer_identity: market.country.clone().map(|country| {
-                                ops::cart_create::CartBuyerIdentityInput {
-                                    country_code: Some(ops::cart_create::CountryCode::Other(
+                                wire::cart_create::CartBuyerIdentityInput {
+                                    country_code: Some(wire::cart_create::CountryCode::Other(
                                         country,
                                     )),
                                 }
                             }),
                             lines: Some(
                                 sent.iter()
-                                    .map(|line| ops::cart_create::CartLineInput {
+                                    .map(|line| wire::cart_create::CartLineInput {
                                         merchandise_id: line.variant_id.clone(),
                                         quantity: Some(i64::from(line.quantity)),
                                     })
@@ -787,11 +787,11 @@ impl CartPort for Carts {
             let data = self
                 .client
                 .run::<CartReplace>(
-                    ops::cart_replace::Variables {
+                    wire::cart_replace::Variables {
                         cart_id: cart.id.clone(),
                         updates: update_inputs()
                             .into_iter()
-                            .map(|(id, quantity)| ops::cart_replace::CartLineUpdateInput {
+                            .map(|(id, quantity)| wire::cart_replace::CartLineUpdateInput {
                                 id,
                                 merchandise_id: None,
                                 quantity: Some(quantity),
@@ -799,7 +799,7 @@ impl CartPort for Carts {
                             .collect(),
                         adds: adds
                             .iter()
-                            .map(|line| ops::cart_replace::CartLineInput {
+                            .map(|line| wire::cart_replace::CartLineInput {
                                 merchandise_id: line.variant_id.clone(),
                                 quantity: Some(i64::from(line.quantity)),
                             })
@@ -844,12 +844,12 @@ impl CartPort for Carts {
             let data = self
                 .client
                 .run::<CartLinesUpdate>(
-                    ops::cart_lines_update::Variables {
+                    wire::cart_lines_update::Variables {
                         cart_id: cart.id.clone(),
                         lines: update_inputs()
                             .into_iter()
                             .map(
-                                |(id, quantity)| ops::cart_lines_update::CartLineUpdateInput {
+                                |(id, quantity)| wire::cart_lines_update::CartLineUpdateInput {
                                     id,
                                     merchandise_id: None,
                                     quantity: Some(quantity),
@@ -884,11 +884,11 @@ impl CartPort for Carts {
             let data = self
                 .client
                 .run::<CartLinesAdd>(
-                    ops::cart_lines_add::Variables {
+                    wire::cart_lines_add::Variables {
                         cart_id: cart.id.clone(),
                         lines: adds
                             .iter()
-                            .map(|line| ops::cart_lines_add::CartLineInput {
+                            .map(|line| wire::cart_lines_add::CartLineInput {
                                 merchandise_id: line.variant_id.clone(),
                                 quantity: Some(i64::from(line.quantity)),
                             })
@@ -929,19 +929,19 @@ impl CartPort for Carts {
             return Ok(None);
         };
         let before = self.state(&cart)?;
-        let mut attributes: Vec<ops::cart_attributes_update::AttributeInput> = cart
+        let mut attributes: Vec<wire::cart_attributes_update::AttributeInput> = cart
             .attributes
             .iter()
             .filter_map(|(key, value)| {
                 value
                     .as_ref()
-                    .map(|value| ops::cart_attributes_update::AttributeInput {
+                    .map(|value| wire::cart_attributes_update::AttributeInput {
                         key: key.clone(),
                         value: value.clone(),
                     })
             })
             .collect();
-        attributes.push(ops::cart_attributes_update::AttributeInput {
+        attributes.push(wire::cart_attributes_update::AttributeInput {
             key: CANCELLED_ATTRIBUTE.to_owned(),
             value: OffsetDateTime::now_utc()
                 .format(&Rfc3339)
@@ -951,7 +951,7 @@ impl CartPort for Carts {
             let data = self
                 .client
                 .run::<CartAttributesUpdate>(
-                    ops::cart_attributes_update::Variables {
+                    wire::cart_attributes_update::Variables {
                         cart_id: cart.id.clone(),
                         attributes,
                     },
@@ -970,11 +970,11 @@ impl CartPort for Carts {
         let data = self
             .client
             .run::<CartCancel>(
-                ops::cart_cancel::Variables {
+                wire::cart_cancel::Variables {
                     cart_id: cart.id.clone(),
                     attributes: attributes
                         .into_iter()
-                        .map(|attribute| ops::cart_cancel::AttributeInput {
+                        .map(|attribute| wire::cart_cancel::AttributeInput {
                             key: attribute.key,
                             value: attribute.value,
                         })

@@ -22,10 +22,10 @@ use std::collections::HashSet;
 use iso_currency::Currency;
 
 use super::client::Storefront;
-use super::gid::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::ids::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::mapping::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
 use super::market::{self, Market};
-use super::normalize::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
-use super::ops::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
+use super::wire::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
 use crate::model::{
     BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
@@ -110,7 +110,7 @@ impl Catalog {
     }
 
     fn map(&self, raw: &RawProduct) -> Result<Product, PlatformError> {
-        normalize::product(raw, self.currency)
+        mapping::product(raw, self.currency)
     }
 
     /// Store-currency minor units as the decimal `Float` Shopify's price filter takes. The
@@ -143,10 +143,13 @@ impl Catalog {
         let data = self
             .client
             .run::<Nodes>(
-                ops::nodes::Variables {
+                wire::nodes::Variables {
                     ids: gids,
-                    country: market.country.clone().map(ops::nodes::CountryCode::Other),
-                    language: market.language.clone().map(ops::nodes::LanguageCode::Other),
+                    country: market.country.clone().map(wire::nodes::CountryCode::Other),
+                    language: market
+                        .language
+                        .clone()
+                        .map(wire::nodes::LanguageCode::Other),
                 },
                 CallKind::Read,
             )
@@ -156,11 +159,11 @@ impl Catalog {
             .into_iter()
             .flatten()
             .map(|node| match node {
-                ops::nodes::NodesNodes::Product(product) => Found {
+                wire::nodes::NodesNodes::Product(product) => Found {
                     product: RawProduct::nodes(product.product_fields, product.variants),
                     variant: None,
                 },
-                ops::nodes::NodesNodes::ProductVariant(node) => {
+                wire::nodes::NodesNodes::ProductVariant(node) => {
                     let variant: RawVariant = node.variant_fields.into();
                     let mut product =
                         RawProduct::nodes(node.product.product_fields, node.product.variants);
@@ -200,7 +203,7 @@ impl Catalog {
         let data = self
             .client
             .run::<SearchProducts>(
-                ops::search_products::Variables {
+                wire::search_products::Variables {
                     query,
                     first,
                     after: None,
@@ -209,11 +212,11 @@ impl Catalog {
                     country: market
                         .country
                         .clone()
-                        .map(ops::search_products::CountryCode::Other),
+                        .map(wire::search_products::CountryCode::Other),
                     language: market
                         .language
                         .clone()
-                        .map(ops::search_products::LanguageCode::Other),
+                        .map(wire::search_products::LanguageCode::Other),
                 },
                 CallKind::Read,
             )
@@ -223,7 +226,7 @@ impl Catalog {
             .nodes
             .into_iter()
             .map(|node| match node {
-                ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                wire::search_products::SearchProductsSearchNodes::Product(product) => {
                     RawProduct::search_products(product.product_fields, product.variants)
                 }
             })
@@ -399,17 +402,17 @@ impl Catalog {
             let data = self
                 .client
                 .run::<ProductVariants>(
-                    ops::product_variants::Variables {
+                    wire::product_variants::Variables {
                         id: product_id.to_owned(),
                         after: Some(after),
                         country: market
                             .country
                             .clone()
-                            .map(ops::product_variants::CountryCode::Other),
+                            .map(wire::product_variants::CountryCode::Other),
                         language: market
                             .language
                             .clone()
-                            .map(ops::product_variants::LanguageCode::Other),
+                            .map(wire::product_variants::LanguageCode::Other),
                     },
                     CallKind::Read,
                 )
@@ -451,20 +454,20 @@ impl CatalogPort for Catalog {
             Some(query) => {
                 let mut filters = Vec::new();
                 if let Some(bounds) = price {
-                    filters.push(ops::search_products::ProductFilter {
+                    filters.push(wire::search_products::ProductFilter {
                         available: None,
                         category: None,
-                        price: Some(ops::search_products::PriceRangeFilter {
+                        price: Some(wire::search_products::PriceRangeFilter {
                             min: bounds.min.and_then(|min| self.major(min)),
                             max: bounds.max.and_then(|max| self.major(max)),
                         }),
                     });
                 }
                 if let Some(value) = category {
-                    filters.push(ops::search_products::ProductFilter {
+                    filters.push(wire::search_products::ProductFilter {
                         available: None,
                         price: None,
-                        category: Some(ops::search_products::CategoryFilter {
+                        category: Some(wire::search_products::CategoryFilter {
                             id: format!("gid://shopify/TaxonomyCategory/{value}"),
                         }),
                     });
@@ -473,16 +476,18 @@ impl CatalogPort for Catalog {
                 let data = self
                     .client
                     .run::<SearchProducts>(
-                        ops::search_products::Variables {
+                        wire::search_products::Variables {
                             query,
                             first,
                             after: request.upstream_cursor.clone(),
                             filters,
                             variants: LISTING_VARIANTS,
-                            country: market.country.map(ops::search_products::CountryCode::Other),
+                            country: market
+                                .country
+                                .map(wire::search_products::CountryCode::Other),
                             language: market
                                 .language
-                                .map(ops::search_products::LanguageCode::Other),
+                                .map(wire::search_products::LanguageCode::Other),
                         },
                         CallKind::Read,
                     )
@@ -492,7 +497,7 @@ impl CatalogPort for Catalog {
                     .nodes
                     .into_iter()
                     .map(|node| match node {
-                        ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                        wire::search_products::SearchProductsSearchNodes::Product(product) => {
                             RawProduct::search_products(product.product_fields, product.variants)
                         }
                     })
@@ -507,14 +512,16 @@ impl CatalogPort for Catalog {
                 let data = self
                     .client
                     .run::<BrowseProducts>(
-                        ops::browse_products::Variables {
+                        wire::browse_products::Variables {
                             first,
                             after: request.upstream_cursor.clone(),
                             query: price.and_then(|bounds| self.price_query(bounds)),
-                            country: market.country.map(ops::browse_products::CountryCode::Other),
+                            country: market
+                                .country
+                                .map(wire::browse_products::CountryCode::Other),
                             language: market
                                 .language
-                                .map(ops::browse_products::LanguageCode::Other),
+                                .map(wire::browse_products::LanguageCode::Other),
                         },
                         CallKind::Read,
                     )
@@ -598,7 +605,7 @@ impl CatalogPort for Catalog {
 /// The shop's name, home page and currency, read once at start-up when not configured.
 pub async fn shop_info(client: &Storefront) -> Result<(String, String, Currency), PlatformError> {
     let data = client
-        .run::<ops::ShopInfo>(ops::shop_info::Variables, CallKind::Read)
+        .run::<wire::ShopInfo>(wire::shop_info::Variables, CallKind::Read)
         .await?;
     let code = enum_name(&data.shop.payment_settings.currency_code);
     let currency = crate::money::parse_currency(&code)

@@ -1,19 +1,20 @@
 //! Shopify through the Storefront GraphQL API: catalog reads and carts. The adapter fetches
 //! and normalises; the brain applies the protocol rules.
 //!
-//! One module per job: `settings` (config keys), `gid` (agent ids → typed ids), `ops` (the
-//! typed operations of `graphql/`), `client` (transport and error mapping), `normalize`
-//! (Shopify → model), `taxonomy` (category table), `catalog` and `cart` (the port's methods).
+//! The roles every adapter folder shares: `settings` (config keys), `ids` (agent ids → typed
+//! ids), `wire` (the typed operations of `graphql/`), `client` (transport and error mapping),
+//! `mapping` (Shopify → model), `catalog` and `cart` (the ports); and its own `market` (buyer
+//! country and language) and `taxonomy` (category table).
 
 mod cart;
 mod catalog;
 mod client;
-mod gid;
+mod ids;
+mod mapping;
 mod market;
-mod normalize;
-mod ops;
 mod settings;
 mod taxonomy;
+mod wire;
 
 use std::sync::Arc;
 

@@ -12,8 +12,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::api::{VtexApi, ownership_cookie, unexpected};
 use super::catalog::Catalog;
+use super::client::{VtexApi, ownership_cookie, unexpected};
 use super::mapping;
 use super::owners::Owners;
 use super::wire::OrderForm;

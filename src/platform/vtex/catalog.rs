@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::api::VtexApi;
 use super::categories::{CategoryCache, CategoryRef};
+use super::client::VtexApi;
 use super::ids::{self, IdKind};
 use super::mapping::{self, Context};
 use super::stack::{Stack, StackProbe};

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
-use super::api::VtexApi;
+use super::client::VtexApi;
 use super::wire::CategoryNode;
 use crate::platform::port::PlatformError;
 

@@ -4,10 +4,10 @@
 //! `/checkout/?orderFormId=…#/cart`. Fetch and normalise only; protocol rules live in the
 //! brain.
 
-mod api;
 mod cart;
 mod catalog;
 mod categories;
+mod client;
 mod ids;
 mod mapping;
 mod owners;
@@ -18,10 +18,10 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::api::VtexApi;
 use self::cart::Carts;
 use self::catalog::{Catalog, Where};
 use self::categories::CategoryCache;
+use self::client::VtexApi;
 use self::owners::Owners;
 use self::stack::StackProbe;
 use crate::platform::factory::{BuildContext, PlatformFactory};

@@ -16,7 +16,7 @@ use iso_currency::Currency;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::api::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
+use super::client::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
 use super::ids::{WooId, cart_id, cart_token, claims, is_sku, is_slug};
 use super::mapping;
 use super::settings::CheckoutMode;

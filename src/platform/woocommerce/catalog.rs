@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use iso_currency::Currency;
 
-use super::api::{MAX_PER_PAGE, StoreApi};
 use super::categories::{CategoryCache, CategoryTree};
+use super::client::{MAX_PER_PAGE, StoreApi};
 use super::ids::{WooId, is_sku, is_slug};
 use super::mapping;
 use super::rest_v3::{DefaultAttribute, RestV3};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
-use super::api::StoreApi;
+use super::client::StoreApi;
 use super::text::decode_entities;
 use super::wire::StoreCategory;
 use crate::platform::port::PlatformError;

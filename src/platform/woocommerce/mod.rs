@@ -2,10 +2,10 @@
 //! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
 //! live in the brain.
 
-mod api;
 mod cart;
 mod catalog;
 mod categories;
+mod client;
 mod ids;
 mod mapping;
 mod rest_v3;
@@ -16,10 +16,10 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::api::StoreApi;
 use self::cart::Carts;
 use self::catalog::Catalog;
 use self::categories::CategoryCache;
+use self::client::StoreApi;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
