@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::categories::{CategoryCache, CategoryRef};
+use super::categories::{self, CategoryRef, CategoryTree};
 use super::client::VtexApi;
 use super::ids::{self, IdKind};
 use super::mapping::{self, Context};
@@ -15,6 +15,7 @@ use crate::model::{
 };
 use crate::money::Money;
 use crate::platform::catalog::CatalogPort;
+use crate::platform::categories::CategoryCache;
 use crate::platform::port::Health;
 use crate::platform::port::PlatformError;
 use async_trait::async_trait;
@@ -37,7 +38,7 @@ pub struct Where {
 pub struct Catalog {
     api: Arc<VtexApi>,
     stack: Arc<StackProbe>,
-    categories: CategoryCache,
+    categories: CategoryCache<CategoryTree>,
     place: Where,
     currency: iso_currency::Currency,
     storefront: url::Url,
@@ -80,7 +81,7 @@ impl Catalog {
     pub fn new(
         api: Arc<VtexApi>,
         stack: Arc<StackProbe>,
-        categories: CategoryCache,
+        categories: CategoryCache<CategoryTree>,
         place: Where,
         currency: iso_currency::Currency,
         storefront: url::Url,
@@ -178,7 +179,7 @@ impl Catalog {
     }
 
     async fn categories_for(&self, values: &[String]) -> Result<Vec<CategoryRef>, PlatformError> {
-        let tree = self.categories.tree(&self.api).await?;
+        let tree = self.categories.get(categories::fetch(&self.api)).await?;
         Ok(values
             .iter()
             .filter_map(|value| tree.find(value).cloned())

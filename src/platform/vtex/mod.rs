@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use self::cart::Carts;
 use self::catalog::{Catalog, Where};
-use self::categories::CategoryCache;
 use self::client::VtexApi;
 use self::owners::Owners;
 use self::stack::StackProbe;
+use crate::platform::categories::CategoryCache;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,

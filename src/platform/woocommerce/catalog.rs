@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use iso_currency::Currency;
 
-use super::categories::{CategoryCache, CategoryTree};
+use super::categories::{self, CategoryTree};
 use super::client::{MAX_PER_PAGE, StoreApi};
 use super::ids::{WooId, is_sku, is_slug};
 use super::mapping;
@@ -16,6 +16,7 @@ use super::wire::StoreProduct;
 use crate::model::{BuyerContext, ProductHit};
 use crate::model::{Product, Resolution, Resolved, SearchPage, SearchRequest};
 use crate::platform::catalog::CatalogPort;
+use crate::platform::categories::CategoryCache;
 use crate::platform::port::PlatformError;
 use async_trait::async_trait;
 
@@ -48,7 +49,7 @@ fn parse_cursor(cursor: &str) -> Result<(u32, u32), PlatformError> {
 
 pub struct Catalog {
     api: std::sync::Arc<StoreApi>,
-    categories: CategoryCache,
+    categories: CategoryCache<CategoryTree>,
     currency: Currency,
     rest_v3: Option<RestV3>,
 }
@@ -95,7 +96,7 @@ impl Found {
 impl Catalog {
     pub fn new(
         api: std::sync::Arc<StoreApi>,
-        categories: CategoryCache,
+        categories: CategoryCache<CategoryTree>,
         currency: Currency,
         rest_v3: Option<RestV3>,
     ) -> Self {
@@ -216,7 +217,7 @@ impl Catalog {
         let skus: Vec<String> = skus.into_iter().map(str::to_owned).collect();
         let slugs: Vec<String> = slugs.into_iter().map(str::to_owned).collect();
         let (tree, by_id, variations_by_id, by_sku, by_slug) = tokio::join!(
-            self.categories.tree(&self.api),
+            self.categories.get(categories::fetch(&self.api)),
             self.list_by(false, "include", &ids),
             self.list_by(true, "include", &ids),
             self.list_by(false, "sku", &skus),
@@ -359,11 +360,13 @@ impl CatalogPort for Catalog {
         // A category filter needs the tree before the listing (names become ids); without
         // one the two go out together.
         let (tree, listing) = if request.filters.categories.is_empty() {
-            let (tree, listing) =
-                tokio::join!(self.categories.tree(&self.api), self.api.products(&query));
+            let (tree, listing) = tokio::join!(
+                self.categories.get(categories::fetch(&self.api)),
+                self.api.products(&query)
+            );
             (tree?, listing?)
         } else {
-            let tree = self.categories.tree(&self.api).await?;
+            let tree = self.categories.get(categories::fetch(&self.api)).await?;
             let ids: BTreeSet<u64> = request
                 .filters
                 .categories
@@ -439,7 +442,7 @@ impl CatalogPort for Catalog {
         let key = id.to_string();
         let own = [id.0];
         let (tree, item, variations, defaults) = tokio::join!(
-            self.categories.tree(&self.api),
+            self.categories.get(categories::fetch(&self.api)),
             self.api.product(&key),
             self.all_variations(&own),
             self.defaults(&own),

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use self::cart::Carts;
 use self::catalog::Catalog;
-use self::categories::CategoryCache;
 use self::client::StoreApi;
+use crate::platform::categories::CategoryCache;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
