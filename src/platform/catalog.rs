@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::port::PlatformError;
+use super::error::PlatformError;
 use crate::model::{BuyerContext, ProductHit, Resolved, SearchPage, SearchRequest};
 
 #[async_trait]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use moka::future::Cache;
 
-use super::port::PlatformError;
+use super::error::PlatformError;
 
 pub struct CategoryCache<T> {
     tree: Cache<(), Arc<T>>,
