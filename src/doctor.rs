@@ -120,11 +120,12 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         "configuration",
         format!("platform {}, shop {:?}", info.platform, info.name),
     );
-    if let Err(error) = platform.ready().await {
+    if let Err(error) = platform.health.ready().await {
         report.fail("store answers", explain(&error, factory));
         return report;
     }
     let described = platform
+        .health
         .describe()
         .map(|detail| format!("; {detail}"))
         .unwrap_or_default();
@@ -144,6 +145,7 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         &config.cart,
     );
     let page = platform
+        .catalog
         .search(&crate::model::SearchRequest {
             query: None,
             filters: Default::default(),

@@ -12,7 +12,7 @@ use super::selection::option_axes;
 use super::untrusted;
 use super::{Brain, BrainError};
 use crate::model::{CartDraft, CartLineInput, CartState, LineProblemKind, Resolution};
-use crate::platform::LineJudge;
+use crate::platform::{CartExt, CatalogExt, LineJudge};
 use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
 use crate::protocol::envelope::Status;
 use crate::protocol::request::{CartIn, LineItemIn, QuantityUnitIn};
@@ -117,11 +117,7 @@ impl Brain {
         }
         let ids: Vec<String> = requested.iter().map(|(_, id, _)| id.clone()).collect();
         let context = buyer_context(&cart.context);
-        let resolved = if ids.is_empty() {
-            Vec::new()
-        } else {
-            self.platform().resolve(&ids, &context).await?
-        };
+        let resolved = self.catalog().resolve_any(&ids, &context).await?;
         let mut prepared = PreparedLines {
             lines: Vec::new(),
             messages: unit_messages,
@@ -333,17 +329,15 @@ impl Brain {
             return self.business_error(release, Capability::Cart, messages, self.storefront_url());
         }
         let outcome = self
-            .platform()
-            .create_cart(&Self::draft(&cart, prepared.lines))
+            .carts()
+            .create(&Self::draft(&cart, prepared.lines))
             .await?;
         let mut messages = prepared.messages;
         messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
         if outcome.cart.lines.is_empty() {
             // The store refused every line (its own verdict, or stock changed since the
             // catalog said otherwise): do not hand out an empty cart, nor leave it behind.
-            if let Err(error) = self.platform().cancel_cart(&outcome.cart.id).await {
-                tracing::warn!(%error, "could not discard an empty upstream cart");
-            }
+            self.carts().discard(&outcome.cart.id).await;
             let all_sold_out = messages
                 .iter()
                 .all(|message| message.code == "out_of_stock");
@@ -363,7 +357,7 @@ impl Brain {
     }
 
     pub async fn get_cart(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
-        match self.platform().get_cart(id).await? {
+        match self.carts().get(id).await? {
             Some(cart) => self.cart_response(&cart, Vec::new(), None, release),
             None => self.cart_not_found(release),
         }
@@ -377,8 +371,8 @@ impl Brain {
     ) -> Result<Answer, BrainError> {
         let prepared = self.prepare_lines(&cart).await?;
         let Some(outcome) = self
-            .platform()
-            .replace_cart_lines(id, &Self::draft(&cart, prepared.lines))
+            .carts()
+            .replace(id, &Self::draft(&cart, prepared.lines))
             .await?
         else {
             return self.cart_not_found(release);
@@ -389,7 +383,7 @@ impl Brain {
     }
 
     pub async fn cancel_cart(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
-        match self.platform().cancel_cart(id).await? {
+        match self.carts().cancel(id).await? {
             Some(before) => self.cart_response(&before, Vec::new(), None, release),
             None => self.cart_not_found(release),
         }

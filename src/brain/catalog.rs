@@ -85,7 +85,7 @@ impl Brain {
         };
 
         let page = self
-            .platform()
+            .catalog()
             .search(&SearchRequest {
                 query,
                 filters: filters.clone(),
@@ -166,7 +166,7 @@ impl Brain {
             store.currency,
             "catalog",
         )?;
-        let resolved = self.platform().resolve(&unique, &context).await?;
+        let resolved = self.catalog().resolve(&unique, &context).await?;
 
         // Group by product in the order the agent first named it; inside a product, one entry
         // per variant carrying every input that landed on it.
@@ -296,7 +296,7 @@ impl Brain {
                 None,
             )
         };
-        let Some(hit) = self.platform().product(&request.id, &context).await? else {
+        let Some(hit) = self.catalog().product(&request.id, &context).await? else {
             return not_found("");
         };
         let product = &hit.product;

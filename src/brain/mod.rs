@@ -16,7 +16,7 @@ mod catalog;
 
 use serde::Serialize;
 
-use crate::platform::{PlatformError, SharedPlatform, StoreInfo};
+use crate::platform::{CartPort, CatalogPort, PlatformError, SharedPlatform, StoreInfo};
 use crate::protocol::answer::{Answer, Outcome};
 use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::{Status, Ucp};
@@ -88,6 +88,14 @@ impl Brain {
 
     pub fn platform(&self) -> &SharedPlatform {
         &self.platform
+    }
+
+    fn catalog(&self) -> &dyn CatalogPort {
+        self.platform.catalog.as_ref()
+    }
+
+    fn carts(&self) -> &dyn CartPort {
+        self.platform.carts.as_ref()
     }
 
     pub fn namespace(&self) -> &Namespace {

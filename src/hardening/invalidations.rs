@@ -5,20 +5,20 @@
 
 use std::sync::Arc;
 
-use crate::platform::cache::CachedPlatform;
+use crate::platform::cache::CachedCatalog;
 use crate::replicas::{Shared, fanout};
 
 const CHANNEL: &str = "bcp:invalidate";
 
 #[derive(Clone)]
 pub struct Invalidations {
-    cache: Arc<CachedPlatform>,
+    cache: Arc<CachedCatalog>,
     shared: Option<Shared>,
 }
 
 impl Invalidations {
     /// With `shared`, starts listening for other replicas' invalidations (needs a runtime).
-    pub fn new(cache: Arc<CachedPlatform>, shared: Option<Shared>) -> Self {
+    pub fn new(cache: Arc<CachedCatalog>, shared: Option<Shared>) -> Self {
         if let Some(shared) = &shared {
             let (on_message, on_gap) = (cache.clone(), cache.clone());
             fanout::listen(

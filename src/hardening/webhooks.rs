@@ -16,7 +16,7 @@ use secrecy::ExposeSecret;
 use serde_json::Value;
 
 use super::invalidations::Invalidations;
-use crate::platform::cache::CachedPlatform;
+use crate::platform::cache::CachedCatalog;
 use crate::settings::Secret;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -28,7 +28,7 @@ struct Hooks {
 }
 
 /// The routes, or an empty router when there is no cache or no secret.
-pub fn routes(cache: Option<Arc<CachedPlatform>>, secret: Option<&Secret>) -> Router {
+pub fn routes(cache: Option<Arc<CachedCatalog>>, secret: Option<&Secret>) -> Router {
     shared_routes(cache.map(|cache| Invalidations::new(cache, None)), secret)
 }
 

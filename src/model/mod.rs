@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 
 use crate::money::Money;
 
+pub mod lines;
 pub mod predicates;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,7 +133,7 @@ pub struct Product {
     pub media: Vec<Media>,
     pub options: Vec<ProductOption>,
     /// For search and lookup an adapter may return only the variants it fetched; for
-    /// `Platform::product` it MUST return all of them.
+    /// `CatalogPort::product` it MUST return all of them.
     pub variants: Vec<Variant>,
     /// The merchant's featured variant, when the upstream names one.
     pub featured_variant: Option<String>,
@@ -216,12 +217,26 @@ pub struct Resolved {
     pub product: Arc<Product>,
 }
 
-/// What the adapter found for `Platform::product`.
+/// What the adapter found for `CatalogPort::product`.
 #[derive(Debug, Clone)]
 pub struct ProductHit {
     pub product: Arc<Product>,
     /// Set when the id named a variant: it takes precedence over the agent's selections.
     pub variant_id: Option<String>,
+}
+
+/// A lookup's answer as a product answer: the variant it named, if any, is the one shown.
+impl From<Resolved> for ProductHit {
+    fn from(resolved: Resolved) -> Self {
+        let variant_id = match resolved.resolution {
+            Resolution::Variant(id) => Some(id),
+            Resolution::Product => None,
+        };
+        Self {
+            product: resolved.product,
+            variant_id,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
-//! A product cache in front of any platform. `product()` and `resolve()` answers are kept
-//! per (id, buyer context) for a TTL, optionally search pages too; concurrent misses of one
-//! key share one upstream call. Carts always go straight to the store: they are the
-//! buyer's live state.
+//! A product cache in front of any store's catalog port. `product()` and `resolve()` answers
+//! are kept per (id, buyer context) for a TTL, optionally search pages too; concurrent misses
+//! of one key share one upstream call. It wraps the catalog only: carts are the buyer's live
+//! state and go straight to the store.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,13 +9,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 use moka::future::Cache;
 
-use super::port::{Platform, PlatformError, SharedPlatform, StoreInfo};
 use serde::Deserialize;
 
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, Filters, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
+use super::catalog::{CatalogPort, SharedCatalog};
+use super::port::{Platform, PlatformError, SharedPlatform};
+use crate::model::{BuyerContext, Filters, ProductHit, Resolved, SearchPage, SearchRequest};
 use crate::settings::{ConfigProblem, Secret};
 
 /// `[cache]`: product cache in front of the store (see `platform::cache`).
@@ -97,46 +95,11 @@ impl SearchKey {
     }
 }
 
-pub struct CachedPlatform {
-    inner: SharedPlatform,
+pub struct CachedCatalog {
+    inner: SharedCatalog,
     products: Cache<IdKey, Option<ProductHit>>,
     resolved: Cache<IdKey, Option<Resolved>>,
     searches: Option<Cache<SearchKey, SearchPage>>,
-}
-
-/// `try_get_with` hands every waiter the same `Arc`ed error; `PlatformError` is not `Clone`.
-fn shared_error(error: &PlatformError) -> PlatformError {
-    match error {
-        PlatformError::RateLimited { retry_after } => PlatformError::RateLimited {
-            retry_after: *retry_after,
-        },
-        PlatformError::Unavailable {
-            reason,
-            retry_after,
-        } => PlatformError::Unavailable {
-            reason: reason.clone(),
-            retry_after: *retry_after,
-        },
-        PlatformError::Full { what, retry_after } => PlatformError::Full {
-            what,
-            retry_after: *retry_after,
-        },
-        PlatformError::WritesPaused {
-            reason,
-            retry_after,
-        } => PlatformError::WritesPaused {
-            reason,
-            retry_after: *retry_after,
-        },
-        PlatformError::BadResponse(detail) => PlatformError::BadResponse(detail.clone()),
-        PlatformError::InvalidInput(message) => PlatformError::InvalidInput(message.clone()),
-        PlatformError::InvalidAt { path, message } => PlatformError::InvalidAt {
-            path: path.clone(),
-            message: message.clone(),
-        },
-        PlatformError::Unsupported(what) => PlatformError::Unsupported(what),
-        PlatformError::Unauthorized { key } => PlatformError::Unauthorized { key },
-    }
 }
 
 fn cache<K, V>(max_entries: u64, ttl: Duration) -> Cache<K, V>
@@ -163,13 +126,13 @@ fn product_matcher(ids: &[String]) -> impl Fn(&str) -> bool + Clone + Send + Syn
     }
 }
 
-impl CachedPlatform {
-    pub fn new(inner: SharedPlatform, config: &CacheConfig) -> Self {
+impl CachedCatalog {
+    pub fn new(inner: SharedCatalog, config: &CacheConfig) -> Self {
         Self::with_ttl(inner, config, Duration::from_secs(config.ttl_secs))
     }
 
     /// Like `new` with a TTL finer than whole seconds (tests).
-    pub fn with_ttl(inner: SharedPlatform, config: &CacheConfig, ttl: Duration) -> Self {
+    pub fn with_ttl(inner: SharedCatalog, config: &CacheConfig, ttl: Duration) -> Self {
         Self {
             inner,
             products: cache(config.max_entries, ttl),
@@ -224,11 +187,7 @@ impl CachedPlatform {
 }
 
 #[async_trait]
-impl Platform for CachedPlatform {
-    fn info(&self) -> &StoreInfo {
-        self.inner.info()
-    }
-
+impl CatalogPort for CachedCatalog {
     async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
         let Some(searches) = &self.searches else {
             return self.inner.search(request).await;
@@ -240,7 +199,7 @@ impl Platform for CachedPlatform {
                 self.inner.search(request).await
             })
             .await
-            .map_err(|error| shared_error(&error))?;
+            .map_err(|error| (*error).clone())?;
         crate::observability::cache("search", !missed);
         Ok(page)
     }
@@ -309,50 +268,27 @@ impl Platform for CachedPlatform {
                 self.inner.product(id, context).await
             })
             .await
-            .map_err(|error| shared_error(&error))?;
+            .map_err(|error| (*error).clone())?;
         crate::observability::cache("product", !missed);
         Ok(hit)
     }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        self.inner.create_cart(draft).await
-    }
-
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.inner.get_cart(id).await
-    }
-
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.inner.replace_cart_lines(id, draft).await
-    }
-
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.inner.cancel_cart(id).await
-    }
-
-    async fn ready(&self) -> Result<(), PlatformError> {
-        self.inner.ready().await
-    }
-
-    fn describe(&self) -> Option<String> {
-        self.inner.describe()
-    }
 }
 
-/// Wraps `platform` in the cache when `[cache] enabled`.
+/// Puts `platform`'s catalog behind the cache when `[cache] enabled`; its other ports stay
+/// as they are.
 pub fn wrap(
     platform: SharedPlatform,
     config: &CacheConfig,
-) -> (SharedPlatform, Option<Arc<CachedPlatform>>) {
+) -> (SharedPlatform, Option<Arc<CachedCatalog>>) {
     if !config.enabled {
         return (platform, None);
     }
-    let cached = Arc::new(CachedPlatform::new(platform, config));
-    (cached.clone(), Some(cached))
+    let cached = Arc::new(CachedCatalog::new(platform.catalog.clone(), config));
+    let platform = Platform {
+        catalog: cached.clone(),
+        ..Platform::clone(&platform)
+    };
+    (Arc::new(platform), Some(cached))
 }
 
 #[cfg(test)]

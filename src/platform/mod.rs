@@ -1,9 +1,14 @@
-//! The platform layer: the port every store implements (`port`), the one road to an upstream
+//! The platform layer: the ports every store implements, one per concern (`catalog`, `cart`;
+//! `port` bundles them with the errors), the one road to an upstream
 //! (`upstream`: budget, retries, timeouts), the decorators any store can sit behind (the product
 //! `cache`, per-cart write serialisation in `serial`), and a folder per platform.
 //! Which platforms exist is the top-level `registry`'s business.
 
 pub mod cache;
+pub mod cart;
+pub mod catalog;
+pub mod categories;
+pub mod error;
 pub mod factory;
 pub mod port;
 pub mod sample;
@@ -13,7 +18,9 @@ pub mod upstream;
 pub mod vtex;
 pub mod woocommerce;
 
+pub use cart::{CartExt, CartPort, SharedCarts};
+pub use catalog::{CatalogExt, CatalogPort, SharedCatalog};
 pub use factory::{BuildContext, PlatformFactory};
 pub use port::{
-    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, Health, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
 };

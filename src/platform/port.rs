@@ -1,58 +1,18 @@
-//! The port between the protocol brain and a store: what every adapter implements and the
-//! errors it speaks. An adapter fetches and normalises upstream data into `crate::model` and
+//! The port between the protocol brain and a store: the ports every adapter implements
+//! (`catalog::CatalogPort`, `cart::CartPort`, `Health` here), bundled as a `Platform`, and the
+//! errors they speak. An adapter fetches and normalises upstream data into `crate::model` and
 //! performs cart operations; it never applies protocol rules (relaxation, correlation, cart
 //! outcomes), which the brain does once for every platform.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use iso_currency::Currency;
 
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
+pub use super::error::PlatformError;
 
-#[derive(Debug, thiserror::Error)]
-pub enum PlatformError {
-    #[error("the store is throttling requests")]
-    RateLimited { retry_after: Option<Duration> },
-    /// A bounded store is at its bound; space frees up after `retry_after`.
-    #[error("the {what} is full")]
-    Full {
-        what: &'static str,
-        retry_after: Duration,
-    },
-    #[error("the store is unavailable: {reason}")]
-    Unavailable {
-        reason: String,
-        retry_after: Option<Duration>,
-    },
-    /// Cart writes cannot be coordinated across replicas right now (the shared Redis is
-    /// unreachable, or another replica held the cart past the wait): refused rather than
-    /// risk two replicas interleaving writes to one cart. Reads keep working.
-    #[error("cart writes are paused: {reason}")]
-    WritesPaused {
-        reason: &'static str,
-        retry_after: Duration,
-    },
-    /// The upstream answered, but not in a shape the adapter understands.
-    #[error("the store sent an unexpected response: {0}")]
-    BadResponse(String),
-    /// The agent's input cannot be honoured by this upstream (e.g. a stale cursor).
-    #[error("{0}")]
-    InvalidInput(String),
-    /// Like `InvalidInput`, naming the argument at fault by its JSON path (`$.cart.context.language`).
-    #[error("{path}: {message}")]
-    InvalidAt { path: String, message: String },
-    #[error("this store does not support {0}")]
-    Unsupported(&'static str),
-    /// The store refused the bridge's own credentials: nothing the agent can fix; `key` is
-    /// the configuration key the merchant must.
-    #[error("the store refused the bridge's credentials ({key})")]
-    Unauthorized { key: &'static str },
-}
+use super::cart::SharedCarts;
+use super::catalog::SharedCatalog;
 
 /// Which catalog filters the upstream applies itself; the brain post-filters the rest.
 #[derive(Debug, Clone, Copy, Default)]
@@ -94,49 +54,12 @@ pub struct StoreInfo {
     pub cart_lines: LineJudge,
 }
 
+/// Whether the store answers, and what the adapter found out about it: asked by readiness
+/// probes and `doctor`, never by the brain, so no decorator wraps it.
 #[async_trait]
-pub trait Platform: Send + Sync + 'static {
-    fn info(&self) -> &StoreInfo;
-
-    /// One page of products matching `request`, ordered by the upstream's relevance.
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError>;
-
-    /// Resolves each distinct input (product id, variant id, SKU, handle) it recognises.
-    /// Inputs it does not know are simply absent from the answer. Ids the adapter cannot parse
-    /// are unknown, never spliced into an upstream request.
-    async fn resolve(
-        &self,
-        ids: &[String],
-        context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError>;
-
-    /// The product named by a product or variant id, with ALL its variants.
-    async fn product(
-        &self,
-        id: &str,
-        context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError>;
-
-    /// Creates an upstream cart holding `draft.lines` (variants the brain already resolved).
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError>;
-
-    /// `None` for unknown, expired or cancelled carts.
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError>;
-
-    /// Makes the cart's lines exactly `draft.lines`, with as few upstream writes as it can.
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError>;
-
-    /// Cancels the cart and returns it as it was just before; later calls must see `None`.
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError>;
-
+pub trait Health: Send + Sync + 'static {
     /// Whether the upstream answers at all (for readiness probes).
-    async fn ready(&self) -> Result<(), PlatformError> {
-        Ok(())
-    }
+    async fn ready(&self) -> Result<(), PlatformError>;
 
     /// What the adapter found out about the store once it answered (e.g. which of several
     /// upstream APIs it uses), for `doctor` and logs; `None` when there is nothing to say.
@@ -145,4 +68,37 @@ pub trait Platform: Send + Sync + 'static {
     }
 }
 
-pub type SharedPlatform = Arc<dyn Platform>;
+/// A store as the layers above see it: what it is, and one port per concern. Each decorator
+/// wraps only the port it is about (`cache` the catalog, `serial` the carts) and takes the
+/// others as they are, so none of them forwards a call it does not change.
+#[derive(Clone)]
+pub struct Platform {
+    pub info: StoreInfo,
+    pub catalog: SharedCatalog,
+    pub carts: SharedCarts,
+    pub health: Arc<dyn Health>,
+}
+
+impl Platform {
+    /// A port added later (checkout) comes with a `with_…` of its own, so adapters that do not
+    /// offer it keep calling this unchanged.
+    pub fn new(
+        info: StoreInfo,
+        catalog: SharedCatalog,
+        carts: SharedCarts,
+        health: Arc<dyn Health>,
+    ) -> Self {
+        Self {
+            info,
+            catalog,
+            carts,
+            health,
+        }
+    }
+
+    pub fn info(&self) -> &StoreInfo {
+        &self.info
+    }
+}
+
+pub type SharedPlatform = Arc<Platform>;

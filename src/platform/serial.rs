@@ -13,11 +13,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use tokio::sync::OwnedMutexGuard;
 
-use super::port::{Platform, PlatformError, SharedPlatform, StoreInfo};
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
+use super::cart::{CartPort, SharedCarts};
+use super::port::{Platform, PlatformError, SharedPlatform};
+use crate::model::{CartDraft, CartOutcome, CartState};
 use crate::replicas::lease::{self, Lease, LeaseError};
 use crate::replicas::{Shared, hashed};
 
@@ -83,23 +81,27 @@ impl Drop for KeyGuard<'_> {
 }
 
 pub struct SerializedCarts {
-    inner: SharedPlatform,
+    inner: SharedCarts,
     locks: KeyedLocks,
     /// The replicas' Redis: writes take the cart's lease there too.
     shared: Option<Shared>,
 }
 
-/// Puts `platform` behind per-cart serialisation.
+/// Puts `platform`'s carts behind per-cart serialisation; its other ports stay as they are.
 pub fn wrap(platform: SharedPlatform) -> SharedPlatform {
     wrap_shared(platform, None)
 }
 
 /// `wrap`, serialising across every replica sharing `shared`.
 pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPlatform {
-    Arc::new(SerializedCarts {
-        inner: platform,
+    let carts = Arc::new(SerializedCarts {
+        inner: platform.carts.clone(),
         locks: KeyedLocks::default(),
         shared,
+    });
+    Arc::new(Platform {
+        carts,
+        ..Platform::clone(&platform)
     })
 }
 
@@ -140,64 +142,31 @@ impl SerializedCarts {
 }
 
 #[async_trait]
-impl Platform for SerializedCarts {
-    fn info(&self) -> &StoreInfo {
-        self.inner.info()
-    }
-
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        self.inner.search(request).await
-    }
-
-    async fn resolve(
-        &self,
-        ids: &[String],
-        context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        self.inner.resolve(ids, context).await
-    }
-
-    async fn product(
-        &self,
-        id: &str,
-        context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError> {
-        self.inner.product(id, context).await
-    }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+impl CartPort for SerializedCarts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         // A new cart has no other writer yet.
-        self.inner.create_cart(draft).await
+        self.inner.create(draft).await
     }
 
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         // Reads wait too, so they never see a replacement half done here; they take no lease,
         // so they keep working while Redis is away.
         let _held = self.locks.lock(id).await;
-        self.inner.get_cart(id).await
+        self.inner.get(id).await
     }
 
-    async fn replace_cart_lines(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.replace_cart_lines(id, draft))
-            .await
+        self.write(id, self.inner.replace(id, draft)).await
     }
 
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.cancel_cart(id)).await
-    }
-
-    async fn ready(&self) -> Result<(), PlatformError> {
-        self.inner.ready().await
-    }
-
-    fn describe(&self) -> Option<String> {
-        self.inner.describe()
+        self.write(id, self.inner.cancel(id)).await
     }
 }
 

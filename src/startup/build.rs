@@ -30,7 +30,7 @@ use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
 use crate::pipeline::tools::ToolTable;
 use crate::pipeline::{Pipeline, Steps};
-use crate::platform::cache::CachedPlatform;
+use crate::platform::cache::CachedCatalog;
 use crate::platform::{self, SharedPlatform};
 use crate::protocol::Namespace;
 use crate::replicas::Shared;
@@ -62,7 +62,7 @@ struct Common {
     shutdown: CancellationToken,
     shared: Option<Shared>,
     platform: SharedPlatform,
-    cache: Option<Arc<CachedPlatform>>,
+    cache: Option<Arc<CachedCatalog>>,
     guard: Arc<CallGuard>,
     signatures: Arc<SignatureCheck>,
     activity: Arc<Activity>,

@@ -55,7 +55,7 @@ pub(super) async fn versioned_profile(
 }
 
 pub(super) async fn ready(State(web): State<WebState>) -> Response {
-    match web.platform.ready().await {
+    match web.platform.health.ready().await {
         Ok(()) => match &web.shared {
             None => (StatusCode::OK, "ready").into_response(),
             Some(shared) => shared_readiness(shared).await,

@@ -154,7 +154,7 @@ async fn health(state: &PageState) -> render::Health {
     {
         return health;
     }
-    let ready = tokio::time::timeout(HEALTH_TIMEOUT, state.context.platform.ready()).await;
+    let ready = tokio::time::timeout(HEALTH_TIMEOUT, state.context.platform.health.ready()).await;
     let health = match ready {
         Ok(Ok(())) => render::Health::Ready,
         Ok(Err(error)) => {

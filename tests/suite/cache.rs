@@ -1,4 +1,4 @@
-//! The product cache decorator (`platform::cache::CachedPlatform`) over a counting fake store,
+//! The product cache decorator (`platform::cache::CachedCatalog`) over a counting fake store,
 //! and the webhooks that invalidate it, over loopback HTTP.
 
 use std::sync::Arc;
@@ -11,8 +11,8 @@ use bcp_bridge::model::{
     BuyerContext, CartDraft, CartLineInput, CartOutcome, CartState, ProductHit, Resolved,
     SearchPage, SearchRequest,
 };
-use bcp_bridge::platform::cache::{CacheConfig, CachedPlatform};
-use bcp_bridge::platform::{Platform, PlatformError, SharedPlatform, StoreInfo};
+use bcp_bridge::platform::cache::{CacheConfig, CachedCatalog};
+use bcp_bridge::platform::{CartPort, CatalogPort, Platform, PlatformError, SharedPlatform};
 use bcp_bridge::settings::Secret;
 use bcp_bridge::startup::BridgeConfig;
 use hmac::{KeyInit, Mac};
@@ -36,13 +36,10 @@ struct Counting {
 }
 
 #[async_trait]
-impl Platform for Counting {
-    fn info(&self) -> &StoreInfo {
-        self.inner.info()
-    }
+impl CatalogPort for Counting {
     async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
         self.counts.search.fetch_add(1, Ordering::SeqCst);
-        self.inner.search(request).await
+        self.inner.catalog.search(request).await
     }
     async fn resolve(
         &self,
@@ -50,7 +47,7 @@ impl Platform for Counting {
         context: &BuyerContext,
     ) -> Result<Vec<Resolved>, PlatformError> {
         self.counts.resolve.fetch_add(1, Ordering::SeqCst);
-        self.inner.resolve(ids, context).await
+        self.inner.catalog.resolve(ids, context).await
     }
     async fn product(
         &self,
@@ -59,24 +56,28 @@ impl Platform for Counting {
     ) -> Result<Option<ProductHit>, PlatformError> {
         self.counts.product.fetch_add(1, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        self.inner.product(id, context).await
+        self.inner.catalog.product(id, context).await
     }
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        self.inner.create_cart(draft).await
+}
+
+#[async_trait]
+impl CartPort for Counting {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        self.inner.carts.create(draft).await
     }
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         self.counts.get_cart.fetch_add(1, Ordering::SeqCst);
-        self.inner.get_cart(id).await
+        self.inner.carts.get(id).await
     }
-    async fn replace_cart_lines(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.inner.replace_cart_lines(id, draft).await
+        self.inner.carts.replace(id, draft).await
     }
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.inner.cancel_cart(id).await
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.inner.carts.cancel(id).await
     }
 }
 
@@ -86,23 +87,29 @@ fn counting() -> (SharedPlatform, Arc<Counts>) {
         .build_platform("http://127.0.0.1:1".to_owned())
         .unwrap();
     let counts = Arc::new(Counts::default());
+    let counting = Arc::new(Counting {
+        inner: sample.clone(),
+        counts: counts.clone(),
+    });
     (
-        Arc::new(Counting {
-            inner: sample,
-            counts: counts.clone(),
-        }),
+        Arc::new(Platform::new(
+            sample.info.clone(),
+            counting.clone(),
+            counting,
+            sample.health.clone(),
+        )),
         counts,
     )
 }
 
-fn cached(ttl: Duration, search: bool) -> (Arc<CachedPlatform>, Arc<Counts>) {
+fn cached(ttl: Duration, search: bool) -> (Arc<CachedCatalog>, Arc<Counts>) {
     let (inner, counts) = counting();
     let config = CacheConfig {
         search,
         ..CacheConfig::default()
     };
     (
-        Arc::new(CachedPlatform::with_ttl(inner, &config, ttl)),
+        Arc::new(CachedCatalog::with_ttl(inner.catalog.clone(), &config, ttl)),
         counts,
     )
 }
@@ -198,9 +205,15 @@ async fn resolve_is_cached_per_id_and_only_misses_go_upstream() {
 
 #[tokio::test]
 async fn carts_are_never_cached() {
-    let (cache, counts) = cached(Duration::from_secs(60), true);
+    let (store, counts) = counting();
+    let config = CacheConfig {
+        search: true,
+        ..CacheConfig::default()
+    };
+    let (cached, _) = bcp_bridge::platform::cache::wrap(store, &config);
+    let cache = &cached.carts;
     let outcome = cache
-        .create_cart(&CartDraft {
+        .create(&CartDraft {
             lines: vec![CartLineInput {
                 item_id: VARIANT.to_owned(),
                 quantity: 1,
@@ -211,12 +224,12 @@ async fn carts_are_never_cached() {
         .await
         .unwrap();
     let id = outcome.cart.id.clone();
-    cache.get_cart(&id).await.unwrap().expect("cart exists");
-    cache.get_cart(&id).await.unwrap().expect("cart exists");
+    cache.get(&id).await.unwrap().expect("cart exists");
+    cache.get(&id).await.unwrap().expect("cart exists");
     assert_eq!(counts.get_cart.load(Ordering::SeqCst), 2);
-    cache.cancel_cart(&id).await.unwrap();
+    cache.cancel(&id).await.unwrap();
     // A cached cart would still be visible here.
-    assert!(cache.get_cart(&id).await.unwrap().is_none());
+    assert!(cache.get(&id).await.unwrap().is_none());
 }
 
 #[tokio::test]
@@ -271,7 +284,7 @@ fn sign(secret: &str, body: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
 }
 
-async fn serve_hooks(cache: Arc<CachedPlatform>, secret: &str) -> String {
+async fn serve_hooks(cache: Arc<CachedCatalog>, secret: &str) -> String {
     let secret = Secret(secret.to_owned().into());
     let router = bcp_bridge::hardening::webhooks::routes(Some(cache), Some(&secret));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -2,7 +2,8 @@
 //! cursors, lookups, carts with stock and expiry) so `demo` and the protocol tests exercise
 //! the same brain as Shopify and WooCommerce.
 
-mod carts;
+mod cart;
+mod catalog;
 mod data;
 mod search;
 
@@ -14,15 +15,12 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde::Deserialize;
 
-use self::carts::{CartBook, LineSpec};
+use self::cart::{CartBook, LineSpec};
 use self::data::LoadedStore;
 use self::search::Index;
-use crate::model::predicates::product_passes;
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, LineProblem, LineProblemKind, Product,
-    ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
-};
+use crate::model::{CartDraft, LineProblem, LineProblemKind, Product};
 use crate::platform::factory::{BuildContext, PlatformFactory};
+use crate::platform::port::Health;
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
 };
@@ -53,7 +51,7 @@ impl Default for SampleSettings {
         Self {
             data: None,
             cart_ttl_secs: 24 * 60 * 60,
-            max_carts: carts::MAX_CARTS,
+            max_carts: cart::MAX_CARTS,
         }
     }
 }
@@ -107,10 +105,16 @@ fn build(
     _context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let (settings, loaded) = settings(store)?;
-    Ok(Arc::new(SampleStore::new(
+    let store = Arc::new(SampleStore::new(
         loaded,
         Duration::from_secs(settings.cart_ttl_secs),
         settings.max_carts,
+    ));
+    Ok(Arc::new(Platform::new(
+        store.info.clone(),
+        store.clone(),
+        store.clone(),
+        store,
     )))
 }
 
@@ -266,129 +270,9 @@ impl SampleStore {
     }
 }
 
+/// Ready while a new cart would fit.
 #[async_trait]
-impl Platform for SampleStore {
-    fn info(&self) -> &StoreInfo {
-        &self.info
-    }
-
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let offset = request
-            .upstream_cursor
-            .as_deref()
-            .map(parse_offset)
-            .transpose()?
-            .unwrap_or(0);
-        let words = request
-            .query
-            .as_deref()
-            .map(search::query_words)
-            .unwrap_or_default();
-        let mut hits: Vec<(u32, usize)> = self
-            .products
-            .iter()
-            .zip(&self.indexes)
-            .enumerate()
-            .filter(|(_, (product, _))| product_passes(product, &request.filters))
-            .filter_map(|(position, (_, index))| index.score(&words).map(|score| (score, position)))
-            .collect();
-        // Best score first; the catalog's own order breaks ties, so pages are stable.
-        hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let total = hits.len();
-        let limit = request.limit as usize;
-        let products = hits
-            .iter()
-            .skip(offset)
-            .take(limit)
-            .map(|(_, position)| self.products[*position].clone())
-            .collect();
-        let next = offset.saturating_add(limit);
-        Ok(SearchPage {
-            products,
-            next_cursor: (next < total).then(|| next.to_string()),
-            total_count: Some(total as u64),
-        })
-    }
-
-    async fn resolve(
-        &self,
-        ids: &[String],
-        _context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        Ok(ids
-            .iter()
-            .filter_map(|id| {
-                let (index, resolution) = match self.target(id)? {
-                    Target::Product(index) => (index, Resolution::Product),
-                    Target::Variant(index, variant) => (index, Resolution::Variant(variant)),
-                };
-                Some(Resolved {
-                    input: id.clone(),
-                    resolution,
-                    product: self.products[index].clone(),
-                })
-            })
-            .collect())
-    }
-
-    async fn product(
-        &self,
-        id: &str,
-        _context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError> {
-        Ok(self.target(id).map(|target| match target {
-            Target::Product(index) => ProductHit {
-                product: self.products[index].clone(),
-                variant_id: None,
-            },
-            Target::Variant(index, variant) => ProductHit {
-                product: self.products[index].clone(),
-                variant_id: Some(variant),
-            },
-        }))
-    }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        let (specs, problems) = self.price_lines(draft);
-        let cart = self
-            .carts
-            .create(self.info.currency, &self.info.storefront_url, specs)
-            .map_err(|full| PlatformError::Full {
-                what: "cart store",
-                retry_after: full.retry_after,
-            })?;
-        Ok(CartOutcome { cart, problems })
-    }
-
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        if !plausible_id(id) {
-            return Ok(None);
-        }
-        Ok(self.carts.get(id))
-    }
-
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
-        if !plausible_id(id) {
-            return Ok(None);
-        }
-        let (specs, problems) = self.price_lines(draft);
-        Ok(self
-            .carts
-            .replace(id, specs)
-            .map(|cart| CartOutcome { cart, problems }))
-    }
-
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        if !plausible_id(id) {
-            return Ok(None);
-        }
-        Ok(self.carts.cancel(id))
-    }
-
+impl Health for SampleStore {
     async fn ready(&self) -> Result<(), PlatformError> {
         self.carts.room().map_err(|full| PlatformError::Full {
             what: "cart store",

@@ -28,10 +28,10 @@ use time::{Duration as TimeDuration, OffsetDateTime};
 
 use super::catalog::Catalog;
 use super::client::Storefront;
-use super::gid::{CatalogId, is_cart_id, parse_catalog_id, variant_gid};
+use super::ids::{CatalogId, is_cart_id, parse_catalog_id, variant_gid};
+use super::mapping::{RawMoney, enum_name};
 use super::market::{self, Market};
-use super::normalize::{RawMoney, enum_name};
-use super::ops::{
+use super::wire::{
     self, CartAttributesUpdate, CartCancel, CartCreate, CartGet, CartLinesAdd, CartLinesUpdate,
     CartReplace, VariantTitles,
 };
@@ -42,6 +42,12 @@ use crate::model::{
 use crate::money::{Money, parse_currency};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
+use std::sync::Arc;
+
+use crate::model::lines;
+use crate::platform::cart::CartPort;
+use crate::platform::catalog::CatalogPort;
+use async_trait::async_trait;
 
 pub const CANCELLED_ATTRIBUTE: &str = "_bcp_cancelled";
 const ATTRIBUTION_ATTRIBUTE: &str = "_bcp_attribution";
@@ -108,10 +114,10 @@ struct Payload {
 
 macro_rules! lift_cart {
     ($m:ident) => {
-        super::normalize::lift_money!($m);
+        super::mapping::lift_money!($m);
 
-        impl From<ops::$m::CartFields> for RawCart {
-            fn from(cart: ops::$m::CartFields) -> Self {
+        impl From<wire::$m::CartFields> for RawCart {
+            fn from(cart: wire::$m::CartFields) -> Self {
                 Self {
                     id: cart.id,
                     checkout_url: cart.checkout_url,
@@ -127,7 +133,7 @@ macro_rules! lift_cart {
                         .nodes
                         .into_iter()
                         .map(|line| {
-                            let ops::$m::CartFieldsLinesNodesMerchandise::ProductVariant(variant) =
+                            let wire::$m::CartFieldsLinesNodesMerchandise::ProductVariant(variant) =
                                 line.merchandise;
                             RawLine {
                                 id: line.id,
@@ -149,8 +155,8 @@ macro_rules! lift_cart {
     ($m:ident, fragments) => {
         lift_cart!($m);
 
-        impl From<ops::$m::UserError> for RawUserError {
-            fn from(error: ops::$m::UserError) -> Self {
+        impl From<wire::$m::UserError> for RawUserError {
+            fn from(error: wire::$m::UserError) -> Self {
                 Self {
                     code: error.code.as_ref().map(enum_name).unwrap_or_default(),
                     field: error.field.unwrap_or_default(),
@@ -159,8 +165,8 @@ macro_rules! lift_cart {
             }
         }
 
-        impl From<ops::$m::Warning> for RawWarning {
-            fn from(warning: ops::$m::Warning) -> Self {
+        impl From<wire::$m::Warning> for RawWarning {
+            fn from(warning: wire::$m::Warning) -> Self {
                 Self {
                     code: enum_name(&warning.code),
                     message: warning.message,
@@ -172,8 +178,8 @@ macro_rules! lift_cart {
     ($m:ident, $payload:ident) => {
         lift_cart!($m, fragments);
 
-        impl From<ops::$m::ResponseData> for Option<Payload> {
-            fn from(data: ops::$m::ResponseData) -> Self {
+        impl From<wire::$m::ResponseData> for Option<Payload> {
+            fn from(data: wire::$m::ResponseData) -> Self {
                 payload!(data.$payload)
             }
         }
@@ -199,12 +205,12 @@ lift_cart!(cart_attributes_update, cart_attributes_update);
 lift_cart!(cart_replace, fragments);
 lift_cart!(cart_cancel, fragments);
 
-pub struct Carts<'a> {
-    pub client: &'a Storefront,
+pub struct Carts {
+    pub client: Arc<Storefront>,
     /// Looks up the lines that are not variant gids.
-    pub catalog: Catalog<'a>,
+    pub catalog: Arc<Catalog>,
     pub currency: Currency,
-    pub default_country: Option<&'a str>,
+    pub default_country: Option<String>,
 }
 
 fn bad(error: impl std::fmt::Display) -> PlatformError {
@@ -416,7 +422,7 @@ fn refusals(
     }
 }
 
-impl Carts<'_> {
+impl Carts {
     fn state(&self, raw: &RawCart) -> Result<CartState, PlatformError> {
         let currency = if raw.total.currency.is_empty() {
             self.currency
@@ -466,7 +472,7 @@ impl Carts<'_> {
             "$.cart",
             draft.context.country.as_deref(),
             draft.context.language.as_deref(),
-            self.default_country,
+            self.default_country.as_deref(),
             None,
         )
     }
@@ -478,7 +484,7 @@ impl Carts<'_> {
         let data = self
             .client
             .run::<CartGet>(
-                ops::cart_get::Variables { id: id.to_owned() },
+                wire::cart_get::Variables { id: id.to_owned() },
                 CallKind::Read,
             )
             .await?;
@@ -486,13 +492,6 @@ impl Carts<'_> {
             .cart
             .map(RawCart::from)
             .filter(|cart| !cart.cancelled()))
-    }
-
-    pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.load(id)
-            .await?
-            .map(|cart| self.state(&cart))
-            .transpose()
     }
 
     /// The draft's lines, which carry the agent's item ids as sent. A variant gid goes to
@@ -554,16 +553,16 @@ impl Carts<'_> {
             let answer = self
                 .client
                 .run::<VariantTitles>(
-                    ops::variant_titles::Variables {
+                    wire::variant_titles::Variables {
                         ids: missing,
                         country: market
                             .country
                             .clone()
-                            .map(ops::variant_titles::CountryCode::Other),
+                            .map(wire::variant_titles::CountryCode::Other),
                         language: market
                             .language
                             .clone()
-                            .map(ops::variant_titles::LanguageCode::Other),
+                            .map(wire::variant_titles::LanguageCode::Other),
                     },
                     CallKind::Read,
                 )
@@ -571,7 +570,7 @@ impl Carts<'_> {
             match answer {
                 Ok(data) => {
                     for node in data.nodes.into_iter().flatten() {
-                        if let ops::variant_titles::VariantTitlesNodes::ProductVariant(variant) =
+                        if let wire::variant_titles::VariantTitlesNodes::ProductVariant(variant) =
                             node
                         {
                             titles.insert(
@@ -609,7 +608,25 @@ impl Carts<'_> {
             .collect()
     }
 
-    pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+    /// The answer for a cart that was never opened: no id, no lines.
+    fn empty(&self) -> CartState {
+        CartState {
+            id: String::new(),
+            lines: Vec::new(),
+            currency: self.currency,
+            subtotal: 0,
+            discount: 0,
+            tax: None,
+            total: 0,
+            checkout_url: None,
+            expires_at: None,
+        }
+    }
+}
+
+#[async_trait]
+impl CartPort for Carts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         let market = self.market(draft)?;
         let Wanted {
             sent: wanted,
@@ -627,7 +644,7 @@ impl Carts<'_> {
         let mut sent = wanted.clone();
         let attributes = || {
             draft.attribution.as_ref().map(|attribution| {
-                vec![ops::cart_create::AttributeInput {
+                vec![wire::cart_create::AttributeInput {
                     key: ATTRIBUTION_ATTRIBUTE.to_owned(),
                     value: attribution.to_string().chars().take(1000).collect(),
                 }]
@@ -637,19 +654,19 @@ impl Carts<'_> {
             let data = self
                 .client
                 .run::<CartCreate>(
-                    ops::cart_create::Variables {
-                        input: ops::cart_create::CartInput {
+                    wire::cart_create::Variables {
+                        input: wire::cart_create::CartInput {
                             attributes: attributes(),
                             buyer_identity: market.country.clone().map(|country| {
-                                ops::cart_create::CartBuyerIdentityInput {
-                                    country_code: Some(ops::cart_create::CountryCode::Other(
+                                wire::cart_create::CartBuyerIdentityInput {
+                                    country_code: Some(wire::cart_create::CountryCode::Other(
                                         country,
                                     )),
                                 }
                             }),
                             lines: Some(
                                 sent.iter()
-                                    .map(|line| ops::cart_create::CartLineInput {
+                                    .map(|line| wire::cart_create::CartLineInput {
                                         merchandise_id: line.variant_id.clone(),
                                         quantity: Some(i64::from(line.quantity)),
                                     })
@@ -701,24 +718,16 @@ impl Carts<'_> {
         Err(bad("cartCreate refused the cart"))
     }
 
-    /// The answer for a cart that was never opened: no id, no lines.
-    fn empty(&self) -> CartState {
-        CartState {
-            id: String::new(),
-            lines: Vec::new(),
-            currency: self.currency,
-            subtotal: 0,
-            discount: 0,
-            tax: None,
-            total: 0,
-            checkout_url: None,
-            expires_at: None,
-        }
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        self.load(id)
+            .await?
+            .map(|cart| self.state(&cart))
+            .transpose()
     }
 
     /// The cart read and the lookup of any non-gid line (only then) go out together; then
     /// one write, as the module header says.
-    pub async fn replace(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
@@ -737,36 +746,33 @@ impl Carts<'_> {
             mut titles,
         } = wanted;
         learn(&mut titles, &cart);
-        let mut kept: HashSet<&str> = HashSet::new();
+        let diff = lines::diff(
+            cart.lines.iter().map(|line| {
+                (
+                    line.variant_id.as_deref().unwrap_or_default(),
+                    line.quantity,
+                )
+            }),
+            &wanted,
+            |want| (want.variant_id.as_str(), want.quantity),
+        );
         let mut updates: Vec<Sent> = Vec::new();
         let mut update_ids: Vec<String> = Vec::new();
-        for line in &cart.lines {
+        for change in &diff.changes {
+            let line = &cart.lines[change.index];
             let variant = line.variant_id.as_deref().unwrap_or_default();
-            let target = wanted
-                .iter()
-                .find(|want| want.variant_id == variant && !kept.contains(variant));
-            let (item_id, quantity) = match target {
-                Some(want) => {
-                    kept.insert(&want.variant_id);
-                    (want.item_id.clone(), want.quantity)
-                }
+            updates.push(match change.to {
+                Some(want) => want.clone(),
                 // Not wanted any more, or a second line of a variant already kept.
-                None => (variant.to_owned(), 0),
-            };
-            if i64::from(quantity) != line.quantity {
-                updates.push(Sent {
-                    item_id,
+                None => Sent {
+                    item_id: variant.to_owned(),
                     variant_id: variant.to_owned(),
-                    quantity,
-                });
-                update_ids.push(line.id.clone());
-            }
+                    quantity: 0,
+                },
+            });
+            update_ids.push(line.id.clone());
         }
-        let mut adds: Vec<Sent> = wanted
-            .iter()
-            .filter(|want| !kept.contains(want.variant_id.as_str()))
-            .cloned()
-            .collect();
+        let mut adds: Vec<Sent> = diff.additions.into_iter().cloned().collect();
 
         let mut add_attempts = 2;
         let update_inputs = || {
@@ -781,11 +787,11 @@ impl Carts<'_> {
             let data = self
                 .client
                 .run::<CartReplace>(
-                    ops::cart_replace::Variables {
+                    wire::cart_replace::Variables {
                         cart_id: cart.id.clone(),
                         updates: update_inputs()
                             .into_iter()
-                            .map(|(id, quantity)| ops::cart_replace::CartLineUpdateInput {
+                            .map(|(id, quantity)| wire::cart_replace::CartLineUpdateInput {
                                 id,
                                 merchandise_id: None,
                                 quantity: Some(quantity),
@@ -793,7 +799,7 @@ impl Carts<'_> {
                             .collect(),
                         adds: adds
                             .iter()
-                            .map(|line| ops::cart_replace::CartLineInput {
+                            .map(|line| wire::cart_replace::CartLineInput {
                                 merchandise_id: line.variant_id.clone(),
                                 quantity: Some(i64::from(line.quantity)),
                             })
@@ -838,12 +844,12 @@ impl Carts<'_> {
             let data = self
                 .client
                 .run::<CartLinesUpdate>(
-                    ops::cart_lines_update::Variables {
+                    wire::cart_lines_update::Variables {
                         cart_id: cart.id.clone(),
                         lines: update_inputs()
                             .into_iter()
                             .map(
-                                |(id, quantity)| ops::cart_lines_update::CartLineUpdateInput {
+                                |(id, quantity)| wire::cart_lines_update::CartLineUpdateInput {
                                     id,
                                     merchandise_id: None,
                                     quantity: Some(quantity),
@@ -878,11 +884,11 @@ impl Carts<'_> {
             let data = self
                 .client
                 .run::<CartLinesAdd>(
-                    ops::cart_lines_add::Variables {
+                    wire::cart_lines_add::Variables {
                         cart_id: cart.id.clone(),
                         lines: adds
                             .iter()
-                            .map(|line| ops::cart_lines_add::CartLineInput {
+                            .map(|line| wire::cart_lines_add::CartLineInput {
                                 merchandise_id: line.variant_id.clone(),
                                 quantity: Some(i64::from(line.quantity)),
                             })
@@ -918,24 +924,24 @@ impl Carts<'_> {
         }))
     }
 
-    pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let Some(cart) = self.load(id).await? else {
             return Ok(None);
         };
         let before = self.state(&cart)?;
-        let mut attributes: Vec<ops::cart_attributes_update::AttributeInput> = cart
+        let mut attributes: Vec<wire::cart_attributes_update::AttributeInput> = cart
             .attributes
             .iter()
             .filter_map(|(key, value)| {
                 value
                     .as_ref()
-                    .map(|value| ops::cart_attributes_update::AttributeInput {
+                    .map(|value| wire::cart_attributes_update::AttributeInput {
                         key: key.clone(),
                         value: value.clone(),
                     })
             })
             .collect();
-        attributes.push(ops::cart_attributes_update::AttributeInput {
+        attributes.push(wire::cart_attributes_update::AttributeInput {
             key: CANCELLED_ATTRIBUTE.to_owned(),
             value: OffsetDateTime::now_utc()
                 .format(&Rfc3339)
@@ -945,7 +951,7 @@ impl Carts<'_> {
             let data = self
                 .client
                 .run::<CartAttributesUpdate>(
-                    ops::cart_attributes_update::Variables {
+                    wire::cart_attributes_update::Variables {
                         cart_id: cart.id.clone(),
                         attributes,
                     },
@@ -964,11 +970,11 @@ impl Carts<'_> {
         let data = self
             .client
             .run::<CartCancel>(
-                ops::cart_cancel::Variables {
+                wire::cart_cancel::Variables {
                     cart_id: cart.id.clone(),
                     attributes: attributes
                         .into_iter()
-                        .map(|attribute| ops::cart_cancel::AttributeInput {
+                        .map(|attribute| wire::cart_cancel::AttributeInput {
                             key: attribute.key,
                             value: attribute.value,
                         })

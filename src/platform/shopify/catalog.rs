@@ -22,16 +22,19 @@ use std::collections::HashSet;
 use iso_currency::Currency;
 
 use super::client::Storefront;
-use super::gid::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::ids::{CatalogId, gid_number, parse_catalog_id, product_gid, variant_gid};
+use super::mapping::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
 use super::market::{self, Market};
-use super::normalize::{self, RawProduct, RawVariant, RawVariantPage, enum_name};
-use super::ops::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
+use super::wire::{self, BrowseProducts, Nodes, ProductVariants, SearchProducts};
 use crate::model::{
     BuyerContext, PriceBounds, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
 };
 use crate::money::Money;
+use crate::platform::catalog::CatalogPort;
+use crate::platform::port::Health;
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
+use async_trait::async_trait;
 
 /// Shopify caps a product at 2,048 variants; this bounds the pagination loop with room to spare.
 const MAX_VARIANT_PAGES: usize = 16;
@@ -80,11 +83,11 @@ fn quoted(value: &str) -> String {
     out
 }
 
-pub struct Catalog<'a> {
-    pub client: &'a Storefront,
+pub struct Catalog {
+    pub client: Arc<Storefront>,
     pub currency: Currency,
-    pub default_country: Option<&'a str>,
-    pub default_language: Option<&'a str>,
+    pub default_country: Option<String>,
+    pub default_language: Option<String>,
 }
 
 /// What a raw node answered for: the product and, when a variant was named, its gid.
@@ -94,20 +97,20 @@ struct Found {
     variant: Option<String>,
 }
 
-impl Catalog<'_> {
+impl Catalog {
     /// Checked before any request: Shopify refuses a whole operation over a bad enum value.
     pub fn market(&self, context: &BuyerContext) -> Result<Market, PlatformError> {
         market::market(
             "$.catalog",
             context.country.as_deref(),
             context.language.as_deref(),
-            self.default_country,
-            self.default_language,
+            self.default_country.as_deref(),
+            self.default_language.as_deref(),
         )
     }
 
     fn map(&self, raw: &RawProduct) -> Result<Product, PlatformError> {
-        normalize::product(raw, self.currency)
+        mapping::product(raw, self.currency)
     }
 
     /// Store-currency minor units as the decimal `Float` Shopify's price filter takes. The
@@ -117,121 +120,6 @@ impl Catalog<'_> {
             .to_major_string()
             .parse()
             .ok()
-    }
-
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let market = self.market(&request.context)?;
-        let first = i64::from(request.limit.clamp(1, 250));
-        let price = request.filters.price.as_ref();
-        // One Shopify taxonomy category is narrowed by Shopify itself (its filter also admits
-        // subcategories; the brain's post-filter still decides). Several values stay with the
-        // brain: how Shopify combines same-type filters is not documented, and a wrong AND
-        // would hide products. `products` has no category filter, so a browse by category goes
-        // through `search` with "*" (Shopify's match-everything query): otherwise it would walk
-        // every product of the shop page by page, most pages empty after the post-filter.
-        let category = match request.filters.categories.as_slice() {
-            [value] if is_taxonomy_key(value) => Some(value),
-            _ => None,
-        };
-        let words = match (&request.query, category) {
-            (Some(query), _) => Some(query.clone()),
-            (None, Some(_)) => Some("*".to_owned()),
-            (None, None) => None,
-        };
-        let (raws, next, total) = match words {
-            Some(query) => {
-                let mut filters = Vec::new();
-                if let Some(bounds) = price {
-                    filters.push(ops::search_products::ProductFilter {
-                        available: None,
-                        category: None,
-                        price: Some(ops::search_products::PriceRangeFilter {
-                            min: bounds.min.and_then(|min| self.major(min)),
-                            max: bounds.max.and_then(|max| self.major(max)),
-                        }),
-                    });
-                }
-                if let Some(value) = category {
-                    filters.push(ops::search_products::ProductFilter {
-                        available: None,
-                        price: None,
-                        category: Some(ops::search_products::CategoryFilter {
-                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
-                        }),
-                    });
-                }
-                let filters = (!filters.is_empty()).then_some(filters);
-                let data = self
-                    .client
-                    .run::<SearchProducts>(
-                        ops::search_products::Variables {
-                            query,
-                            first,
-                            after: request.upstream_cursor.clone(),
-                            filters,
-                            variants: LISTING_VARIANTS,
-                            country: market.country.map(ops::search_products::CountryCode::Other),
-                            language: market
-                                .language
-                                .map(ops::search_products::LanguageCode::Other),
-                        },
-                        CallKind::Read,
-                    )
-                    .await?;
-                let page = data.search;
-                let raws: Vec<RawProduct> = page
-                    .nodes
-                    .into_iter()
-                    .map(|node| match node {
-                        ops::search_products::SearchProductsSearchNodes::Product(product) => {
-                            RawProduct::search_products(product.product_fields, product.variants)
-                        }
-                    })
-                    .collect();
-                let next = page
-                    .page_info
-                    .end_cursor
-                    .filter(|_| page.page_info.has_next_page);
-                (raws, next, u64::try_from(page.total_count).ok())
-            }
-            None => {
-                let data = self
-                    .client
-                    .run::<BrowseProducts>(
-                        ops::browse_products::Variables {
-                            first,
-                            after: request.upstream_cursor.clone(),
-                            query: price.and_then(|bounds| self.price_query(bounds)),
-                            country: market.country.map(ops::browse_products::CountryCode::Other),
-                            language: market
-                                .language
-                                .map(ops::browse_products::LanguageCode::Other),
-                        },
-                        CallKind::Read,
-                    )
-                    .await?;
-                let page = data.products;
-                let raws = page
-                    .nodes
-                    .into_iter()
-                    .map(|node| RawProduct::browse_products(node.product_fields, node.variants))
-                    .collect();
-                let next = page
-                    .page_info
-                    .end_cursor
-                    .filter(|_| page.page_info.has_next_page);
-                (raws, next, None)
-            }
-        };
-        let products = raws
-            .iter()
-            .map(|raw| self.map(raw).map(Arc::new))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(SearchPage {
-            products,
-            next_cursor: next,
-            total_count: total,
-        })
     }
 
     /// `products(query:)` has no productFilters; its search syntax filters on variant prices.
@@ -255,10 +143,13 @@ impl Catalog<'_> {
         let data = self
             .client
             .run::<Nodes>(
-                ops::nodes::Variables {
+                wire::nodes::Variables {
                     ids: gids,
-                    country: market.country.clone().map(ops::nodes::CountryCode::Other),
-                    language: market.language.clone().map(ops::nodes::LanguageCode::Other),
+                    country: market.country.clone().map(wire::nodes::CountryCode::Other),
+                    language: market
+                        .language
+                        .clone()
+                        .map(wire::nodes::LanguageCode::Other),
                 },
                 CallKind::Read,
             )
@@ -268,11 +159,11 @@ impl Catalog<'_> {
             .into_iter()
             .flatten()
             .map(|node| match node {
-                ops::nodes::NodesNodes::Product(product) => Found {
+                wire::nodes::NodesNodes::Product(product) => Found {
                     product: RawProduct::nodes(product.product_fields, product.variants),
                     variant: None,
                 },
-                ops::nodes::NodesNodes::ProductVariant(node) => {
+                wire::nodes::NodesNodes::ProductVariant(node) => {
                     let variant: RawVariant = node.variant_fields.into();
                     let mut product =
                         RawProduct::nodes(node.product.product_fields, node.product.variants);
@@ -312,7 +203,7 @@ impl Catalog<'_> {
         let data = self
             .client
             .run::<SearchProducts>(
-                ops::search_products::Variables {
+                wire::search_products::Variables {
                     query,
                     first,
                     after: None,
@@ -321,11 +212,11 @@ impl Catalog<'_> {
                     country: market
                         .country
                         .clone()
-                        .map(ops::search_products::CountryCode::Other),
+                        .map(wire::search_products::CountryCode::Other),
                     language: market
                         .language
                         .clone()
-                        .map(ops::search_products::LanguageCode::Other),
+                        .map(wire::search_products::LanguageCode::Other),
                 },
                 CallKind::Read,
             )
@@ -335,7 +226,7 @@ impl Catalog<'_> {
             .nodes
             .into_iter()
             .map(|node| match node {
-                ops::search_products::SearchProductsSearchNodes::Product(product) => {
+                wire::search_products::SearchProductsSearchNodes::Product(product) => {
                     RawProduct::search_products(product.product_fields, product.variants)
                 }
             })
@@ -491,7 +382,175 @@ impl Catalog<'_> {
         Ok(out)
     }
 
-    pub async fn resolve(
+    /// Loads the variants after `page` until there are no more.
+    async fn all_variants(
+        &self,
+        product_id: &str,
+        mut page: RawVariantPage,
+        market: &Market,
+    ) -> Result<Vec<RawVariant>, PlatformError> {
+        let mut variants = std::mem::take(&mut page.variants);
+        let mut next = page.next;
+        let mut pages = 0;
+        while let Some(after) = next.take() {
+            pages += 1;
+            if pages > MAX_VARIANT_PAGES {
+                return Err(PlatformError::BadResponse(
+                    "product variants never stop paginating".to_owned(),
+                ));
+            }
+            let data = self
+                .client
+                .run::<ProductVariants>(
+                    wire::product_variants::Variables {
+                        id: product_id.to_owned(),
+                        after: Some(after),
+                        country: market
+                            .country
+                            .clone()
+                            .map(wire::product_variants::CountryCode::Other),
+                        language: market
+                            .language
+                            .clone()
+                            .map(wire::product_variants::LanguageCode::Other),
+                    },
+                    CallKind::Read,
+                )
+                .await?;
+            let Some(product) = data.product else {
+                // Deleted while we paginated: what we have is all there is.
+                break;
+            };
+            let page: RawVariantPage = product.variants.into();
+            variants.extend(page.variants);
+            next = page.next;
+        }
+        Ok(variants)
+    }
+}
+
+#[async_trait]
+impl CatalogPort for Catalog {
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let market = self.market(&request.context)?;
+        let first = i64::from(request.limit.clamp(1, 250));
+        let price = request.filters.price.as_ref();
+        // One Shopify taxonomy category is narrowed by Shopify itself (its filter also admits
+        // subcategories; the brain's post-filter still decides). Several values stay with the
+        // brain: how Shopify combines same-type filters is not documented, and a wrong AND
+        // would hide products. `products` has no category filter, so a browse by category goes
+        // through `search` with "*" (Shopify's match-everything query): otherwise it would walk
+        // every product of the shop page by page, most pages empty after the post-filter.
+        let category = match request.filters.categories.as_slice() {
+            [value] if is_taxonomy_key(value) => Some(value),
+            _ => None,
+        };
+        let words = match (&request.query, category) {
+            (Some(query), _) => Some(query.clone()),
+            (None, Some(_)) => Some("*".to_owned()),
+            (None, None) => None,
+        };
+        let (raws, next, total) = match words {
+            Some(query) => {
+                let mut filters = Vec::new();
+                if let Some(bounds) = price {
+                    filters.push(wire::search_products::ProductFilter {
+                        available: None,
+                        category: None,
+                        price: Some(wire::search_products::PriceRangeFilter {
+                            min: bounds.min.and_then(|min| self.major(min)),
+                            max: bounds.max.and_then(|max| self.major(max)),
+                        }),
+                    });
+                }
+                if let Some(value) = category {
+                    filters.push(wire::search_products::ProductFilter {
+                        available: None,
+                        price: None,
+                        category: Some(wire::search_products::CategoryFilter {
+                            id: format!("gid://shopify/TaxonomyCategory/{value}"),
+                        }),
+                    });
+                }
+                let filters = (!filters.is_empty()).then_some(filters);
+                let data = self
+                    .client
+                    .run::<SearchProducts>(
+                        wire::search_products::Variables {
+                            query,
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            filters,
+                            variants: LISTING_VARIANTS,
+                            country: market
+                                .country
+                                .map(wire::search_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(wire::search_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.search;
+                let raws: Vec<RawProduct> = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| match node {
+                        wire::search_products::SearchProductsSearchNodes::Product(product) => {
+                            RawProduct::search_products(product.product_fields, product.variants)
+                        }
+                    })
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, u64::try_from(page.total_count).ok())
+            }
+            None => {
+                let data = self
+                    .client
+                    .run::<BrowseProducts>(
+                        wire::browse_products::Variables {
+                            first,
+                            after: request.upstream_cursor.clone(),
+                            query: price.and_then(|bounds| self.price_query(bounds)),
+                            country: market
+                                .country
+                                .map(wire::browse_products::CountryCode::Other),
+                            language: market
+                                .language
+                                .map(wire::browse_products::LanguageCode::Other),
+                        },
+                        CallKind::Read,
+                    )
+                    .await?;
+                let page = data.products;
+                let raws = page
+                    .nodes
+                    .into_iter()
+                    .map(|node| RawProduct::browse_products(node.product_fields, node.variants))
+                    .collect();
+                let next = page
+                    .page_info
+                    .end_cursor
+                    .filter(|_| page.page_info.has_next_page);
+                (raws, next, None)
+            }
+        };
+        let products = raws
+            .iter()
+            .map(|raw| self.map(raw).map(Arc::new))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(SearchPage {
+            products,
+            next_cursor: next,
+            total_count: total,
+        })
+    }
+
+    async fn resolve(
         &self,
         ids: &[String],
         context: &BuyerContext,
@@ -513,53 +572,7 @@ impl Catalog<'_> {
             .collect()
     }
 
-    /// Loads the variants after `page` until there are no more.
-    async fn all_variants(
-        &self,
-        product_id: &str,
-        mut page: RawVariantPage,
-        market: &Market,
-    ) -> Result<Vec<RawVariant>, PlatformError> {
-        let mut variants = std::mem::take(&mut page.variants);
-        let mut next = page.next;
-        let mut pages = 0;
-        while let Some(after) = next.take() {
-            pages += 1;
-            if pages > MAX_VARIANT_PAGES {
-                return Err(PlatformError::BadResponse(
-                    "product variants never stop paginating".to_owned(),
-                ));
-            }
-            let data = self
-                .client
-                .run::<ProductVariants>(
-                    ops::product_variants::Variables {
-                        id: product_id.to_owned(),
-                        after: Some(after),
-                        country: market
-                            .country
-                            .clone()
-                            .map(ops::product_variants::CountryCode::Other),
-                        language: market
-                            .language
-                            .clone()
-                            .map(ops::product_variants::LanguageCode::Other),
-                    },
-                    CallKind::Read,
-                )
-                .await?;
-            let Some(product) = data.product else {
-                // Deleted while we paginated: what we have is all there is.
-                break;
-            };
-            let page: RawVariantPage = product.variants.into();
-            variants.extend(page.variants);
-            next = page.next;
-        }
-        Ok(variants)
-    }
-
-    pub async fn product(
+    async fn product(
         &self,
         id: &str,
         context: &BuyerContext,
@@ -592,10 +605,18 @@ impl Catalog<'_> {
 /// The shop's name, home page and currency, read once at start-up when not configured.
 pub async fn shop_info(client: &Storefront) -> Result<(String, String, Currency), PlatformError> {
     let data = client
-        .run::<ops::ShopInfo>(ops::shop_info::Variables, CallKind::Read)
+        .run::<wire::ShopInfo>(wire::shop_info::Variables, CallKind::Read)
         .await?;
     let code = enum_name(&data.shop.payment_settings.currency_code);
     let currency = crate::money::parse_currency(&code)
         .map_err(|error| PlatformError::BadResponse(error.to_string()))?;
     Ok((data.shop.name, data.shop.primary_domain.url, currency))
+}
+
+/// Ready when the shop's own record reads.
+#[async_trait]
+impl Health for Catalog {
+    async fn ready(&self) -> Result<(), PlatformError> {
+        shop_info(&self.client).await.map(|_| ())
+    }
 }

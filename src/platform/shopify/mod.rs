@@ -1,35 +1,30 @@
 //! Shopify through the Storefront GraphQL API: catalog reads and carts. The adapter fetches
 //! and normalises; the brain applies the protocol rules.
 //!
-//! One module per job: `settings` (config keys), `gid` (agent ids → typed ids), `ops` (the
-//! typed operations of `graphql/`), `client` (transport and error mapping), `normalize`
-//! (Shopify → model), `taxonomy` (category table), `catalog` and `cart` (the port's methods).
+//! The roles every adapter folder shares: `settings` (config keys), `ids` (agent ids → typed
+//! ids), `wire` (the typed operations of `graphql/`), `client` (transport and error mapping),
+//! `mapping` (Shopify → model), `catalog` and `cart` (the ports); and its own `market` (buyer
+//! country and language) and `taxonomy` (category table).
 
 mod cart;
 mod catalog;
 mod client;
-mod gid;
+mod ids;
+mod mapping;
 mod market;
-mod normalize;
-mod ops;
 mod settings;
 mod taxonomy;
+mod wire;
 
 use std::sync::Arc;
-
-use async_trait::async_trait;
 
 use self::cart::Carts;
 use self::catalog::Catalog;
 use self::client::Storefront;
 use self::settings::ShopifySettings;
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::UpstreamPolicy;
 use crate::settings::ConfigProblem;
@@ -99,108 +94,45 @@ fn build(
             )]
         })?,
     };
-    Ok(Arc::new(ShopifyStore {
-        info: StoreInfo {
-            platform: "shopify",
-            name,
-            currency,
-            storefront_url,
-            capabilities: Capabilities {
-                search: true,
-                lookup: true,
-                cart: true,
-            },
-            // Prices go to Shopify as productFilters / variants.price; categories span three
-            // taxonomies (product type, collections, Shopify and Google categories) that no
-            // single Shopify filter covers, so the brain post-filters them: such pages can come
-            // back shorter than asked, never with a wrong product. One Shopify taxonomy key is
-            // still narrowed by Shopify (`catalog::search`), so its pages are not empty.
-            pushdown: Pushdown {
-                categories: false,
-                price: true,
-            },
-            // Shopify's cart answer names every line it refused or cut (userErrors, warnings),
-            // so a cart write needs no catalog read first (`cart`).
-            cart_lines: LineJudge::Store,
+    let info = StoreInfo {
+        platform: "shopify",
+        name,
+        currency,
+        storefront_url,
+        capabilities: Capabilities {
+            search: true,
+            lookup: true,
+            cart: true,
         },
+        // Prices go to Shopify as productFilters / variants.price; categories span three
+        // taxonomies (product type, collections, Shopify and Google categories) that no
+        // single Shopify filter covers, so the brain post-filters them: such pages can come
+        // back shorter than asked, never with a wrong product. One Shopify taxonomy key is
+        // still narrowed by Shopify (`catalog::search`), so its pages are not empty.
+        pushdown: Pushdown {
+            categories: false,
+            price: true,
+        },
+        // Shopify's cart answer names every line it refused or cut (userErrors, warnings),
+        // so a cart write needs no catalog read first (`cart`).
+        cart_lines: LineJudge::Store,
+    };
+    let catalog = Arc::new(Catalog {
+        client: client.clone(),
+        currency,
+        default_country: settings.country.clone(),
+        default_language: settings.language.clone(),
+    });
+    let carts = Carts {
         client,
-        settings,
-    }))
-}
-
-pub struct ShopifyStore {
-    info: StoreInfo,
-    client: Arc<Storefront>,
-    settings: ShopifySettings,
-}
-
-impl ShopifyStore {
-    fn catalog(&self) -> Catalog<'_> {
-        Catalog {
-            client: &self.client,
-            currency: self.info.currency,
-            default_country: self.settings.country.as_deref(),
-            default_language: self.settings.language.as_deref(),
-        }
-    }
-
-    fn carts(&self) -> Carts<'_> {
-        Carts {
-            client: &self.client,
-            catalog: self.catalog(),
-            currency: self.info.currency,
-            default_country: self.settings.country.as_deref(),
-        }
-    }
-}
-
-#[async_trait]
-impl Platform for ShopifyStore {
-    fn info(&self) -> &StoreInfo {
-        &self.info
-    }
-
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        self.catalog().search(request).await
-    }
-
-    async fn resolve(
-        &self,
-        ids: &[String],
-        context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        self.catalog().resolve(ids, context).await
-    }
-
-    async fn product(
-        &self,
-        id: &str,
-        context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError> {
-        self.catalog().product(id, context).await
-    }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        self.carts().create(draft).await
-    }
-
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts().get(id).await
-    }
-
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.carts().replace(id, draft).await
-    }
-
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts().cancel(id).await
-    }
-
-    async fn ready(&self) -> Result<(), PlatformError> {
-        catalog::shop_info(&self.client).await.map(|_| ())
-    }
+        catalog: catalog.clone(),
+        currency,
+        default_country: settings.country.clone(),
+    };
+    Ok(Arc::new(Platform::new(
+        info,
+        catalog.clone(),
+        Arc::new(carts),
+        catalog,
+    )))
 }

@@ -12,16 +12,19 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use url::Url;
 
-use super::api::{VtexApi, ownership_cookie, unexpected};
 use super::catalog::Catalog;
+use super::client::{VtexApi, ownership_cookie, unexpected};
 use super::mapping;
 use super::owners::Owners;
 use super::wire::OrderForm;
+use crate::model::lines;
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
+use crate::platform::cart::CartPort;
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::UpstreamResponse;
+use async_trait::async_trait;
 
 const ORDER_FORM: [&str; 4] = ["api", "checkout", "pub", "orderForm"];
 
@@ -222,7 +225,36 @@ impl Carts {
         self.read_form(&response, what).await
     }
 
-    pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+    /// The `orderItems` of one `PATCH items` that turns `form`'s lines into `wanted`.
+    fn replacement(&self, form: &OrderForm, wanted: &[CartLineInput]) -> Vec<Value> {
+        let diff = lines::diff(
+            form.items
+                .iter()
+                .map(|item| (item.id.as_str(), i64::from(item.quantity))),
+            wanted,
+            |line| (line.item_id.as_str(), line.quantity),
+        );
+        let mut changes: Vec<(usize, u32)> = diff
+            .changes
+            .iter()
+            .map(|change| (change.index, change.to.map_or(0, |line| line.quantity)))
+            .collect();
+        // Highest index first: removing a line shifts only the lines after it.
+        changes.sort_by_key(|change| std::cmp::Reverse(change.0));
+        let mut items: Vec<Value> = changes
+            .into_iter()
+            .map(|(index, quantity)| json!({"index": index, "quantity": quantity}))
+            .collect();
+        items.extend(diff.additions.into_iter().map(|line| {
+            json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})
+        }));
+        items
+    }
+}
+
+#[async_trait]
+impl CartPort for Carts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         let response = self
             .api
             .get(
@@ -271,47 +303,14 @@ impl Carts {
         })
     }
 
-    pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         match self.fetch(id).await? {
             Some((form, _)) => self.state(&form).map(Some),
             None => Ok(None),
         }
     }
 
-    /// The `orderItems` of one `PATCH items` that turns `form`'s lines into `wanted`.
-    fn replacement(&self, form: &OrderForm, wanted: &[CartLineInput]) -> Vec<Value> {
-        let mut changes = Vec::new();
-        let mut kept: Vec<&str> = Vec::new();
-        for (index, item) in form.items.iter().enumerate() {
-            let target = wanted
-                .iter()
-                .find(|line| line.item_id == item.id && !kept.contains(&item.id.as_str()));
-            match target {
-                Some(line) => {
-                    kept.push(item.id.as_str());
-                    if line.quantity != item.quantity {
-                        changes.push((index, line.quantity));
-                    }
-                }
-                None => changes.push((index, 0)),
-            }
-        }
-        // Highest index first: removing a line shifts only the lines after it.
-        changes.sort_by_key(|change| std::cmp::Reverse(change.0));
-        let mut items: Vec<Value> = changes
-            .into_iter()
-            .map(|(index, quantity)| json!({"index": index, "quantity": quantity}))
-            .collect();
-        items.extend(
-            wanted
-                .iter()
-                .filter(|line| !kept.contains(&line.item_id.as_str()))
-                .map(|line| json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})),
-        );
-        items
-    }
-
-    pub async fn replace(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
@@ -351,7 +350,7 @@ impl Carts {
         }))
     }
 
-    pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let Some((form, cookie)) = self.fetch(id).await? else {
             return Ok(None);
         };

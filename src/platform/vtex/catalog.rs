@@ -4,15 +4,21 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use super::api::VtexApi;
-use super::categories::{CategoryCache, CategoryRef};
+use super::categories::{self, CategoryRef, CategoryTree};
+use super::client::VtexApi;
 use super::ids::{self, IdKind};
 use super::mapping::{self, Context};
 use super::stack::{Stack, StackProbe};
 use super::wire::{self, LegacyAxes};
-use crate::model::{BuyerContext, Product, Resolution, Resolved, SearchPage, SearchRequest};
+use crate::model::{
+    BuyerContext, Product, ProductHit, Resolution, Resolved, SearchPage, SearchRequest,
+};
 use crate::money::Money;
+use crate::platform::catalog::CatalogPort;
+use crate::platform::categories::CategoryCache;
+use crate::platform::port::Health;
 use crate::platform::port::PlatformError;
+use async_trait::async_trait;
 
 /// Intelligent Search and the legacy search both serve at most 50 products a page.
 pub const MAX_PER_PAGE: u32 = 50;
@@ -32,7 +38,7 @@ pub struct Where {
 pub struct Catalog {
     api: Arc<VtexApi>,
     stack: Arc<StackProbe>,
-    categories: CategoryCache,
+    categories: CategoryCache<CategoryTree>,
     place: Where,
     currency: iso_currency::Currency,
     storefront: url::Url,
@@ -75,7 +81,7 @@ impl Catalog {
     pub fn new(
         api: Arc<VtexApi>,
         stack: Arc<StackProbe>,
-        categories: CategoryCache,
+        categories: CategoryCache<CategoryTree>,
         place: Where,
         currency: iso_currency::Currency,
         storefront: url::Url,
@@ -173,32 +179,11 @@ impl Catalog {
     }
 
     async fn categories_for(&self, values: &[String]) -> Result<Vec<CategoryRef>, PlatformError> {
-        let tree = self.categories.tree(&self.api).await?;
+        let tree = self.categories.get(categories::fetch(&self.api)).await?;
         Ok(values
             .iter()
             .filter_map(|value| tree.find(value).cloned())
             .collect())
-    }
-
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let categories = if request.filters.categories.is_empty() {
-            Vec::new()
-        } else {
-            let found = self.categories_for(&request.filters.categories).await?;
-            if found.is_empty() {
-                // No such category: nothing can match, and no listing call is needed.
-                return Ok(SearchPage {
-                    products: Vec::new(),
-                    next_cursor: None,
-                    total_count: Some(0),
-                });
-            }
-            found
-        };
-        match self.stack.get(&self.api).await? {
-            Stack::IntelligentSearch => self.search_is(request, &categories).await,
-            Stack::Legacy => self.search_legacy(request, &categories).await,
-        }
     }
 
     fn price_bounds(&self, request: &SearchRequest) -> Option<(String, String)> {
@@ -412,11 +397,35 @@ impl Catalog {
         .await;
         answers.into_iter().collect()
     }
+}
+
+#[async_trait]
+impl CatalogPort for Catalog {
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let categories = if request.filters.categories.is_empty() {
+            Vec::new()
+        } else {
+            let found = self.categories_for(&request.filters.categories).await?;
+            if found.is_empty() {
+                // No such category: nothing can match, and no listing call is needed.
+                return Ok(SearchPage {
+                    products: Vec::new(),
+                    next_cursor: None,
+                    total_count: Some(0),
+                });
+            }
+            found
+        };
+        match self.stack.get(&self.api).await? {
+            Stack::IntelligentSearch => self.search_is(request, &categories).await,
+            Stack::Legacy => self.search_legacy(request, &categories).await,
+        }
+    }
 
     /// Resolves inputs in at most two rounds: SKU ids, reference codes and slugs first (a
     /// cart's lines are SKU ids: one request), then product ids, EANs and numeric reference
     /// codes for the numbers round one did not find.
-    pub async fn resolve(
+    async fn resolve(
         &self,
         inputs: &[String],
         context: &BuyerContext,
@@ -457,11 +466,11 @@ impl Catalog {
 
     /// The product a product id or SKU id names (both asked at once), else whatever
     /// `resolve` makes of a reference code, EAN or slug.
-    pub async fn product(
+    async fn product(
         &self,
         input: &str,
         context: &BuyerContext,
-    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
+    ) -> Result<Option<ProductHit>, PlatformError> {
         let hit = if ids::is_number(input) {
             let stack = self.stack.get(&self.api).await?;
             let values = vec![input.to_owned()];
@@ -479,13 +488,7 @@ impl Catalog {
                 .into_iter()
                 .next()
         };
-        Ok(hit.map(|hit| {
-            let variant = match hit.resolution {
-                Resolution::Variant(id) => Some(id),
-                Resolution::Product => None,
-            };
-            (hit.product, variant)
-        }))
+        Ok(hit.map(ProductHit::from))
     }
 }
 
@@ -600,6 +603,30 @@ async fn join_all<F: std::future::Future>(futures: impl IntoIterator<Item = F>) 
     })
     .await;
     outputs.into_iter().flatten().collect()
+}
+
+/// Ready when the search API answers (and, the first time, says which one the store has).
+#[async_trait]
+impl Health for Catalog {
+    async fn ready(&self) -> Result<(), PlatformError> {
+        if self.stack.known().is_some() {
+            self.search(&SearchRequest {
+                query: None,
+                filters: Default::default(),
+                context: Default::default(),
+                upstream_cursor: None,
+                limit: 1,
+            })
+            .await
+            .map(|_| ())
+        } else {
+            self.stack.get(&self.api).await.map(|_| ())
+        }
+    }
+
+    fn describe(&self) -> Option<String> {
+        self.stack.known().map(|stack| stack.describe().to_owned())
+    }
 }
 
 #[cfg(test)]

@@ -2,12 +2,7 @@
 //! filters by category: category names become Intelligent Search slug facets or legacy
 //! `C:/id/…/` filters. Kept for a while; categories change rarely.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use tokio::sync::Mutex;
-
-use super::api::VtexApi;
+use super::client::VtexApi;
 use super::wire::CategoryNode;
 use crate::platform::port::PlatformError;
 
@@ -75,39 +70,17 @@ impl CategoryTree {
     }
 }
 
-pub struct CategoryCache {
-    ttl: Duration,
-    cached: Mutex<Option<(Instant, Arc<CategoryTree>)>>,
-}
-
-impl CategoryCache {
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            ttl,
-            cached: Mutex::new(None),
-        }
-    }
-
-    /// Held across the fetch so concurrent misses make one upstream call.
-    pub async fn tree(&self, api: &VtexApi) -> Result<Arc<CategoryTree>, PlatformError> {
-        let mut cached = self.cached.lock().await;
-        if let Some((at, tree)) = cached.as_ref()
-            && at.elapsed() < self.ttl
-        {
-            return Ok(tree.clone());
-        }
-        let response = api
-            .get(
-                &["api", "catalog_system", "pub", "category", "tree", LEVELS],
-                &[],
-                None,
-            )
-            .await?;
-        let roots: Vec<CategoryNode> = api.decode(&response, "category tree")?;
-        let tree = Arc::new(CategoryTree::new(&roots));
-        *cached = Some((Instant::now(), tree.clone()));
-        Ok(tree)
-    }
+/// The whole tree, as the catalog's `CategoryCache` keeps it.
+pub async fn fetch(api: &VtexApi) -> Result<CategoryTree, PlatformError> {
+    let response = api
+        .get(
+            &["api", "catalog_system", "pub", "category", "tree", LEVELS],
+            &[],
+            None,
+        )
+        .await?;
+    let roots: Vec<CategoryNode> = api.decode(&response, "category tree")?;
+    Ok(CategoryTree::new(&roots))
 }
 
 #[cfg(test)]

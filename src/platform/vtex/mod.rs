@@ -4,10 +4,10 @@
 //! `/checkout/?orderFormId=…#/cart`. Fetch and normalise only; protocol rules live in the
 //! brain.
 
-mod api;
 mod cart;
 mod catalog;
 mod categories;
+mod client;
 mod ids;
 mod mapping;
 mod owners;
@@ -18,21 +18,15 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-
-use self::api::VtexApi;
 use self::cart::Carts;
 use self::catalog::{Catalog, Where};
-use self::categories::CategoryCache;
+use self::client::VtexApi;
 use self::owners::Owners;
 use self::stack::StackProbe;
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
+use crate::platform::categories::CategoryCache;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::{UpstreamClient, UpstreamPolicy};
 use crate::settings::ConfigProblem;
@@ -100,113 +94,29 @@ fn build(
         settings.sales_channel,
         settings.seller.clone(),
     );
-    Ok(Arc::new(VtexStore {
-        info: StoreInfo {
-            platform: "vtex",
-            name: settings.name.clone(),
-            currency: settings.currency,
-            storefront_url: settings.storefront.to_string(),
-            capabilities: Capabilities {
-                search: true,
-                lookup: true,
-                cart: true,
-            },
-            pushdown: Pushdown {
-                categories: true,
-                price: true,
-            },
-            // A SKU lookup is one `;`-joined query, and it is what tells sold-out
-            // (AvailableQuantity 0) and unknown SKUs apart before the cart is touched; the
-            // orderForm then answers for quantities it clamps.
-            cart_lines: LineJudge::Brain,
+    let info = StoreInfo {
+        platform: "vtex",
+        name: settings.name.clone(),
+        currency: settings.currency,
+        storefront_url: settings.storefront.to_string(),
+        capabilities: Capabilities {
+            search: true,
+            lookup: true,
+            cart: true,
         },
-        api,
-        stack,
+        pushdown: Pushdown {
+            categories: true,
+            price: true,
+        },
+        // A SKU lookup is one `;`-joined query, and it is what tells sold-out
+        // (AvailableQuantity 0) and unknown SKUs apart before the cart is touched; the
+        // orderForm then answers for quantities it clamps.
+        cart_lines: LineJudge::Brain,
+    };
+    Ok(Arc::new(Platform::new(
+        info,
+        catalog.clone(),
+        Arc::new(carts),
         catalog,
-        carts,
-    }))
-}
-
-pub struct VtexStore {
-    info: StoreInfo,
-    api: Arc<VtexApi>,
-    stack: Arc<StackProbe>,
-    catalog: Arc<Catalog>,
-    carts: Carts,
-}
-
-#[async_trait]
-impl Platform for VtexStore {
-    fn info(&self) -> &StoreInfo {
-        &self.info
-    }
-
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        self.catalog.search(request).await
-    }
-
-    async fn resolve(
-        &self,
-        ids: &[String],
-        context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        self.catalog.resolve(ids, context).await
-    }
-
-    async fn product(
-        &self,
-        id: &str,
-        context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError> {
-        Ok(self
-            .catalog
-            .product(id, context)
-            .await?
-            .map(|(product, variant_id)| ProductHit {
-                product,
-                variant_id,
-            }))
-    }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        self.carts.create(draft).await
-    }
-
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts.get(id).await
-    }
-
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.carts.replace(id, draft).await
-    }
-
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts.cancel(id).await
-    }
-
-    /// The search API answers (and, the first time, says which one the store has).
-    async fn ready(&self) -> Result<(), PlatformError> {
-        if self.stack.known().is_some() {
-            self.catalog
-                .search(&SearchRequest {
-                    query: None,
-                    filters: Default::default(),
-                    context: Default::default(),
-                    upstream_cursor: None,
-                    limit: 1,
-                })
-                .await
-                .map(|_| ())
-        } else {
-            self.stack.get(&self.api).await.map(|_| ())
-        }
-    }
-
-    fn describe(&self) -> Option<String> {
-        self.stack.known().map(|stack| stack.describe().to_owned())
-    }
+    )))
 }

@@ -6,7 +6,7 @@
 use reqwest::StatusCode;
 use tokio::sync::OnceCell;
 
-use super::api::VtexApi;
+use super::client::VtexApi;
 use super::settings::SearchApi;
 use crate::platform::port::PlatformError;
 
@@ -81,7 +81,7 @@ impl StackProbe {
         match response.status {
             StatusCode::OK => Ok(Stack::IntelligentSearch),
             StatusCode::NOT_FOUND => Ok(Stack::Legacy),
-            _ => Err(super::api::unexpected("search probe", &response)),
+            _ => Err(super::client::unexpected("search probe", &response)),
         }
     }
 }

@@ -16,7 +16,7 @@ use iso_currency::Currency;
 use time::OffsetDateTime;
 use url::Url;
 
-use super::api::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
+use super::client::{CartCall, MAX_BATCH, MAX_PER_PAGE, StoreApi, SubAnswer};
 use super::ids::{WooId, cart_id, cart_token, claims, is_sku, is_slug};
 use super::mapping;
 use super::settings::CheckoutMode;
@@ -25,7 +25,9 @@ use super::wire::{ErrorBody, StoreCart, StoreProduct};
 use crate::model::{
     CartDraft, CartLineInput, CartOutcome, CartState, LineProblem, LineProblemKind,
 };
+use crate::platform::cart::CartPort;
 use crate::platform::port::PlatformError;
+use async_trait::async_trait;
 
 pub struct Carts {
     api: Arc<StoreApi>,
@@ -378,8 +380,11 @@ impl Carts {
         }
         Ok(applied)
     }
+}
 
-    pub async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+#[async_trait]
+impl CartPort for Carts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
         let mut problems = Vec::new();
         let steps = self.add_steps(draft, &mut problems).await?;
         if steps.is_empty() {
@@ -426,7 +431,7 @@ impl Carts {
     }
 
     /// The live, non-empty cart behind a BCP id.
-    pub async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };
@@ -442,7 +447,7 @@ impl Carts {
     /// One batch: read the cart, empty it, add the new lines (more batches past 23 lines).
     /// An emptied (cancelled) cart is not found; if it turns out to have been one, the lines
     /// just added are taken out again (one more request, only then).
-    pub async fn replace(
+    async fn replace(
         &self,
         id: &str,
         draft: &CartDraft,
@@ -481,7 +486,7 @@ impl Carts {
     }
 
     /// One batch: read the cart (the answer is the cart as it was), then empty it.
-    pub async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let Some(token) = Self::token_of(id) else {
             return Ok(None);
         };

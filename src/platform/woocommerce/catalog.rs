@@ -7,14 +7,18 @@ use std::collections::{BTreeSet, HashMap};
 
 use iso_currency::Currency;
 
-use super::api::{MAX_PER_PAGE, StoreApi};
-use super::categories::{CategoryCache, CategoryTree};
+use super::categories::{self, CategoryTree};
+use super::client::{MAX_PER_PAGE, StoreApi};
 use super::ids::{WooId, is_sku, is_slug};
 use super::mapping;
 use super::rest_v3::{DefaultAttribute, RestV3};
 use super::wire::StoreProduct;
+use crate::model::{BuyerContext, ProductHit};
 use crate::model::{Product, Resolution, Resolved, SearchPage, SearchRequest};
+use crate::platform::catalog::CatalogPort;
+use crate::platform::categories::CategoryCache;
 use crate::platform::port::PlatformError;
+use async_trait::async_trait;
 
 /// A variable product with more variations than this many pages of 100 is cut short.
 const MAX_VARIATION_PAGES: u32 = 10;
@@ -45,7 +49,7 @@ fn parse_cursor(cursor: &str) -> Result<(u32, u32), PlatformError> {
 
 pub struct Catalog {
     api: std::sync::Arc<StoreApi>,
-    categories: CategoryCache,
+    categories: CategoryCache<CategoryTree>,
     currency: Currency,
     rest_v3: Option<RestV3>,
 }
@@ -92,7 +96,7 @@ impl Found {
 impl Catalog {
     pub fn new(
         api: std::sync::Arc<StoreApi>,
-        categories: CategoryCache,
+        categories: CategoryCache<CategoryTree>,
         currency: Currency,
         rest_v3: Option<RestV3>,
     ) -> Self {
@@ -125,149 +129,10 @@ impl Catalog {
         product
     }
 
-    pub async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        let (page, per_page) = match request.upstream_cursor.as_deref() {
-            Some(cursor) => parse_cursor(cursor)?,
-            None => (1, request.limit.clamp(1, MAX_PER_PAGE)),
-        };
-        let mut query: Vec<(&str, String)> = vec![
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
-        if let Some(text) = request.query.as_deref() {
-            query.push(("search", text.to_owned()));
-        }
-        if let Some(price) = &request.filters.price {
-            if let Some(min) = price.min {
-                query.push(("min_price", min.max(0).to_string()));
-            }
-            if let Some(max) = price.max {
-                query.push(("max_price", max.max(0).to_string()));
-            }
-        }
-        // A category filter needs the tree before the listing (names become ids); without
-        // one the two go out together.
-        let (tree, listing) = if request.filters.categories.is_empty() {
-            let (tree, listing) =
-                tokio::join!(self.categories.tree(&self.api), self.api.products(&query));
-            (tree?, listing?)
-        } else {
-            let tree = self.categories.tree(&self.api).await?;
-            let ids: BTreeSet<u64> = request
-                .filters
-                .categories
-                .iter()
-                .flat_map(|value| tree.ids_for(value))
-                .collect();
-            if ids.is_empty() {
-                // No such category: nothing can match, and no upstream call is needed.
-                return Ok(SearchPage {
-                    products: Vec::new(),
-                    next_cursor: None,
-                    total_count: Some(0),
-                });
-            }
-            query.push(("category", join(ids)));
-            let listing = self.api.products(&query).await?;
-            (tree, listing)
-        };
-        let mut found = Found::default();
-        found.add(listing.items.clone());
-        // All variations, so the featured variant honours stock and price filters (and the
-        // brain's price range covers the variants a price filter kept).
-        let variable: Vec<u64> = listing
-            .items
-            .iter()
-            .filter(|item| mapping::is_variable(item))
-            .map(|item| item.id)
-            .collect();
-        let (variations, defaults) =
-            tokio::join!(self.all_variations(&variable), self.defaults(&variable));
-        found.add(variations?);
-        let products = listing
-            .items
-            .iter()
-            .map(|item| Arc::new(self.build(item, &found, &tree, &defaults)))
-            .collect();
-        let next_cursor = listing
-            .total_pages
-            .filter(|total| page < *total)
-            .map(|_| format!("{}.{per_page}", page + 1));
-        Ok(SearchPage {
-            products,
-            next_cursor,
-            total_count: listing.total,
-        })
-    }
-
     /// The product a SKU or slug names, through `resolve`.
-    async fn product_by_word(
-        &self,
-        input: &str,
-    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
-        let hit = self.resolve(&[input.to_owned()]).await?.into_iter().next();
-        Ok(hit.map(Self::hit))
-    }
-
-    fn hit(hit: Resolved) -> (Arc<Product>, Option<String>) {
-        let variant = match hit.resolution {
-            Resolution::Variant(variant) => Some(variant),
-            Resolution::Product => None,
-        };
-        (hit.product, variant)
-    }
-
-    /// The product behind one id with all its variations. A numeric id costs one round of
-    /// two requests (the id itself and the variations of that id, together), plus a round
-    /// for the parent when the id names a variation; a SKU or slug goes through `resolve`.
-    pub async fn product(
-        &self,
-        input: &str,
-    ) -> Result<Option<(Arc<Product>, Option<String>)>, PlatformError> {
-        let Some(id) = WooId::parse(input) else {
-            return self.product_by_word(input).await;
-        };
-        let key = id.to_string();
-        let own = [id.0];
-        let (tree, item, variations, defaults) = tokio::join!(
-            self.categories.tree(&self.api),
-            self.api.product(&key),
-            self.all_variations(&own),
-            self.defaults(&own),
-        );
-        let tree = tree?;
-        let Some(item) = item? else {
-            // Not an id; a SKU may be digits only: one `sku=` request more, only then.
-            let hit = self.resolve_as(&[input.to_owned()], false).await?;
-            return Ok(hit.into_iter().next().map(Self::hit));
-        };
-        if item.parent == 0 {
-            let mut found = Found::default();
-            found.add(variations?);
-            return Ok(Some((
-                Arc::new(self.build(&item, &found, &tree, &defaults)),
-                None,
-            )));
-        }
-        // A variation: its own variation list was empty; the parent's is what counts.
-        let parent_key = item.parent.to_string();
-        let parents = [item.parent];
-        let (parent, variations, defaults) = tokio::join!(
-            self.api.product(&parent_key),
-            self.all_variations(&parents),
-            self.defaults(&parents),
-        );
-        let Some(parent) = parent? else {
-            return Ok(None);
-        };
-        let mut found = Found::default();
-        found.add(variations?);
-        let product = self.build(&parent, &found, &tree, &defaults);
-        // The brain relies on the named variant being in the product.
-        if product.variant(&key).is_none() {
-            return Ok(None);
-        }
-        Ok(Some((Arc::new(product), Some(key))))
+    async fn product_by_word(&self, input: &str) -> Result<Option<ProductHit>, PlatformError> {
+        let hit = self.resolve_as(&[input.to_owned()], true).await?;
+        Ok(hit.into_iter().next().map(ProductHit::from))
     }
 
     /// Every variation of the given parents, following pages.
@@ -319,15 +184,6 @@ impl Catalog {
         Ok(out)
     }
 
-    /// Resolves inputs with complete variation data in two rounds, as measured on a real
-    /// store: round one sends numeric inputs to `include=` (products) and `type=variation&
-    /// include=` (variations), every input that can be a SKU (numeric ones too) to `sku=`, and
-    /// every other slug-shaped one to `slug=` (each matches products and variations); round two fetches all variations of the variable products
-    /// found, and the parents of found variations that round one did not bring.
-    pub async fn resolve(&self, inputs: &[String]) -> Result<Vec<Resolved>, PlatformError> {
-        self.resolve_as(inputs, true).await
-    }
-
     /// `resolve`; without `as_ids`, numeric inputs are asked as SKUs only (their ids are
     /// known not to exist).
     async fn resolve_as(
@@ -361,7 +217,7 @@ impl Catalog {
         let skus: Vec<String> = skus.into_iter().map(str::to_owned).collect();
         let slugs: Vec<String> = slugs.into_iter().map(str::to_owned).collect();
         let (tree, by_id, variations_by_id, by_sku, by_slug) = tokio::join!(
-            self.categories.tree(&self.api),
+            self.categories.get(categories::fetch(&self.api)),
             self.list_by(false, "include", &ids),
             self.list_by(true, "include", &ids),
             self.list_by(false, "sku", &skus),
@@ -476,6 +332,157 @@ impl Catalog {
             });
         }
         out
+    }
+}
+
+#[async_trait]
+impl CatalogPort for Catalog {
+    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
+        let (page, per_page) = match request.upstream_cursor.as_deref() {
+            Some(cursor) => parse_cursor(cursor)?,
+            None => (1, request.limit.clamp(1, MAX_PER_PAGE)),
+        };
+        let mut query: Vec<(&str, String)> = vec![
+            ("page", page.to_string()),
+            ("per_page", per_page.to_string()),
+        ];
+        if let Some(text) = request.query.as_deref() {
+            query.push(("search", text.to_owned()));
+        }
+        if let Some(price) = &request.filters.price {
+            if let Some(min) = price.min {
+                query.push(("min_price", min.max(0).to_string()));
+            }
+            if let Some(max) = price.max {
+                query.push(("max_price", max.max(0).to_string()));
+            }
+        }
+        // A category filter needs the tree before the listing (names become ids); without
+        // one the two go out together.
+        let (tree, listing) = if request.filters.categories.is_empty() {
+            let (tree, listing) = tokio::join!(
+                self.categories.get(categories::fetch(&self.api)),
+                self.api.products(&query)
+            );
+            (tree?, listing?)
+        } else {
+            let tree = self.categories.get(categories::fetch(&self.api)).await?;
+            let ids: BTreeSet<u64> = request
+                .filters
+                .categories
+                .iter()
+                .flat_map(|value| tree.ids_for(value))
+                .collect();
+            if ids.is_empty() {
+                // No such category: nothing can match, and no upstream call is needed.
+                return Ok(SearchPage {
+                    products: Vec::new(),
+                    next_cursor: None,
+                    total_count: Some(0),
+                });
+            }
+            query.push(("category", join(ids)));
+            let listing = self.api.products(&query).await?;
+            (tree, listing)
+        };
+        let mut found = Found::default();
+        found.add(listing.items.clone());
+        // All variations, so the featured variant honours stock and price filters (and the
+        // brain's price range covers the variants a price filter kept).
+        let variable: Vec<u64> = listing
+            .items
+            .iter()
+            .filter(|item| mapping::is_variable(item))
+            .map(|item| item.id)
+            .collect();
+        let (variations, defaults) =
+            tokio::join!(self.all_variations(&variable), self.defaults(&variable));
+        found.add(variations?);
+        let products = listing
+            .items
+            .iter()
+            .map(|item| Arc::new(self.build(item, &found, &tree, &defaults)))
+            .collect();
+        let next_cursor = listing
+            .total_pages
+            .filter(|total| page < *total)
+            .map(|_| format!("{}.{per_page}", page + 1));
+        Ok(SearchPage {
+            products,
+            next_cursor,
+            total_count: listing.total,
+        })
+    }
+
+    /// Resolves inputs with complete variation data in two rounds, as measured on a real
+    /// store: round one sends numeric inputs to `include=` (products) and `type=variation&
+    /// include=` (variations), every input that can be a SKU (numeric ones too) to `sku=`, and
+    /// every other slug-shaped one to `slug=` (each matches products and variations); round two fetches all variations of the variable products
+    /// found, and the parents of found variations that round one did not bring.
+    /// The Store API answers the same whoever asks: the buyer context changes nothing.
+    async fn resolve(
+        &self,
+        inputs: &[String],
+        _context: &BuyerContext,
+    ) -> Result<Vec<Resolved>, PlatformError> {
+        self.resolve_as(inputs, true).await
+    }
+
+    /// The product behind one id with all its variations. A numeric id costs one round of
+    /// two requests (the id itself and the variations of that id, together), plus a round
+    /// for the parent when the id names a variation; a SKU or slug goes through `resolve`.
+    async fn product(
+        &self,
+        input: &str,
+        _context: &BuyerContext,
+    ) -> Result<Option<ProductHit>, PlatformError> {
+        let Some(id) = WooId::parse(input) else {
+            return self.product_by_word(input).await;
+        };
+        let key = id.to_string();
+        let own = [id.0];
+        let (tree, item, variations, defaults) = tokio::join!(
+            self.categories.get(categories::fetch(&self.api)),
+            self.api.product(&key),
+            self.all_variations(&own),
+            self.defaults(&own),
+        );
+        let tree = tree?;
+        let Some(item) = item? else {
+            // Not an id; a SKU may be digits only: one `sku=` request more, only then.
+            let hit = self.resolve_as(&[input.to_owned()], false).await?;
+            return Ok(hit.into_iter().next().map(ProductHit::from));
+        };
+        if item.parent == 0 {
+            let mut found = Found::default();
+            found.add(variations?);
+            return Ok(Some(ProductHit {
+                product: Arc::new(self.build(&item, &found, &tree, &defaults)),
+                variant_id: None,
+            }));
+        }
+        // A variation: its own variation list was empty; the parent's is what counts.
+        let parent_key = item.parent.to_string();
+        let parents = [item.parent];
+        let (parent, variations, defaults) = tokio::join!(
+            self.api.product(&parent_key),
+            self.all_variations(&parents),
+            self.defaults(&parents),
+        );
+        let Some(parent) = parent? else {
+            return Ok(None);
+        };
+        let mut found = Found::default();
+        found.add(variations?);
+        let product = self.build(&parent, &found, &tree, &defaults);
+        // The brain relies on the named variant being in the product.
+        if product.variant(&key).is_none() {
+            return Ok(None);
+        }
+        Ok(Some(ProductHit {
+            product: Arc::new(product),
+            variant_id: Some(key),
+        }))
     }
 }
 

@@ -3,12 +3,8 @@
 //! call and kept for a while: categories change rarely, products name them on every page.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use tokio::sync::Mutex;
-
-use super::api::StoreApi;
+use super::client::StoreApi;
 use super::text::decode_entities;
 use super::wire::StoreCategory;
 use crate::platform::port::PlatformError;
@@ -69,31 +65,9 @@ impl CategoryTree {
     }
 }
 
-pub struct CategoryCache {
-    ttl: Duration,
-    cached: Mutex<Option<(Instant, Arc<CategoryTree>)>>,
-}
-
-impl CategoryCache {
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            ttl,
-            cached: Mutex::new(None),
-        }
-    }
-
-    /// The lock is held across the fetch so concurrent misses make one upstream call.
-    pub async fn tree(&self, api: &StoreApi) -> Result<Arc<CategoryTree>, PlatformError> {
-        let mut cached = self.cached.lock().await;
-        if let Some((at, tree)) = cached.as_ref()
-            && at.elapsed() < self.ttl
-        {
-            return Ok(tree.clone());
-        }
-        let tree = Arc::new(CategoryTree::new(api.categories().await?));
-        *cached = Some((Instant::now(), tree.clone()));
-        Ok(tree)
-    }
+/// The whole tree, as the catalog's `CategoryCache` keeps it.
+pub async fn fetch(api: &StoreApi) -> Result<CategoryTree, PlatformError> {
+    Ok(CategoryTree::new(api.categories().await?))
 }
 
 #[cfg(test)]

@@ -2,10 +2,10 @@
 //! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
 //! live in the brain.
 
-mod api;
 mod cart;
 mod catalog;
 mod categories;
+mod client;
 mod ids;
 mod mapping;
 mod rest_v3;
@@ -16,19 +16,13 @@ mod wire;
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
-
-use self::api::StoreApi;
 use self::cart::Carts;
 use self::catalog::Catalog;
-use self::categories::CategoryCache;
-use crate::model::{
-    BuyerContext, CartDraft, CartOutcome, CartState, ProductHit, Resolved, SearchPage,
-    SearchRequest,
-};
+use self::client::StoreApi;
+use crate::platform::categories::CategoryCache;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
-    Capabilities, LineJudge, Platform, PlatformError, Pushdown, SharedPlatform, StoreInfo,
+    Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::UpstreamClient;
 use crate::platform::upstream::UpstreamPolicy;
@@ -78,103 +72,41 @@ fn build(
         StoreApi::new(client, &settings.base_url)
             .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
     );
-    Ok(Arc::new(WooStore {
-        info: StoreInfo {
-            platform: "woocommerce",
-            name: settings.name.clone(),
-            currency: settings.currency,
-            storefront_url: settings.base_url.to_string(),
-            capabilities: Capabilities {
-                search: true,
-                lookup: true,
-                cart: true,
-            },
-            pushdown: Pushdown {
-                categories: true,
-                price: true,
-            },
-            // Each add-item sub-request of the write answers for its line (unknown, needs a
-            // variant, sold out, short), so the catalog round trip before it is saved.
-            cart_lines: LineJudge::Store,
+    let catalog = Catalog::new(
+        api.clone(),
+        CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
+        settings.currency,
+        rest_v3,
+    );
+    let carts = Carts::new(
+        api.clone(),
+        settings.currency,
+        settings.base_url.clone(),
+        settings.checkout,
+        settings.checkout_path.clone(),
+    );
+    let info = StoreInfo {
+        platform: "woocommerce",
+        name: settings.name.clone(),
+        currency: settings.currency,
+        storefront_url: settings.base_url.to_string(),
+        capabilities: Capabilities {
+            search: true,
+            lookup: true,
+            cart: true,
         },
-        catalog: Catalog::new(
-            api.clone(),
-            CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
-            settings.currency,
-            rest_v3,
-        ),
-        carts: Carts::new(
-            api.clone(),
-            settings.currency,
-            settings.base_url.clone(),
-            settings.checkout,
-            settings.checkout_path.clone(),
-        ),
+        pushdown: Pushdown {
+            categories: true,
+            price: true,
+        },
+        // Each add-item sub-request of the write answers for its line (unknown, needs a
+        // variant, sold out, short), so the catalog round trip before it is saved.
+        cart_lines: LineJudge::Store,
+    };
+    Ok(Arc::new(Platform::new(
+        info,
+        Arc::new(catalog),
+        Arc::new(carts),
         api,
-    }))
-}
-
-pub struct WooStore {
-    info: StoreInfo,
-    api: Arc<StoreApi>,
-    catalog: Catalog,
-    carts: Carts,
-}
-
-#[async_trait]
-impl Platform for WooStore {
-    fn info(&self) -> &StoreInfo {
-        &self.info
-    }
-
-    async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
-        self.catalog.search(request).await
-    }
-
-    async fn resolve(
-        &self,
-        ids: &[String],
-        _context: &BuyerContext,
-    ) -> Result<Vec<Resolved>, PlatformError> {
-        self.catalog.resolve(ids).await
-    }
-
-    async fn product(
-        &self,
-        id: &str,
-        _context: &BuyerContext,
-    ) -> Result<Option<ProductHit>, PlatformError> {
-        Ok(self
-            .catalog
-            .product(id)
-            .await?
-            .map(|(product, variant_id)| ProductHit {
-                product,
-                variant_id,
-            }))
-    }
-
-    async fn create_cart(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
-        self.carts.create(draft).await
-    }
-
-    async fn get_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts.get(id).await
-    }
-
-    async fn replace_cart_lines(
-        &self,
-        id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
-        self.carts.replace(id, draft).await
-    }
-
-    async fn cancel_cart(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        self.carts.cancel(id).await
-    }
-
-    async fn ready(&self) -> Result<(), PlatformError> {
-        self.api.ready().await
-    }
+    )))
 }

@@ -9,8 +9,10 @@ use serde_json::{Value, json};
 use url::Url;
 
 use super::wire::{ErrorBody, StoreCart, StoreCategory, StoreProduct};
+use crate::platform::port::Health;
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse};
+use async_trait::async_trait;
 
 /// The Store API caps `per_page` at 100.
 pub const MAX_PER_PAGE: u32 = 100;
@@ -115,13 +117,6 @@ impl StoreApi {
     pub async fn categories(&self) -> Result<Vec<StoreCategory>, PlatformError> {
         let response = self.get(&["products", "categories"], &[]).await?;
         Self::decode(&response, "categories")
-    }
-
-    pub async fn ready(&self) -> Result<(), PlatformError> {
-        let response = self
-            .get(&["products"], &[("per_page", "1".to_owned())])
-            .await?;
-        Self::decode::<serde_json::Value>(&response, "products").map(|_| ())
     }
 
     /// Keeps the guest Nonce a cart answer carried: WooCommerce hands every guest session the
@@ -340,5 +335,16 @@ impl SubAnswer {
         (self.status == 409 && self.error().code == "woocommerce_rest_cart_invalid_key")
             .then(|| serde_json::from_value(self.body["data"]["cart"].clone()).ok())
             .flatten()
+    }
+}
+
+/// Ready when one product page reads.
+#[async_trait]
+impl Health for StoreApi {
+    async fn ready(&self) -> Result<(), PlatformError> {
+        let response = self
+            .get(&["products"], &[("per_page", "1".to_owned())])
+            .await?;
+        Self::decode::<serde_json::Value>(&response, "products").map(|_| ())
     }
 }

@@ -8,6 +8,12 @@ use iso_currency::Currency;
 use time::OffsetDateTime;
 
 use crate::model::{CartLine, CartState};
+use async_trait::async_trait;
+
+use super::{SampleStore, plausible_id};
+use crate::model::{CartDraft, CartOutcome};
+use crate::platform::cart::CartPort;
+use crate::platform::port::PlatformError;
 
 /// Beyond this many live carts (by default), creating one fails instead of growing without
 /// bound.
@@ -226,6 +232,50 @@ impl CartBook {
         let mut book = self.lock();
         let entry = book.remove(id)?;
         Self::live(&entry).then_some(entry.cart)
+    }
+}
+
+#[async_trait]
+impl CartPort for SampleStore {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        let (specs, problems) = self.price_lines(draft);
+        let cart = self
+            .carts
+            .create(self.info.currency, &self.info.storefront_url, specs)
+            .map_err(|full| PlatformError::Full {
+                what: "cart store",
+                retry_after: full.retry_after,
+            })?;
+        Ok(CartOutcome { cart, problems })
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        Ok(self.carts.get(id))
+    }
+
+    async fn replace(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        let (specs, problems) = self.price_lines(draft);
+        Ok(self
+            .carts
+            .replace(id, specs)
+            .map(|cart| CartOutcome { cart, problems }))
+    }
+
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        if !plausible_id(id) {
+            return Ok(None);
+        }
+        Ok(self.carts.cancel(id))
     }
 }
 

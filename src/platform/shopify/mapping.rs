@@ -1,12 +1,12 @@
-//! Shopify product shapes → the bridge model. Every operation module of `ops` has its own copy
+//! Shopify product shapes → the bridge model. Every operation module of `wire` has its own copy
 //! of the fragment types, so they are first lifted into the plain `Raw*` structs below by one
 //! macro (identical field names, checked by the compiler for every module), then mapped once.
 
 use iso_currency::Currency;
 use serde::Serialize;
 
-use super::ops;
 use super::taxonomy;
+use super::wire;
 use crate::model::{
     Category, Description, Media, OptionChoice, Product, ProductOption, Taxonomy, Variant,
 };
@@ -77,8 +77,8 @@ pub fn enum_name<T: Serialize>(value: &T) -> String {
 /// Every generated operation has its own `Money` type; they all become one `RawMoney`.
 macro_rules! lift_money {
     ($m:ident) => {
-        impl From<ops::$m::Money> for RawMoney {
-            fn from(money: ops::$m::Money) -> Self {
+        impl From<wire::$m::Money> for RawMoney {
+            fn from(money: wire::$m::Money) -> Self {
                 Self {
                     amount: money.amount,
                     currency: enum_name(&money.currency_code),
@@ -93,8 +93,8 @@ macro_rules! lift {
     ($m:ident) => {
         lift_money!($m);
 
-        impl From<ops::$m::VariantFields> for RawVariant {
-            fn from(variant: ops::$m::VariantFields) -> Self {
+        impl From<wire::$m::VariantFields> for RawVariant {
+            fn from(variant: wire::$m::VariantFields) -> Self {
                 Self {
                     id: variant.id,
                     sku: variant.sku,
@@ -116,8 +116,8 @@ macro_rules! lift {
             }
         }
 
-        impl From<ops::$m::VariantPage> for RawVariantPage {
-            fn from(page: ops::$m::VariantPage) -> Self {
+        impl From<wire::$m::VariantPage> for RawVariantPage {
+            fn from(page: wire::$m::VariantPage) -> Self {
                 Self {
                     variants: page.nodes.into_iter().map(Into::into).collect(),
                     next: page
@@ -136,7 +136,7 @@ macro_rules! lift_product {
 
         impl RawProduct {
             #[allow(dead_code)]
-            pub fn $m(product: ops::$m::ProductFields, variants: ops::$m::VariantPage) -> Self {
+            pub fn $m(product: wire::$m::ProductFields, variants: wire::$m::VariantPage) -> Self {
                 Self {
                     id: product.id,
                     handle: product.handle,
