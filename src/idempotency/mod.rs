@@ -14,8 +14,10 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
+use crate::protocol::answer::Answer;
 use crate::replicas::Shared;
 use crate::settings::{ConfigProblem, Secret};
 
@@ -107,17 +109,90 @@ impl IdempotencyConfig {
 }
 
 /// What the store holds under one scoped key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "lowercase")]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(into = "Stored", try_from = "Stored")]
 pub enum Record {
     /// Claimed by a request still running.
-    Pending {
-        fingerprint: String,
-    },
+    Pending { fingerprint: String },
+    /// The answer's bytes as the agent first got them, so a replay is the same bytes.
     Done {
         fingerprint: String,
-        result: Value,
+        answer: Box<RawValue>,
     },
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum State {
+    Pending,
+    Done,
+}
+
+/// A record as stored text: flat, because serde cannot carry raw JSON through an
+/// internally tagged enum.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    state: State,
+    fingerprint: String,
+    /// `result`: records written before answers were kept as bytes.
+    #[serde(default, alias = "result", skip_serializing_if = "Option::is_none")]
+    answer: Option<Box<RawValue>>,
+}
+
+impl From<Record> for Stored {
+    fn from(record: Record) -> Self {
+        match record {
+            Record::Pending { fingerprint } => Self {
+                state: State::Pending,
+                fingerprint,
+                answer: None,
+            },
+            Record::Done {
+                fingerprint,
+                answer,
+            } => Self {
+                state: State::Done,
+                fingerprint,
+                answer: Some(answer),
+            },
+        }
+    }
+}
+
+impl TryFrom<Stored> for Record {
+    type Error = &'static str;
+
+    fn try_from(stored: Stored) -> Result<Self, Self::Error> {
+        match (stored.state, stored.answer) {
+            (State::Pending, _) => Ok(Self::Pending {
+                fingerprint: stored.fingerprint,
+            }),
+            (State::Done, Some(answer)) => Ok(Self::Done {
+                fingerprint: stored.fingerprint,
+                answer,
+            }),
+            (State::Done, None) => Err("a done record without its answer"),
+        }
+    }
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Self::Pending { fingerprint: a }, Self::Pending { fingerprint: b }) => a == b,
+            (
+                Self::Done {
+                    fingerprint: a,
+                    answer: x,
+                },
+                Self::Done {
+                    fingerprint: b,
+                    answer: y,
+                },
+            ) => a == b && x.get() == y.get(),
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -263,9 +338,9 @@ impl Idempotency {
     /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
     /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
     /// should really run again.
-    pub async fn run<F, E>(&self, key: &str, fingerprint: &str, operation: F) -> Result<Value, E>
+    pub async fn run<F, E>(&self, key: &str, fingerprint: &str, operation: F) -> Result<Answer, E>
     where
-        F: Future<Output = Result<Value, E>>,
+        F: Future<Output = Result<Answer, E>>,
         E: From<IdempotencyError>,
     {
         let started = Instant::now();
@@ -282,11 +357,14 @@ impl Idempotency {
                 None => break,
                 Some(Record::Done {
                     fingerprint: stored,
-                    result,
+                    answer,
                 }) => {
                     if stored == fingerprint {
                         tracing::info!("idempotent replay");
-                        return Ok(result);
+                        return Answer::replayed(answer.get().to_owned()).map_err(|_| {
+                            tracing::warn!("idempotency store: unreadable recorded answer");
+                            E::from(unavailable())
+                        });
                     }
                     return Err(IdempotencyError::Conflict.into());
                 }
@@ -312,17 +390,25 @@ impl Idempotency {
         let outcome = operation.await;
         claim.store = None;
         match outcome {
-            Ok(result) => {
-                let record = Record::Done {
-                    fingerprint: fingerprint.to_owned(),
-                    result: result.clone(),
+            Ok(answer) => {
+                // The brain's encoding is valid JSON; this only wraps the bytes.
+                let recorded = RawValue::from_string(answer.json().to_owned()).ok();
+                let stored = match recorded {
+                    Some(recorded) => {
+                        let record = Record::Done {
+                            fingerprint: fingerprint.to_owned(),
+                            answer: recorded,
+                        };
+                        self.store.complete(key, &record, self.ttl).await.is_ok()
+                    }
+                    None => false,
                 };
-                if self.store.complete(key, &record, self.ttl).await.is_err() {
+                if !stored {
                     // The store already changed: the agent gets its answer; a retry after the
                     // lock expires could run again, which is all we can do without the store.
                     tracing::warn!("idempotency store unavailable: result not recorded");
                 }
-                Ok(result)
+                Ok(answer)
             }
             Err(error) => {
                 if self.store.release(key).await.is_err() {
@@ -378,7 +464,7 @@ mod tests {
         let pending = idempotency.run(
             "k",
             "fp",
-            std::future::pending::<Result<Value, IdempotencyError>>(),
+            std::future::pending::<Result<Answer, IdempotencyError>>(),
         );
         // Polls the request until it has claimed the key, then drops it.
         let _ = tokio::time::timeout(Duration::from_millis(50), pending).await;
@@ -396,5 +482,35 @@ mod tests {
         assert_ne!(base, scoped_key("q", "update_cart", "k"));
         assert_ne!(base, scoped_key("p", "cancel_cart", "k"));
         assert_ne!(base, scoped_key("p", "update_cart", "l"));
+    }
+}
+
+#[cfg(test)]
+mod record_tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+
+    #[test]
+    fn a_recorded_answer_comes_back_as_the_same_bytes_through_the_stored_text() {
+        let bytes = r#"{"ucp":{"version":"2026-07-28","status":"error"},"messages":[{"type":"error","code":"not_found","content":"x"}],"z":1,"a":2}"#;
+        let record = Record::Done {
+            fingerprint: "fp".into(),
+            answer: RawValue::from_string(bytes.to_owned()).unwrap(),
+        };
+        let text = serde_json::to_string(&record).unwrap();
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, record);
+        let Record::Done { answer, .. } = back else {
+            panic!("a done record");
+        };
+        let replayed = Answer::replayed(answer.get().to_owned()).unwrap();
+        assert_eq!(replayed.json(), bytes);
+        assert_eq!(replayed.reason(), Some("not_found"));
+        // Records written before answers were kept as bytes still replay.
+        let older = r#"{"state":"done","fingerprint":"fp","result":{"ucp":{"status":"success"}}}"#;
+        let Record::Done { answer, .. } = serde_json::from_str(older).unwrap() else {
+            panic!("a done record");
+        };
+        assert_eq!(answer.get(), r#"{"ucp":{"status":"success"}}"#);
     }
 }

@@ -3,67 +3,68 @@
 //! here the brain's encoded answer is copied into `structuredContent` as it is, escaped once
 //! into the text copy, and the JSON-RPC frame is written around both. Every step of the call
 //! is the pipeline's, as on rmcp's path.
-//! rmcp keeps everything else: initialize, tools/list, sessions, and any request carrying
-//! protocol headers or metadata it must judge (see `eligible`).
+//! `tools/list` and `ping` are answered here too, from rmcp's own result types, so every id
+//! comes back as the client wrote it. rmcp keeps everything else: initialize,
+//! notifications, and any request of a protocol version with per-request metadata (see
+//! `eligible`).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
-use http::header::{CONTENT_TYPE, HOST, ORIGIN};
+use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode, request::Parts};
+use rmcp::model::{EmptyResult, ListToolsResult, ProtocolVersion, ServerResult};
 
-use std::sync::Arc;
-
-use super::frame::DirectCall;
+use super::frame::{DirectCall, Listing, RawId};
 use super::handler::merchant_text_meta_json;
 use crate::pipeline::{Call, Covered, Pipeline, ProtocolError};
 use crate::protocol::answer::Answer;
 
-/// `MCP-Protocol-Version` values rmcp answers with the plain result shape (no
-/// `resultType`, no standard headers to check): anything else goes to rmcp.
-const PLAIN_VERSIONS: &[&str] = &["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
 pub struct Direct {
     pipeline: Arc<Pipeline>,
-    /// The Host allow-list rmcp enforces (empty: every host), parsed once.
-    hosts: Vec<(String, Option<u16>)>,
+    /// The `tools/list` and `ping` results, written once: they are the same for every plain
+    /// client.
+    tools: String,
+    ping: String,
 }
 
-/// `host[:port]` lower-cased, IPv6 brackets removed, as rmcp compares them.
-fn authority(text: &str) -> Option<(String, Option<u16>)> {
-    let authority = http::uri::Authority::try_from(text.trim()).ok()?;
-    let host = authority
-        .host()
-        .trim_matches(['[', ']'])
-        .to_ascii_lowercase();
-    Some((host, authority.port_u16()))
+/// A result in the plain shape: rmcp's own type, with what rmcp strips for peers that
+/// negotiated a version before per-request metadata.
+fn plain_result(mut result: ServerResult) -> String {
+    result.strip_result_type_for_legacy_peer();
+    result.strip_non_object_output_for_legacy_peer();
+    serde_json::to_string(&result).unwrap_or_else(|_| "{}".to_owned())
 }
 
 impl Direct {
-    pub fn new(pipeline: Arc<Pipeline>, hosts: &[String]) -> Self {
-        let hosts = hosts
-            .iter()
-            .filter_map(|allowed| authority(allowed))
-            .collect();
-        Self { pipeline, hosts }
+    pub fn new(pipeline: Arc<Pipeline>) -> Self {
+        let tools = plain_result(ServerResult::ListToolsResult(
+            ListToolsResult::with_all_items(pipeline.tools().tools()),
+        ));
+        let ping = plain_result(ServerResult::EmptyResult(EmptyResult {}));
+        Self {
+            pipeline,
+            tools,
+            ping,
+        }
     }
 
-    /// Whether the front may answer a `tools/call` with these headers itself. Only requests
-    /// whose outcome rmcp would not change qualify: no session, no Origin (rmcp's origin
-    /// policy stays rmcp's), a Host rmcp allows, JSON content, and a protocol version
-    /// without per-request metadata rules.
+    /// Whether the front may answer this request itself: JSON content, and a protocol
+    /// version that rmcp answers in the plain shape (one with the `initialize` handshake, as
+    /// rmcp's `ProtocolVersion` says; none sent means the oldest). Anything newer carries
+    /// per-request metadata and header rules that stay rmcp's.
     pub fn eligible(&self, parts: &Parts) -> bool {
         let headers = &parts.headers;
-        if headers.contains_key("mcp-session-id") || headers.contains_key(ORIGIN) {
-            return false;
-        }
         let version_ok = match headers.get("mcp-protocol-version") {
             None => true,
-            Some(value) => value
-                .to_str()
-                .is_ok_and(|version| PLAIN_VERSIONS.contains(&version)),
+            Some(value) => value.to_str().is_ok_and(|version| {
+                ProtocolVersion::KNOWN_VERSIONS
+                    .iter()
+                    .any(|known| known.as_str() == version && known.has_initialize())
+            }),
         };
         let json = headers
             .get(CONTENT_TYPE)
@@ -74,19 +75,7 @@ impl Direct {
                     .next()
                     .is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json"))
             });
-        version_ok && json && self.host_allowed(parts)
-    }
-
-    fn host_allowed(&self, parts: &Parts) -> bool {
-        if self.hosts.is_empty() {
-            return true;
-        }
-        let Some((host, port)) = headers_host(parts) else {
-            return false;
-        };
-        self.hosts.iter().any(|(allowed_host, allowed_port)| {
-            *allowed_host == host && allowed_port.is_none_or(|wanted| port == Some(wanted))
-        })
+        version_ok && json
     }
 
     pub async fn respond(&self, call: DirectCall, covered: Covered<'_>, parts: &Parts) -> Response {
@@ -111,20 +100,32 @@ impl Direct {
             Ok(answer) => (StatusCode::OK, result_frame(&id, &answer)),
             Err(error) => (error.http_status(), error_frame(&id, &error)),
         };
-        (
-            status,
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            Body::from(body),
-        )
-            .into_response()
+        json_response(status, body)
+    }
+
+    /// `tools/list` or `ping`, once the request is admitted.
+    pub fn list(&self, id: &RawId, method: Listing) -> Response {
+        let result = match method {
+            Listing::Tools => &self.tools,
+            Listing::Ping => &self.ping,
+        };
+        let mut out = Vec::with_capacity(result.len() + id.len() + 40);
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(br#","result":"#);
+        out.extend_from_slice(result.as_bytes());
+        out.push(b'}');
+        json_response(StatusCode::OK, out)
     }
 }
 
-fn headers_host(parts: &Parts) -> Option<(String, Option<u16>)> {
-    match parts.headers.get(HOST) {
-        Some(value) => authority(value.to_str().ok()?),
-        None => authority(parts.uri.authority()?.as_str()),
-    }
+fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        Body::from(body),
+    )
+        .into_response()
 }
 
 /// The frame rmcp writes for `CallToolResult::structured(answer)` with the merchant-text

@@ -1,14 +1,13 @@
 //! One JSON-RPC frame judged to the letter before rmcp sees it: a JSON object with
 //! `"jsonrpc": "2.0"`, a string `method`, and an `id` that is a string or an integer (a
 //! frame without `id` is a notification and is never answered with a body). Duplicate keys
-//! anywhere are refused (-32600) rather than resolved silently. Ids rmcp would not echo
-//! byte for byte (integers beyond i64, strings with escapes) are swapped for a placeholder
-//! on the way in and put back, as written, on the way out.
+//! anywhere are refused (-32600) rather than resolved silently. The messages the front
+//! answers itself (see [`judge`]) echo the id byte for byte; rmcp echoes an id's value, so a
+//! message for rmcp may not carry an integer id rmcp cannot hold (beyond 64 bits).
 
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use rmcp::model::JsonObject;
@@ -25,17 +24,23 @@ pub type RawId = String;
 
 /// What the front does with a frame.
 pub enum Verdict {
-    /// Hand the body to rmcp.
-    Pass {
-        body: Bytes,
-        restore: Option<Restore>,
-    },
+    /// Hand the body to rmcp as it came.
+    Pass(Bytes),
     /// A notification rmcp cannot read: 202, no body.
     Accepted,
     /// A plain `tools/call` the front answers itself (`judge(.., true)` only).
     Direct(DirectCall),
+    /// A plain `tools/list` or `ping` the front answers itself (`judge(.., true)` only).
+    Listing { id: RawId, method: Listing },
     /// Answer with this JSON-RPC error.
     Refuse(Refusal),
+}
+
+/// The two requests besides `tools/call` whose answer is the same for every plain client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listing {
+    Tools,
+    Ping,
 }
 
 /// A `tools/call` read once into what the tool handler needs.
@@ -63,13 +68,20 @@ struct DirectParams {
     request_state: Option<de::IgnoredAny>,
 }
 
-fn direct_call(id: &str, params: Option<&RawValue>) -> Option<DirectCall> {
-    let params = serde_json::from_str::<DirectParams>(params?.get()).ok()?;
-    let protocol_keys = params.meta.as_ref().is_some_and(|meta| {
+/// Per-request protocol metadata changes how rmcp answers; such a message stays rmcp's.
+fn protocol_keys(meta: Option<&JsonObject>) -> bool {
+    meta.is_some_and(|meta| {
         meta.keys()
             .any(|key| key.starts_with("io.modelcontextprotocol/"))
-    });
-    if params.input_responses.is_some() || params.request_state.is_some() || protocol_keys {
+    })
+}
+
+fn direct_call(id: &str, params: Option<&RawValue>) -> Option<DirectCall> {
+    let params = serde_json::from_str::<DirectParams>(params?.get()).ok()?;
+    if params.input_responses.is_some()
+        || params.request_state.is_some()
+        || protocol_keys(params.meta.as_ref())
+    {
         return None;
     }
     Some(DirectCall {
@@ -78,12 +90,6 @@ fn direct_call(id: &str, params: Option<&RawValue>) -> Option<DirectCall> {
         arguments: params.arguments.unwrap_or_default(),
         meta: params.meta,
     })
-}
-
-/// Put `raw` back where rmcp echoed `placeholder`.
-pub struct Restore {
-    pub placeholder: String,
-    pub raw: RawId,
 }
 
 pub struct Refusal {
@@ -227,35 +233,41 @@ struct Envelope<'a> {
     params: Option<&'a RawValue>,
 }
 
-/// Where `inner` (a slice of `outer`) sits in it.
-fn span(outer: &[u8], inner: &str) -> Option<(usize, usize)> {
-    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
-    let end = start.checked_add(inner.len())?;
-    (end <= outer.len()).then_some((start, end))
+/// The params of a `tools/list` or `ping` the front answers itself: none, or an object
+/// without per-request protocol metadata (a `cursor` changes nothing: every tool is listed).
+#[derive(Deserialize)]
+struct ListingParams {
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+}
+
+fn plain_listing(params: Option<&RawValue>) -> bool {
+    match params {
+        None => true,
+        Some(params) => serde_json::from_str::<ListingParams>(params.get())
+            .is_ok_and(|params| !protocol_keys(params.meta.as_ref())),
+    }
 }
 
 enum IdKind {
-    /// rmcp echoes it exactly.
-    Plain,
-    /// Valid, but rmcp would rewrite it.
-    Foreign,
+    /// A string, or an integer within 64 bits: rmcp keeps its value.
+    Held,
+    /// An integer beyond 64 bits: only the front, which echoes it as written, can answer it.
+    Wide,
     Invalid,
 }
 
 fn id_kind(raw: &str) -> IdKind {
     match raw.as_bytes().first() {
-        Some(b'"') if raw.contains('\\') => IdKind::Foreign,
-        Some(b'"') => IdKind::Plain,
+        Some(b'"') => IdKind::Held,
         Some(b'-' | b'0'..=b'9') if raw.contains(['.', 'e', 'E']) => IdKind::Invalid,
         Some(b'-' | b'0'..=b'9') => match raw.parse::<i64>() {
-            Ok(number) if number.to_string() == raw => IdKind::Plain,
-            _ => IdKind::Foreign,
+            Ok(_) => IdKind::Held,
+            Err(_) => IdKind::Wide,
         },
         _ => IdKind::Invalid,
     }
 }
-
-static PLACEHOLDERS: AtomicU64 = AtomicU64::new(0);
 
 /// rmcp files every method it does not know (and a tools/call whose params it cannot read)
 /// under "custom request", and would echo the method name whole.
@@ -269,9 +281,10 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
     }
 }
 
-/// `direct`: the transport lets the front answer a plain `tools/call` itself (sessionless,
-/// no protocol headers rmcp must judge), so it is read here once and never handed to rmcp.
-pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
+/// `plain`: the request's protocol version answers in the plain result shape (no
+/// per-request metadata rules), so the front answers `tools/call`, `tools/list` and `ping`
+/// itself: read here once, never handed to rmcp.
+pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     let null = || "null".to_owned();
     if let Err(error) = serde_json::from_slice::<Unique>(&bytes) {
         return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
@@ -298,7 +311,7 @@ pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
     let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(&bytes) else {
         return Verdict::Refuse(Refusal::invalid(null(), "unreadable request object"));
     };
-    let (id, restore) = match envelope.id.map(|id| (id, id_kind(id.get()))) {
+    let (id, wide) = match envelope.id.map(|id| (id, id_kind(id.get()))) {
         None => (None, false),
         Some((_, IdKind::Invalid)) => {
             return Verdict::Refuse(Refusal::invalid(
@@ -306,8 +319,8 @@ pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
                 "id must be a string or an integer",
             ));
         }
-        Some((id, IdKind::Plain)) => (Some(id.get()), false),
-        Some((id, IdKind::Foreign)) => (Some(id.get()), true),
+        Some((id, IdKind::Held)) => (Some(id.get()), false),
+        Some((id, IdKind::Wide)) => (Some(id.get()), true),
     };
     let echoed = || id.map_or_else(null, str::to_owned);
     if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
@@ -324,39 +337,34 @@ pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
             return Verdict::Refuse(Refusal::invalid(echoed(), "method must be a string"));
         }
     };
-    if direct
-        && method == "tools/call"
-        && let Some(raw) = id
-        && let Some(call) = direct_call(raw, envelope.params)
-    {
-        return Verdict::Direct(call);
-    }
-    let (body, restore) = match (id, restore) {
-        (Some(raw), true) => {
-            let Some((start, end)) = span(&bytes, raw) else {
-                return Verdict::Refuse(Refusal::invalid(null(), "unreadable id"));
+    if plain && let Some(raw) = id {
+        let listing = match method.as_str() {
+            "tools/call" => {
+                if let Some(call) = direct_call(raw, envelope.params) {
+                    return Verdict::Direct(call);
+                }
+                None
+            }
+            "tools/list" => Some(Listing::Tools),
+            "ping" => Some(Listing::Ping),
+            _ => None,
+        };
+        if let Some(method) = listing.filter(|_| plain_listing(envelope.params)) {
+            return Verdict::Listing {
+                id: raw.to_owned(),
+                method,
             };
-            let placeholder = format!(
-                "\"bcp-front-{}\"",
-                PLACEHOLDERS.fetch_add(1, Ordering::Relaxed)
-            );
-            let mut body = Vec::with_capacity(bytes.len() + placeholder.len());
-            body.extend_from_slice(&bytes[..start]);
-            body.extend_from_slice(placeholder.as_bytes());
-            body.extend_from_slice(&bytes[end..]);
-            (
-                Bytes::from(body),
-                Some(Restore {
-                    placeholder,
-                    raw: raw.to_owned(),
-                }),
-            )
         }
-        _ => (bytes.clone(), None),
-    };
-    let readable = match serde_json::from_slice::<ClientJsonRpcMessage>(&body) {
+    }
+    if wide {
+        return Verdict::Refuse(Refusal::invalid(
+            echoed(),
+            "an integer id beyond 64 bits is only answered for tools/call, tools/list and ping; use a string id",
+        ));
+    }
+    let readable = match serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
         Ok(message) => match custom_method(&message) {
-            None => return Verdict::Pass { body, restore },
+            None => return Verdict::Pass(bytes),
             Some(custom) => custom == "tools/call",
         },
         Err(_) => false,
@@ -386,7 +394,7 @@ pub fn judge(bytes: Bytes, direct: bool) -> Verdict {
         }
     }
     if readable {
-        return Verdict::Pass { body, restore };
+        return Verdict::Pass(bytes);
     }
     let (code, message) = if MCP_METHODS.contains(&method.as_str()) {
         (-32602, format!("Invalid params for {}", echo(&method)))
@@ -411,26 +419,6 @@ pub fn raw_id(bytes: &[u8]) -> RawId {
         .map_or_else(|| "null".to_owned(), |id| id.get().to_owned())
 }
 
-/// The answer `body` with the client's id where rmcp wrote `restore.placeholder`.
-pub fn restore_id(body: &[u8], restore: &Restore) -> Option<Vec<u8>> {
-    #[derive(Deserialize)]
-    struct Answer<'a> {
-        #[serde(borrow, default, deserialize_with = "present")]
-        id: Option<&'a RawValue>,
-    }
-    let answer = serde_json::from_slice::<Answer<'_>>(body).ok()?;
-    let id = answer.id?;
-    if id.get() != restore.placeholder {
-        return None;
-    }
-    let (start, end) = span(body, id.get())?;
-    let mut out = Vec::with_capacity(body.len() + restore.raw.len());
-    out.extend_from_slice(&body[..start]);
-    out.extend_from_slice(restore.raw.as_bytes());
-    out.extend_from_slice(&body[end..]);
-    Some(out)
-}
-
 #[cfg(test)]
 #[allow(clippy::panic, clippy::unwrap_used)]
 mod tests {
@@ -439,7 +427,8 @@ mod tests {
     fn refusal(text: &str) -> (i32, String) {
         match judge(Bytes::from(text.to_owned()), false) {
             Verdict::Refuse(refusal) => (refusal.code, refusal.id),
-            Verdict::Pass { .. } => (0, "pass".into()),
+            Verdict::Pass(_) => (0, "pass".into()),
+            Verdict::Listing { .. } => (0, "listing".into()),
             Verdict::Accepted => (0, "accepted".into()),
             Verdict::Direct(_) => (0, "direct".into()),
         }
@@ -461,25 +450,17 @@ mod tests {
     }
 
     #[test]
-    fn big_integer_ids_are_swapped_and_restored_exactly() {
-        let frame = r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#;
-        let Verdict::Pass {
-            body,
-            restore: Some(restore),
-        } = judge(Bytes::from_static(frame.as_bytes()), false)
-        else {
-            panic!("expected a rewritten pass");
+    fn wide_integer_ids_are_answered_by_the_front_or_refused_never_rewritten() {
+        let id = "123456789012345678901234567890";
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        let Verdict::Listing { id: echoed, method } = judge(Bytes::from(ping.clone()), true) else {
+            panic!("expected the front to answer a plain ping");
         };
-        assert!(!String::from_utf8_lossy(&body).contains("1234567890123"));
-        let answer = format!(
-            r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
-            restore.placeholder
-        );
-        let restored = restore_id(answer.as_bytes(), &restore).unwrap_or_default();
-        assert_eq!(
-            String::from_utf8_lossy(&restored),
-            r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":{}}"#
-        );
+        assert_eq!((echoed.as_str(), method), (id, Listing::Ping));
+        let Verdict::Refuse(refusal) = judge(Bytes::from(ping), false) else {
+            panic!("rmcp cannot hold the id: the front must refuse");
+        };
+        assert_eq!((refusal.code, refusal.id.as_str()), (-32600, id));
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! The rmcp server handler: initialize, the tool list, and the `tools/call`s rmcp reads
-//! (sessions, protocol metadata); each call goes through the pipeline.
+//! The rmcp server handler: initialize, and the requests of protocol versions with
+//! per-request metadata, whose shape and HTTP status rmcp decides; each tool call goes
+//! through the pipeline.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -14,7 +15,6 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::status::StatusSlot;
 use crate::pipeline::agents::META_EXAMPLE;
 use crate::pipeline::{Call, Pipeline, ProtocolError};
 
@@ -120,12 +120,7 @@ impl ServerHandler for BcpMcp {
                     .with_meta(Some(merchant_text_meta()))
                     .into())
             }
-            Err(error) => {
-                if let Some(slot) = parts.and_then(|parts| parts.extensions.get::<StatusSlot>()) {
-                    slot.set(error.http_status());
-                }
-                Err(error.to_error_data())
-            }
+            Err(error) => Err(error.to_error_data()),
         }
     }
 }

@@ -1,7 +1,8 @@
-//! HTTP in front of rmcp's Streamable HTTP service: makes the bare JSON POSTs real UCP
-//! clients send acceptable, answers malformed bodies with JSON-RPC errors instead of plain
-//! text, lets a tool error choose the HTTP status the BCP error registry assigns, and holds
-//! each body as received for the request-signature check (`Content-Digest` hashes raw bytes).
+//! HTTP in front of rmcp's Streamable HTTP service: admits the request's Host and Origin,
+//! makes the bare JSON POSTs real UCP clients send acceptable, answers malformed bodies with
+//! JSON-RPC errors instead of plain text, answers plain tool calls itself (with the HTTP
+//! status the BCP error registry assigns), and holds each body as received for the
+//! request-signature check (`Content-Digest` hashes raw bytes).
 
 use std::sync::Arc;
 
@@ -16,20 +17,21 @@ use http::header::{ACCEPT, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT
 use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
+use crate::access::hosts::Hosts;
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
-use crate::mcp::frame::{self, Restore, Verdict};
-pub use crate::mcp::status::StatusSlot;
+use crate::mcp::frame::{self, Verdict};
 use crate::pipeline::{Covered, Pipeline, ProtocolError};
 use serde_json::{Value, json};
 
-/// What the front needs besides the request: the body cap, the signature check and, when
-/// enabled, the direct `tools/call` path.
+/// What the front needs besides the request: the body cap, the Host and Origin rules, the
+/// pipeline, and the answers it gives itself.
 #[derive(Clone)]
 pub struct Front {
     pub body_limit: usize,
+    pub hosts: Arc<Hosts>,
     pub pipeline: Arc<Pipeline>,
-    pub direct: Option<Arc<Direct>>,
+    pub direct: Arc<Direct>,
 }
 
 pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
@@ -191,10 +193,15 @@ async fn as_jsonrpc(response: Response) -> Response {
 
 pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next) -> Response {
     let limit = front.body_limit;
-    if request.method() != Method::POST {
+    let (mut parts, body) = request.into_parts();
+    if let Err(foreign) = front.hosts.check(&parts) {
+        tracing::info!(outcome = "forbidden", %foreign, "MCP request refused");
+        return refusal(StatusCode::FORBIDDEN, "null", -32600, &foreign.to_string());
+    }
+    if parts.method != Method::POST {
+        let request = Request::from_parts(parts, body);
         return as_jsonrpc(next.run(request).await).await;
     }
-    let (mut parts, body) = request.into_parts();
     // The front adjusts Accept, Content-Type and Content-Encoding below; a signature covers
     // the headers as sent.
     // Only a signed request needs them kept (an unsigned one is judged by the mode alone).
@@ -202,6 +209,7 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         parts.headers.contains_key("signature-input") || parts.headers.contains_key("signature");
     let sent_headers =
         (signed && front.pipeline.verifies_signatures()).then(|| parts.headers.clone());
+    let plain = front.direct.eligible(&parts);
     let accept = parts
         .headers
         .get(ACCEPT)
@@ -239,24 +247,16 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         parts.headers.remove(CONTENT_LENGTH);
     }
     let decoded = bytes.clone();
-    let direct = front
-        .direct
-        .as_deref()
-        .filter(|direct| direct.eligible(&parts));
-    let (body, restore) = match frame::judge(bytes, direct.is_some()) {
-        Verdict::Pass { body, restore } => (body, restore),
+    let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
+    let covered = covered(&parts, sent, &received, &decoded);
+    let body = match frame::judge(bytes, plain) {
+        Verdict::Pass(body) => body,
         Verdict::Accepted => return StatusCode::ACCEPTED.into_response(),
-        Verdict::Direct(call) => {
-            let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
-            let covered = covered(&parts, sent, &received, &decoded);
-            return match direct {
-                Some(direct) => direct.respond(call, covered, &parts).await,
-                None => refusal(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    &call.id,
-                    -32603,
-                    "Internal error",
-                ),
+        Verdict::Direct(call) => return front.direct.respond(call, covered, &parts).await,
+        Verdict::Listing { id, method } => {
+            return match front.pipeline.admit(&covered).await {
+                Ok(()) => front.direct.list(&id, method),
+                Err(error) => refused_by(&id, &error),
             };
         }
         Verdict::Refuse(refused) => {
@@ -268,32 +268,16 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
             return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
-    let sent = sent_headers.as_ref().unwrap_or(&parts.headers);
-    let admitted = front
-        .pipeline
-        .admit(&covered(&parts, sent, &received, &decoded))
-        .await;
-    if let Err(error) = admitted {
+    if let Err(error) = front.pipeline.admit(&covered).await {
         return refused_by(&frame::raw_id(&decoded), &error);
     }
     let notification = !body_has_id(&body);
-    let slot = StatusSlot::default();
-    parts.extensions.insert(slot.clone());
-    let mut response = next.run(Request::from_parts(parts, Body::from(body))).await;
-    if let Some(status) = slot.take()
-        && response.status() == StatusCode::OK
-    {
-        *response.status_mut() = status;
-    }
+    let response = next.run(Request::from_parts(parts, Body::from(body))).await;
     if notification && response.status().is_success() {
         // JSON-RPC: a notification is never answered.
         return StatusCode::ACCEPTED.into_response();
     }
-    let response = as_jsonrpc(response).await;
-    match restore {
-        Some(restore) => put_back_id(response, &restore).await,
-        None => response,
-    }
+    as_jsonrpc(response).await
 }
 
 /// What the signature step covers: the headers and body as the client sent them, and the
@@ -320,25 +304,4 @@ fn body_has_id(body: &[u8]) -> bool {
         id: Option<serde::de::IgnoredAny>,
     }
     serde_json::from_slice::<HasId>(body).is_ok_and(|frame| frame.id.is_some())
-}
-
-/// Answers are small (one tool result), so reading one whole to swap its id is cheap.
-const MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
-
-async fn put_back_id(response: Response, restore: &Restore) -> Response {
-    let (mut parts, body) = response.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_ANSWER_BYTES).await else {
-        return refusal(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &restore.raw,
-            -32603,
-            "Internal error: the answer could not be read",
-        );
-    };
-    let bytes = match frame::restore_id(&bytes, restore) {
-        Some(rewritten) => Bytes::from(rewritten),
-        None => bytes,
-    };
-    parts.headers.remove(CONTENT_LENGTH);
-    Response::from_parts(parts, Body::from(bytes))
 }

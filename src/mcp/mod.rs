@@ -8,6 +8,5 @@ pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod shared_service;
-pub mod status;
 
 pub use handler::BcpMcp;

@@ -256,13 +256,8 @@ impl Pipeline {
         }
         match idempotency_key(spec.name, meta, &arguments) {
             Some((key, fingerprint)) => {
-                // Records hold trees (they outlive the process in Redis); mutations are few.
-                let operation = async {
-                    let answer = dispatch::run(brain, spec.name, arguments, release).await?;
-                    answer.to_value().map_err(|_| ProtocolError::Internal)
-                };
-                let value = steps.idempotency.run(&key, &fingerprint, operation).await?;
-                Answer::from_value(&value).map_err(|_| ProtocolError::Internal)
+                let operation = dispatch::run(brain, spec.name, arguments, release);
+                steps.idempotency.run(&key, &fingerprint, operation).await
             }
             None => dispatch::run(brain, spec.name, arguments, release).await,
         }

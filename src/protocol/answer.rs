@@ -5,7 +5,7 @@
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::ser::{CompactFormatter, Formatter, Serializer};
 
@@ -164,24 +164,38 @@ impl Answer {
         serde_json::from_str(&self.json)
     }
 
-    /// Back from a tree (a replayed idempotency record): the outcome is read from its
-    /// envelope.
-    pub fn from_value(value: &Value) -> Result<Self, EncodeError> {
-        let outcome = match value
-            .get("ucp")
-            .and_then(|ucp| ucp.get("status"))
-            .and_then(Value::as_str)
-        {
+    /// An answer recorded earlier (an idempotent replay), its bytes kept as they were; the
+    /// outcome and reason are read back from its envelope.
+    pub fn replayed(json: String) -> Result<Self, serde_json::Error> {
+        #[derive(Deserialize)]
+        struct Status {
+            status: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Code {
+            code: Option<String>,
+        }
+        #[derive(Deserialize)]
+        struct Envelope {
+            ucp: Option<Status>,
+            #[serde(default)]
+            messages: Vec<Code>,
+        }
+        let envelope: Envelope = serde_json::from_str(&json)?;
+        let outcome = match envelope.ucp.and_then(|ucp| ucp.status).as_deref() {
             Some("error") => Outcome::BusinessError,
             _ => Outcome::Success,
         };
-        let reason = value
-            .get("messages")
-            .and_then(|messages| messages.get(0))
-            .and_then(|message| message.get("code"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
-        Ok(Self::encode(value, outcome)?.with_reason(reason))
+        let reason = envelope
+            .messages
+            .into_iter()
+            .next()
+            .and_then(|message| message.code);
+        Ok(Self {
+            json,
+            outcome,
+            reason,
+        })
     }
 }
 

@@ -17,6 +17,7 @@ use super::StartError;
 use super::configure::BridgeConfig;
 use super::routes::{self, WebState};
 use crate::access::Access;
+use crate::access::hosts::Hosts;
 use crate::brain::Brain;
 use crate::discovery;
 use crate::hardening::guard::CallGuard;
@@ -66,8 +67,8 @@ struct Common {
     guard: Arc<CallGuard>,
     signatures: Arc<SignatureCheck>,
     activity: Arc<Activity>,
-    hosts: Vec<String>,
-    origins: Vec<String>,
+    /// The Host and Origin rules of every agent endpoint.
+    hosts: Arc<Hosts>,
     reserved_checkout_params: &'static [&'static str],
 }
 
@@ -145,8 +146,7 @@ impl Common {
             // One key cache for every namespace: an agent's keys do not depend on the door.
             signatures: Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation)),
             activity: Arc::new(Activity::new()),
-            hosts,
-            origins,
+            hosts: Arc::new(Hosts::new(&hosts, &origins)),
             reserved_checkout_params,
         })
     }
@@ -231,11 +231,12 @@ fn mcp_routes(
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .with_sse_keep_alive(None)
-        .with_allowed_hosts(common.hosts.clone())
-        .with_allowed_origins(common.origins.clone())
+        // The front admits Host and Origin for every request before rmcp sees it.
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_max_request_body_bytes(config.limits.max_body_bytes)
         .with_cancellation_token(common.shutdown.clone());
-    let direct = Arc::new(Direct::new(pipeline.clone(), &common.hosts));
+    let direct = Arc::new(Direct::new(pipeline.clone()));
     let rmcp_pipeline = pipeline.clone();
     let service = StreamableHttpService::new(
         move || Ok(BcpMcp::new(rmcp_pipeline.clone())),
@@ -247,8 +248,9 @@ fn mcp_routes(
         .layer(axum::middleware::from_fn_with_state(
             Front {
                 body_limit: config.limits.max_body_bytes,
+                hosts: common.hosts.clone(),
                 pipeline,
-                direct: Some(direct),
+                direct,
             },
             mcp_front,
         ))

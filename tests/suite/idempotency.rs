@@ -12,6 +12,7 @@ use bcp_bridge::idempotency::{
     Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
 };
 use bcp_bridge::pipeline::ProtocolError;
+use bcp_bridge::protocol::answer::{Answer, Outcome};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
@@ -203,6 +204,10 @@ async fn unreachable_redis_fails_closed_without_touching_the_store() {
     assert_eq!(unchanged["line_items"], cart["line_items"]);
 }
 
+fn answer(value: Value) -> Answer {
+    Answer::encode(&value, Outcome::Success).unwrap()
+}
+
 /// A mutation slow enough that a duplicate arrives while it runs.
 async fn concurrent_duplicates(store: Arc<dyn IdempotencyStore>) {
     let idempotency = Arc::new(Idempotency::new(&IdempotencyConfig::default(), store));
@@ -215,9 +220,10 @@ async fn concurrent_duplicates(store: Arc<dyn IdempotencyStore>) {
                 .run("bcp:idem:test:create_cart:k", payload, async move {
                     runs.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(300)).await;
-                    Ok(json!({"cart": payload}))
+                    Ok(answer(json!({"cart": payload})))
                 })
                 .await
+                .map(|answer| answer.json().to_owned())
         }
     };
     let first = tokio::spawn(attempt("same"));
@@ -226,7 +232,7 @@ async fn concurrent_duplicates(store: Arc<dyn IdempotencyStore>) {
         tokio::join!(attempt("same"), attempt("same"), attempt("different"));
     let first = first.await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the store is reached once");
-    assert_eq!(first.as_ref().unwrap(), &json!({"cart": "same"}));
+    assert_eq!(first.as_ref().unwrap(), r#"{"cart":"same"}"#);
     assert_eq!(second.unwrap(), first.as_ref().unwrap().clone());
     assert_eq!(third.unwrap(), first.unwrap());
     assert!(matches!(other, Err(ProtocolError::Conflict)));
@@ -264,9 +270,11 @@ async fn a_failed_mutation_releases_its_key() {
         .await;
     assert!(failed.is_err());
     let retried = idempotency
-        .run("key", "fp", async { Ok::<_, ProtocolError>(json!("done")) })
+        .run("key", "fp", async {
+            Ok::<_, ProtocolError>(answer(json!({"done": true})))
+        })
         .await;
-    assert_eq!(retried.unwrap(), json!("done"));
+    assert_eq!(retried.unwrap().json(), r#"{"done":true}"#);
 }
 
 #[test]

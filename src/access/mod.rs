@@ -1,6 +1,8 @@
-//! Who may use the MCP endpoint: bearer tokens (kept in configuration only as SHA-256 hashes,
+//! Who may use the agent endpoints: bearer tokens (kept in configuration only as SHA-256 hashes,
 //! compared in constant time) and/or an allow-list of agent profile URLs. Discovery and
 //! health probes are not behind this.
+
+pub mod hosts;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
