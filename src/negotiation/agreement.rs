@@ -146,7 +146,10 @@ mod tests {
         // NEG-001
         let none = json!({"ucp": {"version": "2026-01-23", "supported_versions": {"2026-01-11": "https://a.example/p"}}});
         assert_eq!(settled(none), Err(RefusalCode::VersionUnsupported));
-        assert_eq!(settled(json!({"ucp": {}})), Err(RefusalCode::ProfileMalformed));
+        assert_eq!(
+            settled(json!({"ucp": {}})),
+            Err(RefusalCode::ProfileMalformed)
+        );
         assert_eq!(
             settled(json!({"ucp": {"version": 7}})),
             Err(RefusalCode::ProfileMalformed)

@@ -159,7 +159,11 @@ async fn refused_addresses_are_never_connected_to() {
     );
     for url in &urls {
         let refusal = negotiator.outcome(url).await.unwrap_err();
-        assert_eq!(refusal.code, RefusalCode::InvalidProfileUrl, "{url}: {refusal:?}");
+        assert_eq!(
+            refusal.code,
+            RefusalCode::InvalidProfileUrl,
+            "{url}: {refusal:?}"
+        );
     }
     assert_eq!(
         accepts.load(Ordering::SeqCst),

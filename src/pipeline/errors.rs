@@ -53,7 +53,10 @@ pub enum ProtocolError {
     Conflict,
     /// Request-signature failures: the code decides the message, status and JSON-RPC code.
     #[error("{}", .code.message())]
-    Signature { code: SignatureCode, content: String },
+    Signature {
+        code: SignatureCode,
+        content: String,
+    },
 }
 
 impl ProtocolError {
