@@ -319,4 +319,31 @@ mod tests {
         assert_eq!(unreachable.code(), -32001);
         assert_eq!(unreachable.http_status(), StatusCode::FAILED_DEPENDENCY);
     }
+
+    #[test]
+    fn a_signer_profile_refusal_is_answered_as_negotiation() {
+        let error =
+            ProtocolError::from(SignatureError::Profile(Refusal::malformed("not a profile")));
+        assert_eq!(
+            (error.code(), error.http_status()),
+            (-32001, StatusCode::UNPROCESSABLE_ENTITY)
+        );
+        assert_eq!(error.reason(), "profile_malformed");
+        let data = error.to_error_data().data;
+        assert_eq!(
+            data,
+            Some(json!({ "code": "profile_malformed", "content": "not a profile" }))
+        );
+    }
+
+    #[test]
+    fn a_signature_refusal_writes_its_wire_code() {
+        let error = ProtocolError::from(SignatureError::KeyNotFound("no such key".into()));
+        let data = error.to_error_data();
+        assert_eq!(data.message, "Signing key not found");
+        assert_eq!(
+            data.data,
+            Some(json!({ "code": "key_not_found", "content": "no such key" }))
+        );
+    }
 }
