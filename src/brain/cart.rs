@@ -16,7 +16,7 @@ use crate::platform::{CartExt, CatalogExt, LineJudge};
 use crate::protocol::cart::{CartResponse, ItemOut, LineItemOut, TotalOut};
 use crate::protocol::envelope::Status;
 use crate::protocol::request::{CartIn, LineItemIn, QuantityUnitIn};
-use crate::protocol::{Capability, Message, Release, Severity};
+use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
 
 /// The lines that may go to the store, what was refused before asking it, and where each
 /// variant came from in the request (for message paths).
@@ -63,7 +63,7 @@ fn unit_mismatch_messages(cart: &CartIn) -> Vec<Message> {
         .filter_map(|(index, line)| {
             unit_mismatch(line).map(|unit| {
                 Message::error(
-                    "quantity_unit_mismatch",
+                    MessageCode::QuantityUnitMismatch,
                     format!(
                         "{} is sold by the piece (unit C62, scale 0), not in {} at scale {}: send the quantity in pieces, or leave quantity_unit out",
                         untrusted::line(&line.item.id, 100),
@@ -81,13 +81,21 @@ fn unit_mismatch_messages(cart: &CartIn) -> Vec<Message> {
 /// The message an agent reads for a line the store (or the catalog) refused.
 fn problem_message(kind: &LineProblemKind, text: String) -> Message {
     match kind {
-        LineProblemKind::OutOfStock => Message::error("out_of_stock", text, Severity::Recoverable),
-        LineProblemKind::InsufficientStock { .. } => Message::warning("quantity_adjusted", text),
-        LineProblemKind::NotFound => Message::error("not_found", text, Severity::Recoverable),
-        LineProblemKind::Ambiguous => {
-            Message::error("item_unavailable", text, Severity::Recoverable)
+        LineProblemKind::OutOfStock => {
+            Message::error(MessageCode::OutOfStock, text, Severity::Recoverable)
         }
-        LineProblemKind::Invalid => Message::error("invalid", text, Severity::Recoverable),
+        LineProblemKind::InsufficientStock { .. } => {
+            Message::warning(MessageCode::QuantityAdjusted, text)
+        }
+        LineProblemKind::NotFound => {
+            Message::error(MessageCode::NotFound, text, Severity::Recoverable)
+        }
+        LineProblemKind::Ambiguous => {
+            Message::error(MessageCode::ItemUnavailable, text, Severity::Recoverable)
+        }
+        LineProblemKind::Invalid => {
+            Message::error(MessageCode::Invalid, text, Severity::Recoverable)
+        }
     }
 }
 
@@ -226,7 +234,7 @@ impl Brain {
             release,
             Capability::Cart,
             vec![Message::error(
-                "not_found",
+                MessageCode::NotFound,
                 "Cart not found or has expired",
                 Severity::Unrecoverable,
             )],
@@ -320,7 +328,7 @@ impl Brain {
                 && prepared.refused_out_of_stock == prepared.messages.len()
             {
                 messages.push(Message::error(
-                    "out_of_stock",
+                    MessageCode::OutOfStock,
                     "All requested items are currently out of stock",
                     Severity::Unrecoverable,
                 ));
@@ -340,12 +348,12 @@ impl Brain {
             self.carts().discard(&outcome.cart.id).await;
             let all_sold_out = messages
                 .iter()
-                .all(|message| message.code == "out_of_stock");
+                .all(|message| message.code == MessageCode::OutOfStock);
             if all_sold_out {
                 messages.insert(
                     0,
                     Message::error(
-                        "out_of_stock",
+                        MessageCode::OutOfStock,
                         "All requested items are currently out of stock",
                         Severity::Unrecoverable,
                     ),

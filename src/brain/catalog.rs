@@ -9,13 +9,13 @@ use super::selection::{SelectionRequest, featured, select};
 use super::{Brain, BrainError, cursor, render};
 use crate::model::predicates::{product_in_categories, product_passes, variant_passes};
 use crate::model::{Filters, OptionChoice, Product, Resolution, SearchRequest, Variant};
-use crate::protocol::Message;
 use crate::protocol::catalog::{
     InputOut, LookupResponse, PaginationOut, ProductResponse, SearchResponse,
 };
 use crate::protocol::envelope::Status;
 use crate::protocol::request::{GetProductIn, LookupIn, SearchIn};
 use crate::protocol::{Capability, request::FiltersIn};
+use crate::protocol::{Message, MessageCode};
 use crate::protocol::{Release, Severity};
 
 fn has_filters(filters: Option<&FiltersIn>) -> bool {
@@ -231,9 +231,9 @@ impl Brain {
 
         for input in &unique {
             match found.get(input.as_str()) {
-                None => messages.push(Message::info("not_found", input.clone())),
+                None => messages.push(Message::info(MessageCode::NotFound, input.clone())),
                 Some(false) => messages.push(Message::info(
-                    "filtered",
+                    MessageCode::Filtered,
                     format!("{input} does not match the filters"),
                 )),
                 Some(true) => {}
@@ -289,7 +289,7 @@ impl Brain {
                 release,
                 Capability::CatalogLookup,
                 vec![Message::error(
-                    "not_found",
+                    MessageCode::NotFound,
                     format!("Product not found: {}{reason}", request.id),
                     Severity::Unrecoverable,
                 )],

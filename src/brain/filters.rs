@@ -5,8 +5,8 @@ use iso_currency::Currency;
 
 use super::BrainError;
 use crate::model::{BuyerContext, Filters, PriceBounds};
-use crate::protocol::Message;
 use crate::protocol::request::{ContextIn, FiltersIn};
+use crate::protocol::{Message, MessageCode};
 
 pub fn buyer_context(context: &ContextIn) -> BuyerContext {
     let clean = |value: &Option<String>| {
@@ -58,7 +58,7 @@ pub fn build_filters(
         match context.currency.as_deref() {
             Some(code) if code != store_currency.code() => messages.push(
                 Message::warning(
-                    "filter_ignored",
+                    MessageCode::FilterIgnored,
                     format!(
                         "The price filter was ignored: it is in {code}, this store prices in {}",
                         store_currency.code()

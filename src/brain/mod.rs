@@ -20,7 +20,7 @@ use crate::platform::{CartPort, CatalogPort, PlatformError, SharedPlatform, Stor
 use crate::protocol::answer::{Answer, Outcome};
 use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::{Status, Ucp};
-use crate::protocol::{Capability, Message, Namespace, Release};
+use crate::protocol::{Capability, Message, MessageCode, Namespace, Release};
 
 pub use checkout::{CartConfig, CheckoutRewrite};
 pub use limits::LimitsConfig;
@@ -129,7 +129,9 @@ impl Brain {
         messages: Vec<Message>,
         continue_url: Option<String>,
     ) -> Result<Answer, BrainError> {
-        let reason = messages.first().map(|message| message.code.clone());
+        let reason = messages
+            .first()
+            .map(|message| message.code.as_str().to_owned());
         let response = ErrorResponse {
             ucp,
             messages,
@@ -153,7 +155,7 @@ impl Brain {
         Self::error_answer(
             ucp,
             vec![Message::error(
-                "capabilities_incompatible",
+                MessageCode::CapabilitiesIncompatible,
                 format!(
                     "the agent profile does not declare {name} at the negotiated protocol version, so this operation has no capability in common"
                 ),

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::Refusal;
+use super::{Refusal, RefusalCode};
 use crate::protocol::{Capability, Namespace};
 
 /// The outcome of negotiating with one agent profile.
@@ -89,7 +89,7 @@ pub(super) fn settle(namespace: &Namespace, document: &Value) -> Result<Agreemen
             .collect();
         let served: Vec<&str> = namespace.versions().collect();
         return Err(Refusal::new(
-            "version_unsupported",
+            RefusalCode::VersionUnsupported,
             format!(
                 "protocol version {} is not supported; this business serves {}",
                 shown.join(", "),
@@ -116,7 +116,7 @@ mod tests {
 
     use super::*;
 
-    fn settled(profile: Value) -> Result<Agreement, &'static str> {
+    fn settled(profile: Value) -> Result<Agreement, RefusalCode> {
         settle(&Namespace::UCP, &profile).map_err(|refusal| refusal.code)
     }
 
@@ -145,11 +145,14 @@ mod tests {
     fn no_shared_version_is_version_unsupported() {
         // NEG-001
         let none = json!({"ucp": {"version": "2026-01-23", "supported_versions": {"2026-01-11": "https://a.example/p"}}});
-        assert_eq!(settled(none), Err("version_unsupported"));
-        assert_eq!(settled(json!({"ucp": {}})), Err("profile_malformed"));
+        assert_eq!(settled(none), Err(RefusalCode::VersionUnsupported));
+        assert_eq!(
+            settled(json!({"ucp": {}})),
+            Err(RefusalCode::ProfileMalformed)
+        );
         assert_eq!(
             settled(json!({"ucp": {"version": 7}})),
-            Err("profile_malformed")
+            Err(RefusalCode::ProfileMalformed)
         );
     }
 

@@ -8,6 +8,7 @@
 
 mod agreement;
 mod client;
+mod code;
 mod fetch;
 mod limits;
 mod special_use;
@@ -27,6 +28,7 @@ use crate::settings::ConfigProblem;
 
 pub use agreement::Agreement;
 pub use client::ProfileClient;
+pub use code::RefusalCode;
 pub use fetch::is_restricted;
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -125,14 +127,14 @@ impl NegotiationConfig {
 /// A negotiation failure as the registry names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
-    pub code: &'static str,
+    pub code: RefusalCode,
     pub content: String,
     /// Says nothing about the profile (the bridge was busy): never cached.
     transient: bool,
 }
 
 impl Refusal {
-    fn new(code: &'static str, content: impl Into<String>) -> Self {
+    fn new(code: RefusalCode, content: impl Into<String>) -> Self {
         Self {
             code,
             content: content.into(),
@@ -162,18 +164,7 @@ impl Refusal {
             .take(200)
             .map(|c| if c.is_control() { '\u{fffd}' } else { c })
             .collect();
-        let fix = match self.code {
-            "invalid_profile_url" => {
-                "An agent's profile is an https URL on a public host; for a test or internal agent the store operator can allow its host with negotiation.allow_http_hosts (plain http) or negotiation.allow_private_hosts (private addresses). "
-            }
-            "profile_unreachable" => {
-                "The profile must answer 200 over https within negotiation.timeout_ms. "
-            }
-            "profile_malformed" => {
-                "The profile must be a JSON object with a ucp.version string, at most negotiation.max_profile_bytes long. "
-            }
-            _ => "",
-        };
+        let fix = self.code.fix();
         self.content = format!(
             "agent profile {shown}: {}. {fix}Operators: negotiation.enabled = false skips this check, and [agents] default_profile serves clients that send no profile.",
             self.content.trim_end_matches('.')
@@ -182,15 +173,15 @@ impl Refusal {
     }
 
     pub fn invalid_url(content: impl Into<String>) -> Self {
-        Self::new("invalid_profile_url", content)
+        Self::new(RefusalCode::InvalidProfileUrl, content)
     }
 
     pub fn unreachable(content: impl Into<String>) -> Self {
-        Self::new("profile_unreachable", content)
+        Self::new(RefusalCode::ProfileUnreachable, content)
     }
 
     pub fn malformed(content: impl Into<String>) -> Self {
-        Self::new("profile_malformed", content)
+        Self::new(RefusalCode::ProfileMalformed, content)
     }
 }
 
@@ -277,7 +268,7 @@ impl Negotiator {
                 let outcome = self.negotiate(profile).await;
                 if let Err(refusal) = &outcome {
                     tracing::info!(
-                        code = refusal.code,
+                        code = refusal.code.as_str(),
                         reason = %refusal.content,
                         "agent profile refused"
                     );

@@ -159,7 +159,11 @@ async fn refused_addresses_are_never_connected_to() {
     );
     for url in &urls {
         let refusal = negotiator.outcome(url).await.unwrap_err();
-        assert_eq!(refusal.code, "invalid_profile_url", "{url}: {refusal:?}");
+        assert_eq!(
+            refusal.code,
+            RefusalCode::InvalidProfileUrl,
+            "{url}: {refusal:?}"
+        );
     }
     assert_eq!(
         accepts.load(Ordering::SeqCst),
@@ -172,7 +176,7 @@ async fn refused_addresses_are_never_connected_to() {
         .outcome(&format!("https://allowed.test:{port}/p"))
         .await
         .unwrap_err();
-    assert_eq!(refusal.code, "profile_unreachable");
+    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
     assert_eq!(accepts.load(Ordering::SeqCst), 1);
 }
 
@@ -290,7 +294,7 @@ async fn a_full_bridge_answers_busy_and_does_not_remember_it() {
     let refusal = negotiator.outcome(&url).await.unwrap_err();
     // NEG-003: the fetch failed (it never started), 424
     assert_eq!(refusal, Refusal::busy());
-    assert_eq!(refusal.code, "profile_unreachable");
+    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
     drop(held);
     assert!(negotiator.outcome(&url).await.is_ok());
     assert_eq!(load.hits.load(Ordering::SeqCst), 1);
@@ -312,14 +316,14 @@ async fn resolution_failures_are_classified_per_the_registry() {
     // NEG-005: "Profile URL is malformed, missing, or unresolvable" -> invalid_profile_url, 400
     for url in ["https://nowhere.test/p", "https://empty.test/p"] {
         let refusal = negotiator.outcome(url).await.unwrap_err();
-        assert_eq!(refusal.code, "invalid_profile_url", "{url}");
+        assert_eq!(refusal.code, RefusalCode::InvalidProfileUrl, "{url}");
     }
     // NEG-003: "fetch failed (timeout, ...)" -> profile_unreachable, 424
     let refusal = negotiator
         .outcome("https://silent.test/p")
         .await
         .unwrap_err();
-    assert_eq!(refusal.code, "profile_unreachable");
+    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
 }
 
 #[tokio::test]

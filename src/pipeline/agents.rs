@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use crate::protocol::Message;
+use crate::protocol::{Message, MessageCode};
 use crate::settings::ConfigProblem;
 
 /// What a client must send, shown wherever a call lacks it.
@@ -103,7 +103,7 @@ pub fn complete_meta(
 /// The info message of an answer served as the default profile.
 pub fn default_profile_notice(profile: &str) -> Message {
     Message::info(
-        "default_profile",
+        MessageCode::DefaultProfile,
         format!(
             "No meta[\"ucp-agent\"].profile was sent, so this call was served as the store's default agent profile {profile}. Send your own profile: {META_EXAMPLE}"
         ),

@@ -9,9 +9,9 @@ use crate::access::AccessDenied;
 use crate::brain::BrainError;
 use crate::hardening::guard::GuardError;
 use crate::idempotency::IdempotencyError;
-use crate::negotiation::Refusal;
+use crate::negotiation::{Refusal, RefusalCode};
 use crate::platform::PlatformError;
-use crate::signatures::SignatureError;
+use crate::signatures::{SignatureCode, SignatureError, SignatureErrorCode};
 
 /// Used when an upstream gives no `Retry-After`.
 const DEFAULT_RETRY_AFTER_SECS: u64 = 5;
@@ -25,14 +25,9 @@ pub enum ProtocolError {
     },
     #[error("Unknown tool: {0}")]
     UnknownTool(String),
-    /// Discovery/negotiation failures (-32001): `invalid_profile_url`, `profile_unreachable`,
-    /// `profile_malformed`, `version_unsupported`.
+    /// Discovery/negotiation failures: the code decides the status and JSON-RPC code.
     #[error("{content}")]
-    Negotiation {
-        code: &'static str,
-        content: String,
-        status: StatusCode,
-    },
+    Negotiation { code: RefusalCode, content: String },
     #[error("Too many requests")]
     RateLimited { retry_after_secs: u64 },
     #[error("The store is temporarily unavailable")]
@@ -56,26 +51,12 @@ pub enum ProtocolError {
     Forbidden,
     #[error("Conflict: idempotency key reused with a different payload")]
     Conflict,
-    /// Request-signature failures (`signature_missing` … `algorithm_unsupported`).
-    #[error("{}", signature_message(.code))]
-    Signature { code: &'static str, content: String },
-}
-
-/// The message of a signature refusal; the detail is in `data.content`.
-fn signature_message(code: &str) -> &'static str {
-    match code {
-        "signature_missing" => "Signature required",
-        "key_not_found" => "Signing key not found",
-        "digest_mismatch" => "Content-Digest does not match the body",
-        "algorithm_unsupported" => "Signature algorithm not supported",
-        _ => "Signature verification failed",
-    }
-}
-
-/// The overview's registry: the body-level codes are invalid requests (-32600, 400), the
-/// others authentication failures (-32000, 401).
-fn signature_is_bad_request(code: &str) -> bool {
-    matches!(code, "digest_mismatch" | "algorithm_unsupported")
+    /// Request-signature failures: the code decides the message, status and JSON-RPC code.
+    #[error("{}", .code.message())]
+    Signature {
+        code: SignatureCode,
+        content: String,
+    },
 }
 
 impl ProtocolError {
@@ -90,13 +71,12 @@ impl ProtocolError {
     pub fn code(&self) -> i32 {
         match self {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => -32602,
-            Self::Negotiation { .. } => -32001,
+            Self::Negotiation { code, .. } => code.jsonrpc_code(),
             Self::RateLimited { .. } | Self::Unavailable { .. } | Self::Full { .. } => -32000,
             Self::WritesPaused { .. } => -32000,
             Self::Unauthorized | Self::Forbidden | Self::Conflict => -32000,
             Self::Internal => -32603,
-            Self::Signature { code, .. } if signature_is_bad_request(code) => -32600,
-            Self::Signature { .. } => -32000,
+            Self::Signature { code, .. } => code.jsonrpc_code(),
         }
     }
 
@@ -105,7 +85,7 @@ impl ProtocolError {
     pub fn http_status(&self) -> StatusCode {
         match self {
             Self::InvalidParams { .. } | Self::UnknownTool(_) => StatusCode::OK,
-            Self::Negotiation { status, .. } => *status,
+            Self::Negotiation { code, .. } => code.http_status(),
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable { .. } | Self::Full { .. } | Self::WritesPaused { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
@@ -114,11 +94,7 @@ impl ProtocolError {
             Self::Unauthorized => StatusCode::UNAUTHORIZED,
             Self::Forbidden => StatusCode::FORBIDDEN,
             Self::Conflict => StatusCode::CONFLICT,
-            // SIG-031 … SIG-035
-            Self::Signature { code, .. } if signature_is_bad_request(code) => {
-                StatusCode::BAD_REQUEST
-            }
-            Self::Signature { .. } => StatusCode::UNAUTHORIZED,
+            Self::Signature { code, .. } => code.http_status(),
         }
     }
 
@@ -149,7 +125,8 @@ impl ProtocolError {
                 .unwrap_or("invalid params")
                 .to_owned(),
             Self::UnknownTool(_) => "unknown tool".to_owned(),
-            Self::Negotiation { code, .. } | Self::Signature { code, .. } => (*code).to_owned(),
+            Self::Negotiation { code, .. } => code.as_str().to_owned(),
+            Self::Signature { code, .. } => code.as_str().to_owned(),
             Self::RateLimited { .. } => "rate limited".to_owned(),
             Self::Unavailable { .. } => "store unavailable".to_owned(),
             Self::Full { what, .. } => format!("{what} full"),
@@ -165,8 +142,11 @@ impl ProtocolError {
         let data = match self {
             Self::InvalidParams { data, .. } => data.clone(),
             Self::UnknownTool(_) => None,
-            Self::Negotiation { code, content, .. } | Self::Signature { code, content } => {
-                Some(json!({ "code": code, "content": content }))
+            Self::Negotiation { code, content } => {
+                Some(json!({ "code": code.as_str(), "content": content }))
+            }
+            Self::Signature { code, content } => {
+                Some(json!({ "code": code.as_str(), "content": content }))
             }
             Self::RateLimited { retry_after_secs }
             | Self::Unavailable { retry_after_secs }
@@ -261,28 +241,21 @@ impl From<AccessDenied> for ProtocolError {
 
 impl From<Refusal> for ProtocolError {
     fn from(refusal: Refusal) -> Self {
-        // The statuses the registry gives each discovery/negotiation code.
-        let status = match refusal.code {
-            "invalid_profile_url" => StatusCode::BAD_REQUEST,
-            "profile_unreachable" => StatusCode::FAILED_DEPENDENCY,
-            _ => StatusCode::UNPROCESSABLE_ENTITY,
-        };
         Self::Negotiation {
             code: refusal.code,
             content: refusal.content,
-            status,
         }
     }
 }
 
 impl From<SignatureError> for ProtocolError {
     fn from(error: SignatureError) -> Self {
-        match error {
-            SignatureError::Profile(refusal) => refusal.into(),
-            other => Self::Signature {
-                code: other.code(),
-                content: other.to_string(),
-            },
+        // A profile refusal displays as its content, so both arms carry the detail the
+        // agent needs.
+        let content = error.to_string();
+        match error.code() {
+            SignatureErrorCode::Signature(code) => Self::Signature { code, content },
+            SignatureErrorCode::Profile(code) => Self::Negotiation { code, content },
         }
     }
 }
@@ -345,5 +318,32 @@ mod tests {
         let unreachable = ProtocolError::from(Refusal::unreachable("down"));
         assert_eq!(unreachable.code(), -32001);
         assert_eq!(unreachable.http_status(), StatusCode::FAILED_DEPENDENCY);
+    }
+
+    #[test]
+    fn a_signer_profile_refusal_is_answered_as_negotiation() {
+        let error =
+            ProtocolError::from(SignatureError::Profile(Refusal::malformed("not a profile")));
+        assert_eq!(
+            (error.code(), error.http_status()),
+            (-32001, StatusCode::UNPROCESSABLE_ENTITY)
+        );
+        assert_eq!(error.reason(), "profile_malformed");
+        let data = error.to_error_data().data;
+        assert_eq!(
+            data,
+            Some(json!({ "code": "profile_malformed", "content": "not a profile" }))
+        );
+    }
+
+    #[test]
+    fn a_signature_refusal_writes_its_wire_code() {
+        let error = ProtocolError::from(SignatureError::KeyNotFound("no such key".into()));
+        let data = error.to_error_data();
+        assert_eq!(data.message, "Signing key not found");
+        assert_eq!(
+            data.data,
+            Some(json!({ "code": "key_not_found", "content": "no such key" }))
+        );
     }
 }

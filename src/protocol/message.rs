@@ -17,12 +17,82 @@ pub enum MessageType {
     Info,
 }
 
+/// The codes of `messages[]` this bridge writes. The serde names are the wire strings, spelled
+/// out rather than derived from the variant names so a rename in Rust cannot change an answer;
+/// a test holds them equal to `as_str`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum MessageCode {
+    /// A product, variant or cart the agent named does not exist (or no longer does).
+    #[serde(rename = "not_found")]
+    NotFound,
+    /// A looked-up id exists but falls outside the request's filters.
+    #[serde(rename = "filtered")]
+    Filtered,
+    /// A filter that cannot apply here (a price in another currency) was left out rather
+    /// than applied wrongly.
+    #[serde(rename = "filter_ignored")]
+    FilterIgnored,
+    /// NEG-002: the agent's profile lacks this operation's capability at the agreed version.
+    #[serde(rename = "capabilities_incompatible")]
+    CapabilitiesIncompatible,
+    /// A line's `quantity_unit` is not how the item is sold.
+    #[serde(rename = "quantity_unit_mismatch")]
+    QuantityUnitMismatch,
+    #[serde(rename = "out_of_stock")]
+    OutOfStock,
+    /// Less stock than asked for: the line was cut to what is available.
+    #[serde(rename = "quantity_adjusted")]
+    QuantityAdjusted,
+    /// The line names a product with several variants rather than one item to buy.
+    #[serde(rename = "item_unavailable")]
+    ItemUnavailable,
+    /// The store refused a line for a reason with no code of its own.
+    #[serde(rename = "invalid")]
+    Invalid,
+    /// The call carried no agent profile and was served as the store's default one.
+    #[serde(rename = "default_profile")]
+    DefaultProfile,
+}
+
+impl MessageCode {
+    /// For the test that holds the serde names to `as_str`.
+    #[cfg(test)]
+    const ALL: [Self; 10] = [
+        Self::NotFound,
+        Self::Filtered,
+        Self::FilterIgnored,
+        Self::CapabilitiesIncompatible,
+        Self::QuantityUnitMismatch,
+        Self::OutOfStock,
+        Self::QuantityAdjusted,
+        Self::ItemUnavailable,
+        Self::Invalid,
+        Self::DefaultProfile,
+    ];
+
+    /// The code as written on the wire and on the merchant page.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NotFound => "not_found",
+            Self::Filtered => "filtered",
+            Self::FilterIgnored => "filter_ignored",
+            Self::CapabilitiesIncompatible => "capabilities_incompatible",
+            Self::QuantityUnitMismatch => "quantity_unit_mismatch",
+            Self::OutOfStock => "out_of_stock",
+            Self::QuantityAdjusted => "quantity_adjusted",
+            Self::ItemUnavailable => "item_unavailable",
+            Self::Invalid => "invalid",
+            Self::DefaultProfile => "default_profile",
+        }
+    }
+}
+
 /// One entry of `messages[]`. Errors carry a severity; warnings and info do not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Message {
     #[serde(rename = "type")]
     pub kind: MessageType,
-    pub code: String,
+    pub code: MessageCode,
     pub content: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
@@ -32,30 +102,30 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn error(code: &str, content: impl Into<String>, severity: Severity) -> Self {
+    pub fn error(code: MessageCode, content: impl Into<String>, severity: Severity) -> Self {
         Self {
             kind: MessageType::Error,
-            code: code.to_owned(),
+            code,
             content: content.into(),
             severity: Some(severity),
             path: None,
         }
     }
 
-    pub fn warning(code: &str, content: impl Into<String>) -> Self {
+    pub fn warning(code: MessageCode, content: impl Into<String>) -> Self {
         Self {
             kind: MessageType::Warning,
-            code: code.to_owned(),
+            code,
             content: content.into(),
             severity: None,
             path: None,
         }
     }
 
-    pub fn info(code: &str, content: impl Into<String>) -> Self {
+    pub fn info(code: MessageCode, content: impl Into<String>) -> Self {
         Self {
             kind: MessageType::Info,
-            code: code.to_owned(),
+            code,
             content: content.into(),
             severity: None,
             path: None,
@@ -65,5 +135,21 @@ impl Message {
     pub fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn every_message_code_serialises_as_its_wire_string() {
+        for code in MessageCode::ALL {
+            assert_eq!(
+                serde_json::to_value(code).unwrap(),
+                serde_json::Value::from(code.as_str())
+            );
+        }
     }
 }

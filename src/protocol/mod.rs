@@ -12,6 +12,6 @@ pub mod request;
 pub mod tool;
 
 pub use envelope::{Capability, Edition, Namespace, Release, Ucp};
-pub use message::{Message, Severity};
+pub use message::{Message, MessageCode, Severity};
 pub use namespaces::Protocol;
 pub use tool::ToolName;

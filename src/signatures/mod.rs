@@ -8,6 +8,7 @@
 //! request gets: nothing (`off`), a log line (`log`), or the registry's error (`enforce`).
 
 mod base;
+mod code;
 mod fields;
 mod keys;
 mod replay;
@@ -20,6 +21,7 @@ use serde::Deserialize;
 use crate::negotiation::{NegotiationConfig, Refusal};
 use crate::settings::ConfigProblem;
 
+pub use code::{SignatureCode, SignatureErrorCode};
 pub use verify::Signer;
 
 /// A request as it reached the bridge, before the front adjusted anything.
@@ -124,14 +126,15 @@ pub enum SignatureError {
 
 impl SignatureError {
     /// The registry code of the refusal.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> SignatureErrorCode {
+        let own = SignatureErrorCode::Signature;
         match self {
-            Self::Missing(_) => "signature_missing",
-            Self::Invalid(_) => "signature_invalid",
-            Self::KeyNotFound(_) => "key_not_found",
-            Self::DigestMismatch(_) => "digest_mismatch",
-            Self::AlgorithmUnsupported(_) => "algorithm_unsupported",
-            Self::Profile(refusal) => refusal.code,
+            Self::Missing(_) => own(SignatureCode::SignatureMissing),
+            Self::Invalid(_) => own(SignatureCode::SignatureInvalid),
+            Self::KeyNotFound(_) => own(SignatureCode::KeyNotFound),
+            Self::DigestMismatch(_) => own(SignatureCode::DigestMismatch),
+            Self::AlgorithmUnsupported(_) => own(SignatureCode::AlgorithmUnsupported),
+            Self::Profile(refusal) => SignatureErrorCode::Profile(refusal.code),
         }
     }
 }
@@ -169,7 +172,7 @@ impl SignatureCheck {
                 "this business requires RFC 9421 request signatures: send Signature-Input, Signature and Content-Digest, signed with a key published in your profile".to_owned(),
             )),
             (Mode::Enforce, Err(error)) => {
-                tracing::info!(code = error.code(), reason = %error, "request signature refused");
+                tracing::info!(code = error.code().as_str(), reason = %error, "request signature refused");
                 Err(error)
             }
             (_, Ok(None)) => {
@@ -180,7 +183,7 @@ impl SignatureCheck {
             }
             (_, Err(error)) => {
                 tracing::warn!(
-                    code = error.code(),
+                    code = error.code().as_str(),
                     reason = %error,
                     "request signature failed; served because signatures.mode = \"log\""
                 );

@@ -235,7 +235,7 @@ impl Verifier {
             {
                 Ok(signer) => return Ok(Some(signer)),
                 Err(error) => {
-                    tracing::debug!(label = %echo(&candidate.label), code = error.code(), "signature candidate skipped");
+                    tracing::debug!(label = %echo(&candidate.label), code = error.code().as_str(), "signature candidate skipped");
                     first_failure.get_or_insert(error);
                 }
             }
