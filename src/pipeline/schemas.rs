@@ -15,14 +15,12 @@ use crate::protocol::request::{
     CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
 };
 
-/// Keeps the derived text to what the hand-written schemas said, for clients that read only
+/// Keeps the derived schemas to what the hand-written ones said, for clients that read only
 /// plain JSON Schema: `Option` means "may be absent", never `null` (serde would read `null` as
-/// absent, but agents were always told to omit the member); schemars' integer widths
-/// (`uint32`, `int64`) are not standard formats; and decoding defaults are the brain's
-/// business, not a promise to agents.
+/// absent, but the contract always refused it); schemars' integer widths (`uint32`, `int64`)
+/// are not standard formats; and decoding defaults are the brain's business, not a promise to
+/// agents.
 fn portable(schema: &mut Schema) {
-    schema.remove("format");
-    schema.remove("default");
     if let Some(Value::Array(types)) = schema.get_mut("type") {
         types.retain(|kind| kind != "null");
         if let [only] = types.as_slice() {
@@ -30,6 +28,10 @@ fn portable(schema: &mut Schema) {
             schema.insert("type".into(), only);
         }
     }
+    if schema.get("type").is_some_and(|kind| kind == "integer") {
+        schema.remove("format");
+    }
+    schema.remove("default");
 }
 
 fn derive<T: JsonSchema>() -> Schema {
@@ -109,8 +111,8 @@ pub fn update_cart_input(limits: &LimitsConfig) -> Result<Value, String> {
     Ok(schema.to_value())
 }
 
-/// get_cart and cancel_cart share `CartIdArgs`; only cancel_cart (destructive, replayed from
-/// the idempotency store) makes the key mandatory.
+/// get_cart and cancel_cart share `CartIdArgs`; only cancel_cart, the destructive one, makes
+/// the key mandatory so a retried cancel is recognised as the same call.
 pub fn cart_id_input(require_idempotency_key: bool) -> Result<Value, String> {
     let mut schema = derive::<CartIdArgs>();
     if require_idempotency_key {

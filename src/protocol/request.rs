@@ -19,7 +19,7 @@ const MAX_NAME_LEN: u32 = 256;
 
 /// Members typed only as "a JSON object" (`{"type": "object"}`): open bags the store passes
 /// on or ignores. A serde_json map would publish `additionalProperties: true` as well.
-pub enum AnyObject {}
+enum AnyObject {}
 
 impl JsonSchema for AnyObject {
     fn inline_schema() -> bool {
