@@ -1,252 +1,128 @@
 //! Input and output JSON Schemas of the tools, built once at start-up. They are inlined (no
 //! `$ref`) and use only standard keywords so every MCP client can read them; the input
 //! schemas are also what arguments are validated against, with the configured limits.
+//!
+//! The input schemas are derived from the request types (`protocol::request`), then the
+//! configured limits and the per-tool differences of a shared type are written into them.
 
+use schemars::generate::SchemaSettings;
+use schemars::transform::{RecursiveTransform, Transform};
+use schemars::{JsonSchema, Schema};
 use serde_json::{Value, json};
 
 use crate::brain::LimitsConfig;
+use crate::protocol::request::{
+    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+};
 
-const MAX_ID_LEN: u32 = 512;
-
-fn meta(require_idempotency_key: bool) -> Value {
-    let mut required = vec!["ucp-agent"];
-    if require_idempotency_key {
-        required.push("idempotency-key");
+/// Keeps the derived schemas to what the hand-written ones said, for clients that read only
+/// plain JSON Schema: `Option` means "may be absent", never `null` (serde would read `null` as
+/// absent, but the contract always refused it); schemars' integer widths (`uint32`, `int64`)
+/// are not standard formats; and decoding defaults are the brain's business, not a promise to
+/// agents.
+fn portable(schema: &mut Schema) {
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|kind| kind != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            schema.insert("type".into(), only);
+        }
     }
-    json!({
-        "type": "object",
-        "description": "Protocol metadata. `ucp-agent.profile` is the URL of the calling platform's profile.",
-        "required": required,
-        "properties": {
-            "ucp-agent": {
-                "type": "object",
-                "required": ["profile"],
-                "properties": {
-                    "profile": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "URL of the agent platform's UCP/BCP profile."}
-                }
-            },
-            "idempotency-key": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Retry-safety key (a UUID is recommended)."}
-        }
-    })
+    if schema.get("type").is_some_and(|kind| kind == "integer") {
+        schema.remove("format");
+    }
+    schema.remove("default");
 }
 
-fn context() -> Value {
-    json!({
-        "type": "object",
-        "description": "Provisional buyer signals for relevance and localisation.",
-        "properties": {
-            "address_country": {"type": "string", "maxLength": 64, "description": "ISO 3166-1 alpha-2 country, e.g. BR."},
-            "address_region": {"type": "string", "maxLength": 128},
-            "postal_code": {"type": "string", "maxLength": 32},
-            "intent": {"type": "string", "maxLength": 2000},
-            "language": {"type": "string", "maxLength": 35, "description": "BCP 47 tag, e.g. pt-BR."},
-            "currency": {"type": "string", "pattern": "^[A-Za-z]{3}$", "description": "ISO 4217 code; also the denomination of price filters."},
-            "eligibility": {"type": "array", "items": {"type": "string"}},
-            // UCP 2026-08-25 members: unknown values must be ignored without error (CAT-046),
-            // so they are typed only loosely, and the store does not use them.
-            "location": {"description": "Business location id hint (UCP 2026-08-25); accepted, not used."},
-            "payment": {"description": "Preferred payment handlers (UCP 2026-08-25); accepted, not used."}
-        }
-    })
+fn derive<T: JsonSchema>() -> Schema {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.inline_subschemas = true;
+            settings.meta_schema = None;
+        })
+        .into_generator();
+    // `json_schema` rather than a root schema: no `title` naming the Rust type.
+    let mut schema = T::json_schema(&mut generator);
+    RecursiveTransform(portable).transform(&mut schema);
+    schema
 }
 
-fn filters() -> Value {
-    json!({
-        "type": "object",
-        "description": "All filters combine with AND.",
-        "properties": {
-            "categories": {
-                "type": "array",
-                "maxItems": 50,
-                "items": {"type": "string", "maxLength": 256},
-                "description": "OR-match on categories[].value; a merchant path also matches its sub-categories."
-            },
-            "price": {
-                "type": "object",
-                "properties": {
-                    "min": {"type": "integer", "minimum": 0, "description": "Minor units (cents)."},
-                    "max": {"type": "integer", "minimum": 0, "description": "Minor units (cents)."}
-                }
-            }
-        }
-    })
+/// The member at `pointer`, which the request types guarantee: a miss is a start-up error.
+fn at<'a>(
+    schema: &'a mut Schema,
+    pointer: &str,
+) -> Result<&'a mut serde_json::Map<String, Value>, String> {
+    schema
+        .pointer_mut(pointer)
+        .and_then(Value::as_object_mut)
+        .ok_or_else(|| format!("derived input schema has no object at {pointer}"))
 }
 
-fn catalog_common(properties: &mut serde_json::Map<String, Value>) {
-    properties.insert("filters".into(), filters());
-    properties.insert("context".into(), context());
-    properties.insert("signals".into(), json!({"type": "object"}));
-    properties.insert("attribution".into(), json!({"type": "object"}));
-}
-
-fn tool_input(payload_key: &str, payload: Value, require_idempotency_key: bool) -> Value {
-    json!({
-        "type": "object",
-        "required": ["meta", payload_key],
-        "properties": {
-            "meta": meta(require_idempotency_key),
-            payload_key: payload
-        }
-    })
-}
-
-pub fn search_input(limits: &LimitsConfig) -> Value {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "query".into(),
-        json!({"type": "string", "maxLength": 1000, "description": "Free-text search."}),
+pub fn search_input(limits: &LimitsConfig) -> Result<Value, String> {
+    let mut schema = derive::<CatalogArgs<SearchIn>>();
+    at(
+        &mut schema,
+        "/properties/catalog/properties/pagination/properties/limit",
+    )?
+    .insert(
+        "description".into(),
+        json!(format!(
+            "Page size, default {}; larger values are clamped to {}.",
+            limits.default_page_size, limits.max_page_size
+        )),
     );
-    catalog_common(&mut properties);
-    properties.insert(
-        "pagination".into(),
-        json!({
-            "type": "object",
-            "properties": {
-                "cursor": {"type": "string", "maxLength": 4096, "description": "Opaque cursor from the previous page."},
-                "limit": {"type": "integer", "minimum": 1, "description": format!("Page size, default {}; larger values are clamped to {}.", limits.default_page_size, limits.max_page_size)}
-            }
-        }),
-    );
-    tool_input(
-        "catalog",
-        json!({"type": "object", "description": "Give a query, filters, or both.", "properties": properties}),
-        false,
-    )
+    Ok(schema.to_value())
 }
 
-pub fn lookup_input(limits: &LimitsConfig) -> Value {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "ids".into(),
-        json!({
-            "type": "array",
-            "minItems": 1,
-            "maxItems": limits.max_lookup_batch,
-            "items": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN},
-            "description": "Product ids, variant ids, SKUs or handles."
-        }),
-    );
-    catalog_common(&mut properties);
-    tool_input(
-        "catalog",
-        json!({"type": "object", "required": ["ids"], "properties": properties}),
-        false,
-    )
+pub fn lookup_input(limits: &LimitsConfig) -> Result<Value, String> {
+    let mut schema = derive::<CatalogArgs<LookupIn>>();
+    at(&mut schema, "/properties/catalog/properties/ids")?
+        .insert("maxItems".into(), json!(limits.max_lookup_batch));
+    Ok(schema.to_value())
 }
 
 pub fn get_product_input() -> Value {
-    let mut properties = serde_json::Map::new();
-    properties.insert(
-        "id".into(),
-        json!({"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN, "description": "Product or variant id."}),
-    );
-    properties.insert(
-        "selected".into(),
-        json!({
-            "type": "array",
-            "maxItems": 20,
-            "items": {
-                "type": "object",
-                "required": ["name", "label"],
-                "properties": {
-                    "name": {"type": "string", "minLength": 1, "maxLength": 256},
-                    "label": {"type": "string", "maxLength": 256},
-                    "id": {"type": "string", "maxLength": 256}
-                }
-            },
-            "description": "Option selections, each option name at most once."
-        }),
-    );
-    properties.insert(
-        "preferences".into(),
-        json!({
-            "type": "array",
-            "maxItems": 20,
-            "items": {"type": "string", "maxLength": 256},
-            "description": "Option names in relaxation priority: when no variant matches every selection, the last ones are dropped first."
-        }),
-    );
-    catalog_common(&mut properties);
-    tool_input(
-        "catalog",
-        json!({"type": "object", "required": ["id"], "properties": properties}),
-        false,
-    )
+    derive::<CatalogArgs<GetProductIn>>().to_value()
 }
 
-fn cart_payload(limits: &LimitsConfig, min_lines: u32) -> Value {
-    json!({
-        "type": "object",
-        "required": ["line_items"],
-        "properties": {
-            "line_items": {
-                "type": "array",
-                "minItems": min_lines,
-                "maxItems": limits.max_cart_lines,
-                "items": {
-                    "type": "object",
-                    "required": ["item", "quantity"],
-                    "properties": {
-                        "item": {
-                            "type": "object",
-                            "required": ["id"],
-                            "properties": {
-                                "id": {"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN, "description": "Variant id (or SKU)."},
-                                "quantity_unit": {
-                                    "type": "object",
-                                    "required": ["unit"],
-                                    "description": "Optional sale-basis assertion (UCP 2026-08-25). This store sells by the piece (unit C62, scale 0); any other unit is refused for that line.",
-                                    "properties": {
-                                        "unit": {"type": "string", "minLength": 1, "maxLength": 64},
-                                        "scale": {"type": "integer", "minimum": 0, "maximum": 15},
-                                        "display_text": {"type": "string", "maxLength": 256},
-                                        "increment": {"type": "integer", "minimum": 1}
-                                    }
-                                }
-                            }
-                        },
-                        "quantity": {"type": "integer", "minimum": 1, "maximum": limits.max_line_quantity}
-                    }
-                },
-                "description": "The complete list of lines (full replacement on update)."
-            },
-            "context": context(),
-            "buyer": {"type": "object"},
-            "signals": {"type": "object"},
-            "attribution": {"type": "object"}
+/// The cart payload's line bounds: `min_lines` is the tool's (create needs one line, update
+/// may empty the cart), the rest the configuration's.
+fn cart_limits(schema: &mut Schema, limits: &LimitsConfig, min_lines: u32) -> Result<(), String> {
+    let lines = at(schema, "/properties/cart/properties/line_items")?;
+    lines.insert("minItems".into(), json!(min_lines));
+    lines.insert("maxItems".into(), json!(limits.max_cart_lines));
+    at(
+        schema,
+        "/properties/cart/properties/line_items/items/properties/quantity",
+    )?
+    .insert("maximum".into(), json!(limits.max_line_quantity));
+    Ok(())
+}
+
+pub fn create_cart_input(limits: &LimitsConfig) -> Result<Value, String> {
+    let mut schema = derive::<CreateCartArgs>();
+    cart_limits(&mut schema, limits, 1)?;
+    Ok(schema.to_value())
+}
+
+pub fn update_cart_input(limits: &LimitsConfig) -> Result<Value, String> {
+    let mut schema = derive::<UpdateCartArgs>();
+    cart_limits(&mut schema, limits, 0)?;
+    Ok(schema.to_value())
+}
+
+/// get_cart and cancel_cart share `CartIdArgs`; only cancel_cart, the destructive one, makes
+/// the key mandatory so a retried cancel is recognised as the same call.
+pub fn cart_id_input(require_idempotency_key: bool) -> Result<Value, String> {
+    let mut schema = derive::<CartIdArgs>();
+    if require_idempotency_key {
+        let meta = at(&mut schema, "/properties/meta")?;
+        match meta.get_mut("required") {
+            Some(Value::Array(required)) => required.push(json!("idempotency-key")),
+            _ => return Err("derived meta schema has no required list".into()),
         }
-    })
-}
-
-fn cart_id() -> Value {
-    json!({"type": "string", "minLength": 1, "maxLength": MAX_ID_LEN, "description": "The cart id returned by create_cart."})
-}
-
-pub fn create_cart_input(limits: &LimitsConfig) -> Value {
-    tool_input("cart", cart_payload(limits, 1), false)
-}
-
-pub fn update_cart_input(limits: &LimitsConfig) -> Value {
-    json!({
-        "type": "object",
-        "required": ["meta", "id", "cart"],
-        "properties": {
-            "meta": meta(false),
-            "id": cart_id(),
-            "cart": cart_payload(limits, 0)
-        }
-    })
-}
-
-pub fn cart_id_input(require_idempotency_key: bool) -> Value {
-    json!({
-        "type": "object",
-        "required": ["meta", "id"],
-        "properties": {
-            "meta": meta(require_idempotency_key),
-            "id": cart_id()
-        }
-    })
+    }
+    Ok(schema.to_value())
 }
 
 // ---- outputs -------------------------------------------------------------------------------

@@ -185,22 +185,22 @@ impl ToolTable {
             }
             let (input, output) = match name {
                 ToolName::SearchCatalog => {
-                    (schemas::search_input(limits), schemas::search_output())
+                    (schemas::search_input(limits)?, schemas::search_output())
                 }
                 ToolName::LookupCatalog => {
-                    (schemas::lookup_input(limits), schemas::lookup_output())
+                    (schemas::lookup_input(limits)?, schemas::lookup_output())
                 }
                 ToolName::GetProduct => {
                     (schemas::get_product_input(), schemas::get_product_output())
                 }
                 ToolName::CreateCart => {
-                    (schemas::create_cart_input(limits), schemas::cart_output())
+                    (schemas::create_cart_input(limits)?, schemas::cart_output())
                 }
-                ToolName::GetCart => (schemas::cart_id_input(false), schemas::cart_output()),
+                ToolName::GetCart => (schemas::cart_id_input(false)?, schemas::cart_output()),
                 ToolName::UpdateCart => {
-                    (schemas::update_cart_input(limits), schemas::cart_output())
+                    (schemas::update_cart_input(limits)?, schemas::cart_output())
                 }
-                ToolName::CancelCart => (schemas::cart_id_input(true), schemas::cart_output()),
+                ToolName::CancelCart => (schemas::cart_id_input(true)?, schemas::cart_output()),
             };
             specs.push(ToolSpec::new(name, input, output)?);
         }

@@ -1,8 +1,39 @@
-//! Tool arguments. They are validated against the tool's JSON Schema before they are decoded
-//! here, so these structs only need to be as strict as the brain's needs.
+//! Tool arguments. The tools' input schemas are derived from these types (`JsonSchema`), and
+//! arguments are validated against them before serde decodes them here; so the `schemars`
+//! attributes carry the wire contract agents read, while the Rust types only need to be as
+//! strict as the brain's needs. Limits that come from the configuration (batch sizes, line
+//! quantities, page sizes) are applied to the derived schema by `pipeline::schemas`.
+//!
+//! Members the brain never reads but agents may send (`signals`, `eligibility`, …) are fields
+//! of type `Option<IgnoredAny>`: published in the schema (`with`), skipped when decoding.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::Value;
+
+/// Longest product, variant or cart id an agent may send.
+const MAX_ID_LEN: u32 = 512;
+/// Longest option name, option label, option id or category an agent may send.
+const MAX_NAME_LEN: u32 = 256;
+
+/// Members typed only as "a JSON object" (`{"type": "object"}`): open bags the store passes
+/// on or ignores. A serde_json map would publish `additionalProperties: true` as well.
+enum AnyObject {}
+
+impl JsonSchema for AnyObject {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "AnyObject".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({"type": "object"})
+    }
+}
 
 /// What the bridge reads of `arguments.meta` before the arguments are validated: parsed once
 /// at the MCP edge and handed to every check (access, negotiation, limits, idempotency).
@@ -27,99 +58,198 @@ impl CallMeta {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(
+    description = "Protocol metadata. `ucp-agent.profile` is the URL of the calling platform's profile."
+)]
 pub struct AgentMeta {
     #[serde(rename = "ucp-agent")]
     pub agent: AgentRef,
     #[serde(rename = "idempotency-key")]
+    #[schemars(
+        length(min = 1, max = 255),
+        description = "Retry-safety key (a UUID is recommended)."
+    )]
     pub idempotency_key: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct AgentRef {
+    #[schemars(
+        length(min = 1, max = 2048),
+        description = "URL of the agent platform's UCP/BCP profile."
+    )]
     pub profile: String,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(description = "Provisional buyer signals for relevance and localisation.")]
 pub struct ContextIn {
+    #[schemars(length(max = 64), description = "ISO 3166-1 alpha-2 country, e.g. BR.")]
     pub address_country: Option<String>,
+    #[schemars(length(max = 128))]
     pub address_region: Option<String>,
+    #[schemars(length(max = 32))]
     pub postal_code: Option<String>,
+    #[schemars(length(max = 2000))]
     pub intent: Option<String>,
-    pub currency: Option<String>,
+    #[schemars(length(max = 35), description = "BCP 47 tag, e.g. pt-BR.")]
     pub language: Option<String>,
+    #[schemars(
+        regex(pattern = r"^[A-Za-z]{3}$"),
+        description = "ISO 4217 code; also the denomination of price filters."
+    )]
+    pub currency: Option<String>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub eligibility: Option<IgnoredAny>,
+    // UCP 2026-08-25 members: unknown values must be ignored without error (CAT-046), so they
+    // are typed only loosely, and the store does not use them.
+    #[schemars(
+        with = "Option<Value>",
+        description = "Business location id hint (UCP 2026-08-25); accepted, not used."
+    )]
+    pub location: Option<IgnoredAny>,
+    #[schemars(
+        with = "Option<Value>",
+        description = "Preferred payment handlers (UCP 2026-08-25); accepted, not used."
+    )]
+    pub payment: Option<IgnoredAny>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct PriceFilterIn {
+    #[schemars(range(min = 0), description = "Minor units (cents).")]
     pub min: Option<i64>,
+    #[schemars(range(min = 0), description = "Minor units (cents).")]
     pub max: Option<i64>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[schemars(description = "All filters combine with AND.")]
 pub struct FiltersIn {
     #[serde(default)]
+    #[schemars(
+        length(max = 50),
+        inner(length(max = MAX_NAME_LEN)),
+        description = "OR-match on categories[].value; a merchant path also matches its sub-categories."
+    )]
     pub categories: Vec<String>,
     pub price: Option<PriceFilterIn>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+// `limit`'s description names the configured page sizes: `pipeline::schemas` writes it.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct PaginationIn {
+    #[schemars(
+        length(max = 4096),
+        description = "Opaque cursor from the previous page."
+    )]
     pub cursor: Option<String>,
+    #[schemars(range(min = 1))]
     pub limit: Option<u32>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[schemars(description = "Give a query, filters, or both.")]
 pub struct SearchIn {
+    #[schemars(length(max = 1000), description = "Free-text search.")]
     pub query: Option<String>,
     pub filters: Option<FiltersIn>,
     #[serde(default)]
     pub context: ContextIn,
+    #[schemars(with = "Option<AnyObject>")]
+    pub signals: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub attribution: Option<IgnoredAny>,
     #[serde(default)]
     pub pagination: PaginationIn,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+// `ids`' upper bound is the configured batch limit: `pipeline::schemas` writes it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LookupIn {
+    #[schemars(
+        length(min = 1),
+        inner(length(min = 1, max = MAX_ID_LEN)),
+        description = "Product ids, variant ids, SKUs or handles."
+    )]
     pub ids: Vec<String>,
     pub filters: Option<FiltersIn>,
     #[serde(default)]
     pub context: ContextIn,
+    #[schemars(with = "Option<AnyObject>")]
+    pub signals: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub attribution: Option<IgnoredAny>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct SelectedIn {
+    #[schemars(length(min = 1, max = MAX_NAME_LEN))]
     pub name: String,
+    #[schemars(length(max = MAX_NAME_LEN))]
     pub label: String,
+    #[schemars(with = "Option<String>", length(max = MAX_NAME_LEN))]
+    pub id: Option<IgnoredAny>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct GetProductIn {
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "Product or variant id."
+    )]
     pub id: String,
     #[serde(default)]
+    #[schemars(
+        length(max = 20),
+        description = "Option selections, each option name at most once."
+    )]
     pub selected: Vec<SelectedIn>,
     #[serde(default)]
+    #[schemars(
+        length(max = 20),
+        inner(length(max = MAX_NAME_LEN)),
+        description = "Option names in relaxation priority: when no variant matches every selection, the last ones are dropped first."
+    )]
     pub preferences: Vec<String>,
     pub filters: Option<FiltersIn>,
     #[serde(default)]
     pub context: ContextIn,
+    #[schemars(with = "Option<AnyObject>")]
+    pub signals: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub attribution: Option<IgnoredAny>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ItemRefIn {
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "Variant id (or SKU)."
+    )]
     pub id: String,
-    /// The sale basis the agent asserts (UCP 2026-08-25); absent asserts nothing.
+    // The sale basis the agent asserts; absent asserts nothing.
     #[serde(default)]
+    #[schemars(
+        description = "Optional sale-basis assertion (UCP 2026-08-25). This store sells by the piece (unit C62, scale 0); any other unit is refused for that line."
+    )]
     pub quantity_unit: Option<QuantityUnitIn>,
 }
 
-/// Only the machine identity (`unit`, effective `scale`) takes part in matching;
-/// `display_text` and `increment` are ignored.
-#[derive(Debug, Clone, Deserialize)]
+// Only the machine identity (`unit`, effective `scale`) takes part in matching;
+// `display_text` and `increment` are checked by the schema and otherwise ignored.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct QuantityUnitIn {
+    #[schemars(length(min = 1, max = 64))]
     pub unit: String,
     #[serde(default)]
+    #[schemars(range(max = 15))]
     pub scale: u32,
+    #[schemars(with = "Option<String>", length(max = MAX_NAME_LEN))]
+    pub display_text: Option<IgnoredAny>,
+    #[schemars(with = "Option<u64>", range(min = 1))]
+    pub increment: Option<IgnoredAny>,
 }
 
 impl QuantityUnitIn {
@@ -129,42 +259,61 @@ impl QuantityUnitIn {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+// `quantity`'s upper bound is the configured line quantity: `pipeline::schemas` writes it.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LineItemIn {
     pub item: ItemRefIn,
+    #[schemars(range(min = 1))]
     pub quantity: u32,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+// `line_items`' bounds depend on the tool (create needs a line, update may empty the cart)
+// and on the configured line count: `pipeline::schemas` writes them.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CartIn {
+    #[schemars(description = "The complete list of lines (full replacement on update).")]
     pub line_items: Vec<LineItemIn>,
     #[serde(default)]
     pub context: ContextIn,
+    #[schemars(with = "Option<AnyObject>")]
     pub buyer: Option<serde_json::Value>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub signals: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
     pub attribution: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CatalogArgs<T> {
     pub meta: AgentMeta,
     pub catalog: T,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CreateCartArgs {
     pub meta: AgentMeta,
     pub cart: CartIn,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+// The arguments of get_cart and cancel_cart; cancel_cart also requires
+// `meta.idempotency-key`, which `pipeline::schemas` adds to its schema.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CartIdArgs {
     pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The cart id returned by create_cart."
+    )]
     pub id: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct UpdateCartArgs {
     pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The cart id returned by create_cart."
+    )]
     pub id: String,
     pub cart: CartIn,
 }

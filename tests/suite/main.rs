@@ -25,6 +25,7 @@ mod get_product;
 mod hardening;
 mod hostile;
 mod idempotency;
+mod input_schemas;
 mod json_logs;
 mod jsonrpc;
 mod mcp;
