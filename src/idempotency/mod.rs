@@ -303,6 +303,14 @@ pub fn scoped_key(profile: &str, tool: &str, key: &str) -> String {
     )
 }
 
+/// Whose key it is: agent-chosen keys are scoped per agent profile and per operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    pub profile: &'a str,
+    pub tool: &'a str,
+    pub key: &'a str,
+}
+
 pub struct Idempotency {
     store: SharedStore,
     ttl: Duration,
@@ -333,6 +341,28 @@ impl Idempotency {
             ttl: Duration::from_secs(config.ttl_secs),
             lock: Duration::from_secs(config.lock_secs),
         }
+    }
+
+    /// Runs `operation` on `arguments`; with a scope, once for its key, the arguments'
+    /// fingerprint telling a retry from a different payload (duplicates are replayed or
+    /// refused). Without one (no key, or a read) it simply runs.
+    pub async fn once<O, F, E>(
+        &self,
+        scope: Option<Scope<'_>>,
+        arguments: Value,
+        operation: O,
+    ) -> Result<Answer, E>
+    where
+        O: FnOnce(Value) -> F,
+        F: Future<Output = Result<Answer, E>>,
+        E: From<IdempotencyError>,
+    {
+        let Some(scope) = scope else {
+            return operation(arguments).await;
+        };
+        let key = scoped_key(scope.profile, scope.tool, scope.key);
+        let fingerprint = fingerprint(&arguments);
+        self.run(&key, &fingerprint, operation(arguments)).await
     }
 
     /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses

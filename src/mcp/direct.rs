@@ -100,7 +100,12 @@ impl Direct {
             Ok(answer) => (StatusCode::OK, result_frame(&id, &answer)),
             Err(error) => (error.http_status(), error_frame(&id, &error)),
         };
-        json_response(status, body)
+        (
+            status,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            Body::from(body),
+        )
+            .into_response()
     }
 
     /// `tools/list` or `ping`, once the request is admitted.
@@ -115,17 +120,12 @@ impl Direct {
         out.extend_from_slice(br#","result":"#);
         out.extend_from_slice(result.as_bytes());
         out.push(b'}');
-        json_response(StatusCode::OK, out)
+        (
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            Body::from(out),
+        )
+            .into_response()
     }
-}
-
-fn json_response(status: StatusCode, body: Vec<u8>) -> Response {
-    (
-        status,
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        Body::from(body),
-    )
-        .into_response()
 }
 
 /// The frame rmcp writes for `CallToolResult::structured(answer)` with the merchant-text

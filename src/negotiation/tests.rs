@@ -13,7 +13,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::routing::get;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::protocol::request::CallMeta;
 use tokio::net::TcpListener;
@@ -330,16 +330,14 @@ async fn resolution_failures_are_classified_per_the_registry() {
 async fn check_reads_the_profile_from_meta() {
     let (addr, load) = profile_server().await;
     let negotiator = negotiator(&config(&["127.0.0.1"]), Vec::new());
-    let arguments: Value =
-        json!({"meta": {"ucp-agent": {"profile": format!("http://{addr}/slow/0")}}});
-    let meta = CallMeta::from_arguments(&arguments);
+    let meta = CallMeta {
+        profile: Some(format!("http://{addr}/slow/0")),
+        idempotency_key: None,
+    };
     negotiator.check(&meta).await.unwrap();
     negotiator.check(&meta).await.unwrap();
     assert_eq!(load.hits.load(Ordering::SeqCst), 1, "the success is cached");
-    negotiator
-        .check(&CallMeta::from_arguments(&json!({})))
-        .await
-        .unwrap();
+    negotiator.check(&CallMeta::default()).await.unwrap();
 }
 
 #[test]

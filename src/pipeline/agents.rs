@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
+use crate::protocol::request::CallMeta;
 use crate::protocol::{Message, MessageCode};
 use crate::settings::ConfigProblem;
 
@@ -98,6 +99,20 @@ pub fn complete_meta(
         arguments.remove("meta");
     }
     source
+}
+
+/// What the checks read of the completed `arguments.meta`. Lenient on purpose: a missing or
+/// malformed `meta` is the schema's to report, with its path.
+pub fn read_meta(arguments: &JsonObject) -> CallMeta {
+    let meta = arguments.get("meta");
+    let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+    CallMeta {
+        profile: text(
+            meta.and_then(|meta| meta.get("ucp-agent"))
+                .and_then(|agent| agent.get("profile")),
+        ),
+        idempotency_key: text(meta.and_then(|meta| meta.get("idempotency-key"))),
+    }
 }
 
 /// The info message of an answer served as the default profile.

@@ -23,7 +23,8 @@ pub enum ProtocolError {
         message: String,
         data: Option<Value>,
     },
-    #[error("Unknown tool: {0}")]
+    /// The name as the client sent it; escaped where it is written.
+    #[error("Unknown tool: {}", crate::logging::echo(.0))]
     UnknownTool(String),
     /// Discovery/negotiation failures: the code decides the status and JSON-RPC code.
     #[error("{content}")]

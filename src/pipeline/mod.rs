@@ -30,6 +30,7 @@
 
 pub mod agents;
 mod call;
+mod checked;
 mod dispatch;
 pub mod errors;
 pub mod schemas;
@@ -49,12 +50,11 @@ use self::tools::ToolTable;
 use crate::access::Access;
 use crate::brain::Brain;
 use crate::hardening::guard::CallGuard;
-use crate::idempotency::{self, Idempotency};
+use crate::idempotency::Idempotency;
 use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
+use crate::protocol::Message;
 use crate::protocol::answer::{Answer, Outcome};
-use crate::protocol::request::CallMeta;
-use crate::protocol::{Message, ToolName};
 use crate::signatures::{Mode, SignatureCheck};
 
 /// The parts a pipeline runs, each built from its own config section.
@@ -103,19 +103,6 @@ fn label(outcome: &Result<Answer, ProtocolError>) -> &'static str {
         Ok(answer) => answer.outcome().label(),
         Err(error) => error.label(),
     }
-}
-
-/// The scoped store key and payload fingerprint when `tool` is a mutation carrying a key.
-fn idempotency_key(tool: ToolName, meta: &CallMeta, arguments: &Value) -> Option<(String, String)> {
-    if !tool.mutates() {
-        return None;
-    }
-    let key = meta.idempotency_key.as_deref()?;
-    let profile = meta.profile.as_deref().unwrap_or("");
-    Some((
-        idempotency::scoped_key(profile, tool.as_str(), key),
-        idempotency::fingerprint(arguments),
-    ))
 }
 
 impl Pipeline {
@@ -167,8 +154,8 @@ impl Pipeline {
         let steps = &self.steps;
         let started = Instant::now();
         let source = agents::complete_meta(&mut arguments, protocol_meta, &steps.agents);
+        let meta = agents::read_meta(&arguments);
         let arguments = Value::Object(arguments);
-        let meta = CallMeta::from_arguments(&arguments);
         // At the default level (info) the per-call span and line are disabled callsites;
         // tracing evaluates field expressions only for enabled ones, so the hot path
         // formats and allocates nothing for them. Both fields are the client's words:
@@ -183,7 +170,7 @@ impl Pipeline {
                 .as_deref()
                 .unwrap_or("-")
         );
-        let checked = self.checked(tool, &meta, arguments);
+        let checked = checked::checked(steps, tool, &meta, arguments);
         let guarded = steps
             .guard
             .run(tool, meta.profile.as_deref(), peer, checked);
@@ -225,41 +212,6 @@ impl Pipeline {
                     .record_error(tool, label, Some(error.code()), &error.reason());
                 Err(error)
             }
-        }
-    }
-
-    /// Tool, access, negotiation, validation, idempotency and brain, in that order.
-    async fn checked(
-        &self,
-        name: &str,
-        meta: &CallMeta,
-        arguments: Value,
-    ) -> Result<Answer, ProtocolError> {
-        let steps = &self.steps;
-        let spec = steps
-            .tools
-            .get(name)
-            .ok_or_else(|| ProtocolError::UnknownTool(crate::logging::echo(name)))?;
-        steps.access.check_profile(meta)?;
-        let agreement = steps.negotiator.check(meta).await?;
-        let brain = &steps.brain;
-        let release = brain
-            .namespace()
-            .release(agreement.as_ref().map(|agreed| agreed.version));
-        spec.validate(&arguments)?;
-        let capability = spec.name.capability();
-        if agreement
-            .as_ref()
-            .is_some_and(|agreed| !agreed.covers(capability))
-        {
-            return Ok(brain.capabilities_incompatible(release, capability)?);
-        }
-        match idempotency_key(spec.name, meta, &arguments) {
-            Some((key, fingerprint)) => {
-                let operation = dispatch::run(brain, spec.name, arguments, release);
-                steps.idempotency.run(&key, &fingerprint, operation).await
-            }
-            None => dispatch::run(brain, spec.name, arguments, release).await,
         }
     }
 }

@@ -35,27 +35,13 @@ impl JsonSchema for AnyObject {
     }
 }
 
-/// What the bridge reads of `arguments.meta` before the arguments are validated: parsed once
-/// at the MCP edge and handed to every check (access, negotiation, limits, idempotency).
-/// Lenient on purpose: a missing or malformed `meta` is the schema's to report, with its path.
+/// What the bridge reads of `arguments.meta` before the arguments are validated (read once by
+/// the pipeline, `pipeline::agents::read_meta`) and hands to every check (access,
+/// negotiation, limits, idempotency).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CallMeta {
     pub profile: Option<String>,
     pub idempotency_key: Option<String>,
-}
-
-impl CallMeta {
-    pub fn from_arguments(arguments: &Value) -> Self {
-        let meta = arguments.get("meta");
-        let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
-        Self {
-            profile: text(
-                meta.and_then(|meta| meta.get("ucp-agent"))
-                    .and_then(|agent| agent.get("profile")),
-            ),
-            idempotency_key: text(meta.and_then(|meta| meta.get("idempotency-key"))),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

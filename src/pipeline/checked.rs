@@ -1,0 +1,55 @@
+//! The checked call: tool, access, negotiation, validation and idempotency, in that order,
+//! around the brain step.
+
+use serde_json::Value;
+
+use super::Steps;
+use super::dispatch;
+use super::errors::ProtocolError;
+use crate::idempotency::Scope;
+use crate::protocol::answer::Answer;
+use crate::protocol::request::CallMeta;
+
+/// Tool, access, negotiation, validation, idempotency and brain, in that order.
+pub async fn checked(
+    steps: &Steps,
+    name: &str,
+    meta: &CallMeta,
+    arguments: Value,
+) -> Result<Answer, ProtocolError> {
+    let spec = steps
+        .tools
+        .get(name)
+        .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
+    steps.access.check_profile(meta)?;
+    let agreement = steps.negotiator.check(meta).await?;
+    let brain = &steps.brain;
+    let release = brain
+        .namespace()
+        .release(agreement.as_ref().map(|agreed| agreed.version));
+    spec.validate(&arguments)?;
+    let capability = spec.name.capability();
+    if agreement
+        .as_ref()
+        .is_some_and(|agreed| !agreed.covers(capability))
+    {
+        return Ok(brain.capabilities_incompatible(release, capability)?);
+    }
+    let tool = spec.name;
+    // Only a mutation's key is kept: reads are safe to repeat.
+    let scope = meta
+        .idempotency_key
+        .as_deref()
+        .filter(|_| tool.mutates())
+        .map(|key| Scope {
+            profile: meta.profile.as_deref().unwrap_or(""),
+            tool: tool.as_str(),
+            key,
+        });
+    steps
+        .idempotency
+        .once(scope, arguments, |arguments| {
+            dispatch::run(brain, tool, arguments, release)
+        })
+        .await
+}
