@@ -99,7 +99,12 @@ impl RestFront {
         let meta = headers::meta(profile, &parts.headers);
         let call = Call {
             tool: operation.tool().as_str(),
-            arguments: operation.arguments(document, id),
+            arguments: operation.arguments(document, id).map_err(|path| {
+                Refusal::bad_request(
+                    format!("{path}: the body's cart id differs from the cart in the path"),
+                    Some(path.to_owned()),
+                )
+            })?,
             meta: Some(&meta),
             covered: Some(Covered {
                 method: &parts.method,

@@ -81,8 +81,23 @@ impl Operation {
         self == Self::CreateCart
     }
 
-    /// The tool's arguments from the REST body and the path's cart id.
-    pub fn arguments(self, body: Option<Value>, id: Option<String>) -> Map<String, Value> {
+    /// The tool's arguments from the REST body and the path's cart id. A PUT carries the
+    /// entire cart resource (CART-017), its `id` included: the path names the cart, so a
+    /// body `id` equal to it is dropped and a different one refused (`Err` with its path).
+    pub fn arguments(
+        self,
+        mut body: Option<Value>,
+        id: Option<String>,
+    ) -> Result<Map<String, Value>, &'static str> {
+        if let (Some(Value::Object(cart)), Some(path_id)) = (body.as_mut(), id.as_deref())
+            && self.body_role() == BodyRole::Cart
+            && let Some(body_id) = cart.get("id")
+        {
+            if body_id.as_str() != Some(path_id) {
+                return Err("$.id");
+            }
+            cart.remove("id");
+        }
         let mut arguments = Map::new();
         if let Some(id) = id {
             arguments.insert("id".to_owned(), Value::String(id));
@@ -95,7 +110,7 @@ impl Operation {
         if let (Some(key), Some(body)) = (key, body) {
             arguments.insert(key.to_owned(), body);
         }
-        arguments
+        Ok(arguments)
     }
 
     /// An argument path of the tool (`$.catalog.ids[3]`) as the REST request spells it: the
@@ -125,15 +140,36 @@ mod tests {
     #[test]
     fn the_body_is_nested_where_the_tool_reads_it() {
         let search = Operation::SearchCatalog.arguments(Some(json!({"query": "x"})), None);
-        assert_eq!(Value::Object(search), json!({"catalog": {"query": "x"}}));
+        assert_eq!(
+            search.map(Value::Object),
+            Ok(json!({"catalog": {"query": "x"}}))
+        );
         let update =
             Operation::UpdateCart.arguments(Some(json!({"line_items": []})), Some("c1".into()));
         assert_eq!(
-            Value::Object(update),
-            json!({"id": "c1", "cart": {"line_items": []}})
+            update.map(Value::Object),
+            Ok(json!({"id": "c1", "cart": {"line_items": []}}))
         );
         let cancel = Operation::CancelCart.arguments(Some(json!({"x": 1})), Some("c1".into()));
-        assert_eq!(Value::Object(cancel), json!({"id": "c1"}));
+        assert_eq!(cancel.map(Value::Object), Ok(json!({"id": "c1"})));
+    }
+
+    #[test]
+    fn a_put_of_the_entire_cart_names_the_path_cart() {
+        // CART-017: the resource's own id is the path's.
+        let same = Operation::UpdateCart.arguments(
+            Some(json!({"id": "c1", "line_items": []})),
+            Some("c1".into()),
+        );
+        assert_eq!(
+            same.map(Value::Object),
+            Ok(json!({"id": "c1", "cart": {"line_items": []}}))
+        );
+        let other = Operation::UpdateCart.arguments(
+            Some(json!({"id": "c2", "line_items": []})),
+            Some("c1".into()),
+        );
+        assert_eq!(other, Err("$.id"));
     }
 
     #[test]

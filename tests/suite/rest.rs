@@ -177,7 +177,8 @@ async fn the_cart_lifecycle_over_rest() {
     let mcp = mcp_bytes(&bridge, "get_cart", json!({"meta": meta(), "id": id})).await;
     assert_eq!(got.text, mcp);
 
-    let update = json!({"line_items": [line("item_456", 1)]});
+    // CART-017: a PUT sends the entire cart resource, its own id included.
+    let update = json!({"id": id, "line_items": [line("item_456", 1)]});
     let updated = send(
         &bridge,
         Method::PUT,
@@ -187,6 +188,16 @@ async fn the_cart_lifecycle_over_rest() {
     )
     .await;
     assert_eq!(updated.status, StatusCode::OK, "{}", updated.text);
+    let elsewhere = send(
+        &bridge,
+        Method::PUT,
+        &format!("/carts/{id}"),
+        Some(&json!({"id": "cart_other", "line_items": [line("item_456", 1)]})),
+        &[],
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST);
+    assert_eq!(elsewhere.error_message()["path"], "$.id");
     let lines = updated.json()["line_items"].clone();
     assert_eq!(lines[0]["item"]["id"], "item_456");
     assert_eq!(lines.as_array().unwrap().len(), 1);
