@@ -628,3 +628,28 @@ async fn signatures_cover_the_rest_request_itself() {
     assert_eq!(unsigned.status, StatusCode::UNAUTHORIZED);
     assert_eq!(unsigned.error_message()["code"], "signature_missing");
 }
+
+#[tokio::test]
+async fn rest_calls_are_counted_like_mcp_calls() {
+    // The merchant page reads the pipeline's activity record, whichever front a call used.
+    let bridge = TestBridge::sample().await;
+    bridge
+        .catalog("search_catalog", json!({"query": "shirt"}))
+        .await;
+    let rest = post(&bridge, "/catalog/search", json!({"query": "shirt"})).await;
+    assert_eq!(rest.status, StatusCode::OK);
+    let refused = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "shirt", "pagination": {"limit": 0}}),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let page = bridge.get("/").await.text().await.unwrap();
+    let calls = page.split(r#"id="calls""#).nth(1).unwrap();
+    assert!(
+        calls.contains("<td>search_catalog</td><td>3</td>"),
+        "{calls}"
+    );
+    assert!(calls.contains("success 2, invalid 1"), "{calls}");
+}
