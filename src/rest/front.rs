@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, Request};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, on};
@@ -47,9 +48,11 @@ pub fn routes(front: RestFront, base: &str) -> Router {
         }
         let handler = {
             let front = front.clone();
-            move |path: Option<Path<String>>, request: Request| async move {
+            // A rejected path (an id that is not UTF-8 once decoded) is answered by `handle`
+            // as a REST refusal, not axum's plain-text one.
+            move |path: Result<Path<String>, PathRejection>, request: Request| async move {
                 front
-                    .handle(operation, path.map(|Path(id)| id), request)
+                    .handle(operation, path.ok().map(|Path(id)| id), request)
                     .await
             }
         };
@@ -88,6 +91,12 @@ impl RestFront {
         id: Option<String>,
         request: Request,
     ) -> Result<Response, Refusal> {
+        if operation.path().contains("{id}") && id.is_none() {
+            return Err(Refusal::bad_request(
+                "the cart id in the path is not valid UTF-8",
+                None,
+            ));
+        }
         let (parts, body) = request.into_parts();
         if !headers::accepts_json(&parts.headers) {
             return Err(Refusal::not_acceptable());

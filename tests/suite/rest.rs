@@ -145,6 +145,11 @@ async fn business_outcomes_are_200_with_messages() {
     .await;
     assert_eq!(missing.text, mcp);
 
+    // An id that is not UTF-8 once decoded is a REST refusal, not a plain-text one.
+    let garbled = send(&bridge, Method::GET, "/carts/%FF", None, &[]).await;
+    assert_eq!(garbled.status, StatusCode::BAD_REQUEST);
+    garbled.error_message();
+
     let cart = send(&bridge, Method::GET, "/carts/cart_missing", None, &[]).await;
     assert_eq!(cart.status, StatusCode::OK, "{}", cart.text);
     let mcp = mcp_bytes(
