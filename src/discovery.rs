@@ -5,6 +5,14 @@ use std::collections::BTreeMap;
 use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBinding};
 use crate::protocol::{Capability, Namespace};
 
+/// One transport a namespace is served over, and where (a path under the base URL): the
+/// MCP endpoint, or the REST binding's base path its OpenAPI `{endpoint}` stands for.
+#[derive(Debug, Clone, Copy)]
+pub struct Binding<'a> {
+    pub transport: &'static str,
+    pub path: &'a str,
+}
+
 /// The profile for `version` (the current one, or a leaf for an older supported version,
 /// which per UCP carries no `supported_versions` of its own). Every entry says the profile's
 /// own version and links that release's documents: 2026-08-25 rejects a `dev.ucp.*` entry
@@ -13,7 +21,7 @@ pub fn profile(
     namespace: &Namespace,
     version: &'static str,
     base_url: &str,
-    mcp_path: &str,
+    bindings: &[Binding<'_>],
     capabilities: &[Capability],
 ) -> Profile {
     let mut supported_versions = BTreeMap::new();
@@ -28,13 +36,19 @@ pub fn profile(
     let mut services = BTreeMap::new();
     services.insert(
         namespace.service,
-        vec![ServiceBinding {
-            version,
-            spec: namespace.service_spec_url(version),
-            transport: "mcp",
-            schema: namespace.service_schema_url(version),
-            endpoint: format!("{base_url}{mcp_path}"),
-        }],
+        bindings
+            .iter()
+            .map(|binding| ServiceBinding {
+                version,
+                spec: namespace.service_spec_url(version),
+                transport: binding.transport,
+                schema: match binding.transport {
+                    "rest" => namespace.rest_schema_url(version),
+                    _ => namespace.service_schema_url(version),
+                },
+                endpoint: format!("{base_url}{}", binding.path),
+            })
+            .collect(),
     );
     let capabilities = capabilities
         .iter()

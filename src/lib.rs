@@ -25,6 +25,7 @@ pub mod platform;
 pub mod protocol;
 pub mod registry;
 pub mod replicas;
+pub mod rest;
 pub mod settings;
 pub mod signatures;
 pub mod startup;

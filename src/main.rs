@@ -144,6 +144,9 @@ fn announce(built: &Built, demo: bool) {
             format!(" ({})", endpoint.service)
         };
         out(&format!("MCP endpoint{tag}: {}", endpoint.mcp_url));
+        if let Some(rest_url) = &endpoint.rest_url {
+            out(&format!("REST base{tag}:    {rest_url}"));
+        }
         out(&format!("Discovery{tag}:    {}", endpoint.profile_url));
     }
     if config.server.status_page.enabled {

@@ -219,6 +219,11 @@ pub fn select<'p>(
         .and_then(|id| pool.iter().find(|variant| variant.id == id).copied());
     let selected = match pinned {
         Some(variant) => variant.options.clone(),
+        // CAT-033: without selections, the featured variant's are the default ones, so a
+        // product with options always says which combination its answer describes.
+        None if request.selected.is_empty() => featured(product, pool)
+            .map(|variant| variant.options.clone())
+            .unwrap_or_default(),
         None => relax(
             pool,
             canonical_selections(&axes, &request.selected),

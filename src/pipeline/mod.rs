@@ -1,4 +1,4 @@
-//! The call pipeline: every tool call, whatever front it came through (MCP today, REST next),
+//! The call pipeline: every tool call, whatever front it came through (MCP or REST, src/rest),
 //! passes the same steps here, in this order, and nowhere else:
 //!
 //! 1. **signatures** — the RFC 9421 check over what the front says the request covered

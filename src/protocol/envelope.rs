@@ -158,6 +158,14 @@ impl Namespace {
         )
     }
 
+    /// The REST binding's OpenAPI document at `version`.
+    pub fn rest_schema_url(&self, version: &str) -> String {
+        format!(
+            "{}/{version}/services/shopping/rest.openapi.json",
+            self.spec_host
+        )
+    }
+
     /// The response envelope carrying only the capability of the operation.
     pub fn envelope(&self, release: Release, capability: Capability, status: Status) -> Ucp {
         let mut capabilities = BTreeMap::new();

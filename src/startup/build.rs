@@ -16,10 +16,11 @@ use url::Url;
 use super::StartError;
 use super::configure::BridgeConfig;
 use super::routes::{self, WebState};
+use super::server_config::Transport;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::brain::Brain;
-use crate::discovery;
+use crate::discovery::{self, Binding};
 use crate::hardening::guard::CallGuard;
 use crate::hardening::invalidations::Invalidations;
 use crate::mcp::BcpMcp;
@@ -35,6 +36,7 @@ use crate::platform::cache::CachedCatalog;
 use crate::platform::{self, SharedPlatform};
 use crate::protocol::Namespace;
 use crate::replicas::Shared;
+use crate::rest::{self, RestFront};
 use crate::signatures::SignatureCheck;
 use crate::status_page::{self, Door, PageContext};
 
@@ -54,6 +56,8 @@ pub struct Endpoint {
     pub service: &'static str,
     pub version: &'static str,
     pub mcp_url: String,
+    /// The REST binding's base URL, when `server.transports` serves REST.
+    pub rest_url: Option<String>,
     pub profile_url: String,
 }
 
@@ -92,6 +96,13 @@ pub fn build(
             service: door.service,
             version: door.version,
             mcp_url: door.mcp_url.clone(),
+            rest_url: config.server.serves(Transport::Rest).then(|| {
+                format!(
+                    "{}{}",
+                    common.base_url,
+                    config.server.rest_path_for(namespace)
+                )
+            }),
             profile_url: door.profile_url.clone(),
         });
         doors.push(door);
@@ -168,12 +179,26 @@ fn namespace_routes(
 ) -> Result<(Router, Door), StartError> {
     let base_url = &common.base_url;
     let mcp_path = config.server.mcp_path_for(namespace).to_owned();
+    let rest_path = config.server.rest_path_for(namespace).to_owned();
     let tools = ToolTable::new(&config.limits, common.platform.info().capabilities)
         .map_err(StartError::Schemas)?;
     let capabilities = tools.capabilities();
+    let mut bindings = Vec::new();
+    if config.server.serves(Transport::Mcp) {
+        bindings.push(Binding {
+            transport: "mcp",
+            path: &mcp_path,
+        });
+    }
+    if config.server.serves(Transport::Rest) {
+        bindings.push(Binding {
+            transport: "rest",
+            path: &rest_path,
+        });
+    }
     let mut profiles = Vec::new();
     for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
-        let profile = discovery::profile(namespace, version, base_url, &mcp_path, &capabilities);
+        let profile = discovery::profile(namespace, version, base_url, &bindings, &capabilities);
         profiles.push((
             *version,
             serde_json::to_string(&profile).unwrap_or_default(),
@@ -202,7 +227,19 @@ fn namespace_routes(
         brain,
         activity: common.activity.clone(),
     }));
-    let mcp = mcp_routes(config, common, &mcp_path, pipeline);
+    let mut served = Router::new();
+    if config.server.serves(Transport::Rest) {
+        let front = RestFront {
+            pipeline: pipeline.clone(),
+            access: Access::new(&config.access),
+            body_limit: config.limits.max_body_bytes,
+            version: namespace.release(None).version,
+        };
+        served = served.merge(rest::routes(front, &rest_path));
+    }
+    if config.server.serves(Transport::Mcp) {
+        served = served.merge(mcp_routes(config, common, &mcp_path, pipeline));
+    }
     let mut discovery = Router::new();
     for path in namespace.profile_paths {
         discovery = discovery.route(path, get(routes::current_profile)).route(
@@ -217,7 +254,10 @@ fn namespace_routes(
         mcp_path,
         profile_url: format!("{base_url}{}", namespace.profile_paths[0]),
     };
-    Ok((discovery.with_state(common.web(profiles)).merge(mcp), door))
+    Ok((
+        discovery.with_state(common.web(profiles)).merge(served),
+        door,
+    ))
 }
 
 /// The MCP endpoint at `mcp_path`: bearer check, then the front, then rmcp or the direct path.

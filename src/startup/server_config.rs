@@ -11,6 +11,14 @@ use crate::settings::ConfigProblem;
 use crate::status_page::StatusPageSetting;
 use crate::tls::TlsConfig;
 
+/// A transport binding of the UCP operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Mcp,
+    Rest,
+}
+
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerConfig {
@@ -31,6 +39,12 @@ pub struct ServerConfig {
     pub protocol: Protocol,
     /// The MCP endpoint of the UCP namespace (`mcp_path` is the BCP one).
     pub ucp_mcp_path: String,
+    /// The base path of the BCP namespace's REST binding (`{rest_path}/catalog/search`, …).
+    pub rest_path: String,
+    /// The base path of the UCP namespace's REST binding.
+    pub ucp_rest_path: String,
+    /// The transports served and declared in the profiles: `mcp`, `rest` (both by default).
+    pub transports: Vec<Transport>,
     /// A connection must deliver a request's whole header block within this time.
     pub header_read_timeout_ms: u64,
     /// A request's whole body must arrive within this time of its headers.
@@ -58,6 +72,9 @@ impl Default for ServerConfig {
             request_timeout_ms: 30_000,
             protocol: Protocol::default(),
             ucp_mcp_path: "/ucp/mcp".to_owned(),
+            rest_path: "/bcp".to_owned(),
+            ucp_rest_path: "/ucp".to_owned(),
+            transports: vec![Transport::Mcp, Transport::Rest],
             header_read_timeout_ms: 10_000,
             body_read_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
@@ -77,6 +94,20 @@ impl ServerConfig {
         } else {
             &self.mcp_path
         }
+    }
+
+    /// Where `namespace`'s REST resources are mounted (no trailing slash).
+    pub fn rest_path_for(&self, namespace: &Namespace) -> &str {
+        let path = if namespace.service == Namespace::UCP.service {
+            &self.ucp_rest_path
+        } else {
+            &self.rest_path
+        };
+        path.trim_end_matches('/')
+    }
+
+    pub fn serves(&self, transport: Transport) -> bool {
+        self.transports.contains(&transport)
     }
 
     /// The public base URL without a trailing slash.
@@ -156,6 +187,31 @@ impl ServerConfig {
                     format!("must be an absolute path such as {example}"),
                 ));
             }
+        }
+        for (key, path, example) in [
+            ("server.rest_path", &self.rest_path, "/bcp"),
+            ("server.ucp_rest_path", &self.ucp_rest_path, "/ucp"),
+        ] {
+            if !path.starts_with('/') || path.contains(['?', '#', ' ', '{', '}']) {
+                problems.push(ConfigProblem::new(
+                    key,
+                    format!("must be an absolute path such as {example} (\"/\" for the root)"),
+                ));
+            }
+        }
+        if self.protocol == Protocol::Both
+            && self.rest_path.trim_end_matches('/') == self.ucp_rest_path.trim_end_matches('/')
+        {
+            problems.push(ConfigProblem::new(
+                "server.ucp_rest_path",
+                "must differ from server.rest_path when server.protocol is \"both\"",
+            ));
+        }
+        if self.transports.is_empty() {
+            problems.push(ConfigProblem::new(
+                "server.transports",
+                "must name at least one of \"mcp\", \"rest\"",
+            ));
         }
         if self.protocol == Protocol::Both && self.mcp_path == self.ucp_mcp_path {
             problems.push(ConfigProblem::new(

@@ -57,7 +57,7 @@ fn pair(name: &str, label: &str) -> (String, String) {
 }
 
 #[tokio::test]
-async fn no_selection_returns_featured_variant_first_and_all_signals() {
+async fn no_selection_defaults_to_the_featured_variants_options() {
     let bridge = TestBridge::sample().await;
     let response = get_product(&bridge, json!({"id": "prod_abc123"})).await;
     let product = &response["product"];
@@ -69,14 +69,17 @@ async fn no_selection_returns_featured_variant_first_and_all_signals() {
             .collect::<Vec<_>>(),
         ["br.dev.bcp.shopping.catalog.lookup"]
     );
-    // CAT-033: selected is present for a product with options (empty: nothing chosen).
-    assert_eq!(selected(product), Vec::<(String, String)>::new());
-    assert_eq!(variant_ids(product)[0], "prod_abc123_blu_10");
-    assert_eq!(variant_ids(product).len(), 13);
-    // Relative to no selection: Green exists but nothing Green can be bought.
+    // CAT-033 (lookup.md "Option selection"): without `selected`, the featured variant's
+    // default selections; the variant subset and the signals follow from them.
+    assert_eq!(
+        selected(product),
+        [pair("Color", "Blue"), pair("Size", "10")]
+    );
+    assert_eq!(variant_ids(product), ["prod_abc123_blu_10"]);
+    // Relative to Blue / 10: Green 10 exists but cannot be bought; there is no Blue 11.
     assert_eq!(signal(product, "Color", "Green"), (true, false));
     assert_eq!(signal(product, "Color", "Red"), (true, true));
-    assert_eq!(signal(product, "Size", "11"), (true, false));
+    assert_eq!(signal(product, "Size", "11"), (false, false));
     assert_eq!(signal(product, "Size", "15"), (true, true));
 }
 
@@ -291,6 +294,12 @@ async fn price_filter_narrows_variants() {
         json!({"id": "prod_abc123", "filters": {"price": {"min": 15000}}}),
     )
     .await;
-    let ids = variant_ids(&response["product"]);
-    assert_eq!(ids, ["prod_abc123_blu_12", "prod_abc123_blu_15"]);
+    // The featured variant among those the filter keeps; the other one stays reachable.
+    let product = &response["product"];
+    assert_eq!(variant_ids(product), ["prod_abc123_blu_12"]);
+    assert_eq!(
+        selected(product),
+        [pair("Color", "Blue"), pair("Size", "12")]
+    );
+    assert_eq!(signal(product, "Size", "15"), (true, true));
 }

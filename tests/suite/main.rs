@@ -32,6 +32,7 @@ mod mcp;
 mod negotiation;
 mod real_woo;
 mod replicas;
+mod rest;
 mod schemas;
 mod secrets;
 mod seeds;

@@ -303,7 +303,30 @@ async fn get_product_loads_all_variants_past_250() {
         )
         .await;
     let product = &result["product"];
-    assert_eq!(product["variants"].as_array().unwrap().len(), 300);
+    // CAT-033: no selection is the featured variant's options (the first available one);
+    // the signals are computed over all 300 variants: S19 beside Color 00 is variant 285.
+    assert_eq!(
+        product["selected"],
+        json!([{"name": "Size", "label": "S00"}, {"name": "Color", "label": "Color 00"}])
+    );
+    let s19 = product["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|option| option["name"] == "Size")
+        .and_then(|option| {
+            option["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|value| value["label"] == "S19")
+        })
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&s19["exists"], &s19["available"]),
+        (&json!(true), &json!(true))
+    );
     assert_eq!(
         standin.operations(),
         ["Nodes", "ProductVariants"],

@@ -191,6 +191,39 @@ impl TestBridge {
         panic!("pagination did not end");
     }
 
+    /// A request to the first namespace's REST binding, as an agent sends it (`UCP-Agent`,
+    /// JSON content when there is a body); returns the status and the body as sent.
+    pub async fn rest(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, String) {
+        let base = self.endpoints[0].rest_url.clone().expect("REST is served");
+        let mut request = self
+            .client
+            .request(method, format!("{base}{path}"))
+            .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_string());
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status();
+        (status, response.text().await.unwrap())
+    }
+
+    /// MCP's `structuredContent` of a call, as compact JSON in the answer's own key order:
+    /// what a REST body must equal byte for byte.
+    pub async fn structured_bytes(&self, tool: &str, arguments: Value) -> String {
+        serde_json::to_string(&self.call(tool, arguments).await).unwrap()
+    }
+
     pub async fn get(&self, path: &str) -> reqwest::Response {
         self.client
             .get(format!("{}{path}", self.base_url))

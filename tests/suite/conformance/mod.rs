@@ -46,6 +46,7 @@ macro_rules! scenarios {
             update_replaces_every_line,
             cancel_then_not_found,
             idempotent_replay,
+            rest_answers_as_mcp_does,
         );
     };
     (@each $fixture:path; $($scenario:ident),* $(,)?) => {$(
@@ -347,4 +348,112 @@ pub async fn idempotent_replay(bridge: &TestBridge, fixture: &Fixture) {
     let (status, conflict) = send(2).await;
     assert_eq!(status, StatusCode::CONFLICT, "{conflict}");
     assert_eq!(conflict["error"]["code"], -32000);
+}
+
+/// A cart id as one path segment: everything but RFC 3986's unreserved characters escaped
+/// (platform cart ids may hold `/`, `?` or `:`).
+fn segment(id: &str) -> String {
+    id.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (byte as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+/// The REST binding over this platform (issue 23): each operation answers the bytes MCP
+/// answers for the same call; a cart made, changed and cancelled over REST reads back the
+/// same over MCP. // CAT-022 CAT-023 CART-017 SIG-044
+pub async fn rest_answers_as_mcp_does(bridge: &TestBridge, fixture: &Fixture) {
+    use reqwest::Method;
+    let search = fixture.search.clone();
+    let (status, rest) = bridge
+        .rest(Method::POST, "/catalog/search", Some(&search), &[])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = bridge
+        .structured_bytes("search_catalog", json!({"meta": meta(), "catalog": search}))
+        .await;
+    assert_eq!(rest, mcp);
+
+    let mut ids: Vec<String> = fixture
+        .lookup_found
+        .iter()
+        .map(|(input, _, _)| input.clone())
+        .collect();
+    ids.extend(fixture.lookup_unknown.iter().cloned());
+    let lookup = json!({"ids": ids});
+    let (status, rest) = bridge
+        .rest(Method::POST, "/catalog/lookup", Some(&lookup), &[])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rest}");
+    let mcp = bridge
+        .structured_bytes("lookup_catalog", json!({"meta": meta(), "catalog": lookup}))
+        .await;
+    assert_eq!(rest, mcp);
+
+    for id in [&fixture.relaxation.product, &fixture.unknown_product] {
+        let product = json!({"id": id});
+        let (status, rest) = bridge
+            .rest(Method::POST, "/catalog/product", Some(&product), &[])
+            .await;
+        assert_eq!(status, StatusCode::OK, "{rest}");
+        let mcp = bridge
+            .structured_bytes("get_product", json!({"meta": meta(), "catalog": product}))
+            .await;
+        assert_eq!(rest, mcp);
+    }
+
+    let key = uuid::Uuid::new_v4().to_string();
+    let create = json!({"line_items": [line(&fixture.in_stock, 2)]});
+    let (status, created) = bridge
+        .rest(
+            Method::POST,
+            "/carts",
+            Some(&create),
+            &[("idempotency-key", &key)],
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let cart: Value = serde_json::from_str(&created).unwrap();
+    let id = cart["id"].as_str().unwrap().to_owned();
+    let path = format!("/carts/{}", segment(&id));
+    let read_back = || async {
+        let (status, rest) = bridge.rest(Method::GET, &path, None, &[]).await;
+        assert_eq!(status, StatusCode::OK, "{rest}");
+        let mcp = bridge
+            .structured_bytes("get_cart", json!({"meta": meta(), "id": id}))
+            .await;
+        assert_eq!(rest, mcp);
+        serde_json::from_str::<Value>(&rest).unwrap()
+    };
+    assert_eq!(lines(&read_back().await), [(fixture.in_stock.clone(), 2)]);
+
+    let update = json!({"id": id, "line_items": [line(&fixture.other_in_stock, 1)]});
+    let (status, updated) = bridge.rest(Method::PUT, &path, Some(&update), &[]).await;
+    assert_eq!(status, StatusCode::OK, "{updated}");
+    assert_eq!(
+        lines(&read_back().await),
+        [(fixture.other_in_stock.clone(), 1)]
+    );
+
+    let key = uuid::Uuid::new_v4().to_string();
+    let (status, cancelled) = bridge
+        .rest(
+            Method::POST,
+            &format!("{path}/cancel"),
+            None,
+            &[("idempotency-key", &key)],
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{cancelled}");
+    let replay = bridge
+        .structured_bytes(
+            "cancel_cart",
+            json!({"meta": meta_with_key(&key), "id": id}),
+        )
+        .await;
+    assert_eq!(cancelled, replay);
 }

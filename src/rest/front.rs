@@ -1,0 +1,183 @@
+//! One namespace's REST routes and the translation of one request into a pipeline `Call`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{ConnectInfo, Path, Request};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, on};
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, StatusCode, request::Parts};
+use serde_json::Value;
+
+use super::body;
+use super::headers;
+use super::operation::{BodyRole, Operation};
+use super::refusal::Refusal;
+use crate::access::Access;
+use crate::pipeline::{Call, Covered, Pipeline};
+use crate::protocol::answer::{Answer, Outcome};
+
+/// What the REST routes of one namespace share.
+#[derive(Clone)]
+pub struct RestFront {
+    pub pipeline: Arc<Pipeline>,
+    pub access: Access,
+    pub body_limit: usize,
+    /// `ucp.version` of a refusal's envelope: the version an agent that negotiated nothing
+    /// is answered in (a refusal may come before any negotiation).
+    pub version: &'static str,
+}
+
+/// The REST routes under `base` (no trailing slash), for the operations the store serves,
+/// behind the bearer check.
+pub fn routes(front: RestFront, base: &str) -> Router {
+    let mut router = Router::new();
+    let mut paths: Vec<(&'static str, MethodRouter)> = Vec::new();
+    for operation in Operation::ALL {
+        if front
+            .pipeline
+            .tools()
+            .get(operation.tool().as_str())
+            .is_none()
+        {
+            continue;
+        }
+        let handler = {
+            let front = front.clone();
+            // A rejected path (an id that is not UTF-8 once decoded) is answered by `handle`
+            // as a REST refusal, not axum's plain-text one.
+            move |path: Result<Path<String>, PathRejection>, request: Request| async move {
+                front
+                    .handle(operation, path.ok().map(|Path(id)| id), request)
+                    .await
+            }
+        };
+        let filter = axum::routing::MethodFilter::try_from(operation.method())
+            .unwrap_or(axum::routing::MethodFilter::POST);
+        match paths.iter_mut().find(|(path, _)| *path == operation.path()) {
+            Some((_, existing)) => *existing = existing.clone().on(filter, handler),
+            None => paths.push((operation.path(), on(filter, handler))),
+        }
+    }
+    for (path, methods) in paths {
+        router = router.route(&format!("{base}{path}"), methods);
+    }
+    router.layer(axum::middleware::from_fn_with_state(
+        front,
+        super::bearer::require_bearer,
+    ))
+}
+
+impl RestFront {
+    async fn handle(&self, operation: Operation, id: Option<String>, request: Request) -> Response {
+        let request_id = headers::request_id(request.headers());
+        let mut response = match self.answer(operation, id, request).await {
+            Ok(response) => response,
+            Err(refusal) => refusal.response(self.version),
+        };
+        if let Ok(value) = HeaderValue::from_str(&request_id) {
+            response.headers_mut().insert("request-id", value);
+        }
+        response
+    }
+
+    async fn answer(
+        &self,
+        operation: Operation,
+        id: Option<String>,
+        request: Request,
+    ) -> Result<Response, Refusal> {
+        if operation.path().contains("{id}") && id.is_none() {
+            return Err(Refusal::bad_request(
+                "the cart id in the path is not valid UTF-8",
+                None,
+            ));
+        }
+        let (parts, body) = request.into_parts();
+        if !headers::accepts_json(&parts.headers) {
+            return Err(Refusal::not_acceptable());
+        }
+        let received = body::read(&parts.headers, body, self.body_limit).await?;
+        let document = self.document(operation, &parts, &received.decoded)?;
+        let profile =
+            headers::agent_profile(&parts.headers).map_err(|bad| Refusal::bad_agent(bad.0))?;
+        let meta = headers::meta(profile, &parts.headers);
+        let call = Call {
+            tool: operation.tool().as_str(),
+            arguments: operation.arguments(document, id).map_err(|path| {
+                Refusal::bad_request(
+                    format!("{path}: the body's cart id differs from the cart in the path"),
+                    Some(path.to_owned()),
+                )
+            })?,
+            meta: Some(&meta),
+            covered: Some(Covered {
+                method: &parts.method,
+                uri: &parts.uri,
+                headers: &parts.headers,
+                raw_body: &received.raw,
+                frame: &received.decoded,
+            }),
+            peer: parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|info| info.0.ip()),
+        };
+        match self.pipeline.call(call).await {
+            Ok(answer) => Ok(answered(operation, &answer)),
+            Err(error) => Err(Refusal::from_protocol(operation, &error)),
+        }
+    }
+
+    /// The JSON object an operation with a body reads; `None` for GET and cancel, whose
+    /// bodies (if any) only the signature step looks at.
+    fn document(
+        &self,
+        operation: Operation,
+        parts: &Parts,
+        decoded: &[u8],
+    ) -> Result<Option<Value>, Refusal> {
+        if operation.body_role() == BodyRole::None {
+            return Ok(None);
+        }
+        if !headers::content_is_json(&parts.headers) {
+            return Err(Refusal::unsupported_media_type(
+                "the body must be sent as Content-Type: application/json",
+            ));
+        }
+        let value: Value = serde_json::from_slice(decoded).map_err(|error| {
+            Refusal::bad_request(
+                format!("the body is not valid JSON ({error})"),
+                Some("$".to_owned()),
+            )
+        })?;
+        if !value.is_object() {
+            return Err(Refusal::bad_request(
+                "the body must be a JSON object",
+                Some("$".to_owned()),
+            ));
+        }
+        Ok(Some(value))
+    }
+}
+
+/// An answer's bytes as the brain wrote them: the same bytes MCP puts in
+/// `structuredContent`. A business outcome (not found, out of stock…) is 200 with its
+/// `messages`; only a created cart is 201.
+fn answered(operation: Operation, answer: &Answer) -> Response {
+    let status = if operation.creates() && answer.outcome() == Outcome::Success {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        Body::from(answer.json().to_owned()),
+    )
+        .into_response()
+}
