@@ -18,6 +18,7 @@ use super::headers;
 use super::operation::{BodyRole, Operation};
 use super::refusal::Refusal;
 use crate::access::Access;
+use crate::access::hosts::Hosts;
 use crate::pipeline::{Call, Covered, Pipeline};
 use crate::protocol::answer::{Answer, Outcome};
 
@@ -26,6 +27,8 @@ use crate::protocol::answer::{Answer, Outcome};
 pub struct RestFront {
     pub pipeline: Arc<Pipeline>,
     pub access: Access,
+    /// The Host and Origin rules every agent endpoint shares.
+    pub hosts: Arc<Hosts>,
     pub body_limit: usize,
     /// `ucp.version` of a refusal's envelope: the version an agent that negotiated nothing
     /// is answered in (a refusal may come before any negotiation).
@@ -98,6 +101,7 @@ impl RestFront {
             ));
         }
         let (parts, body) = request.into_parts();
+        front_door(&self.hosts, &parts)?;
         if !headers::accepts_json(&parts.headers) {
             return Err(Refusal::not_acceptable());
         }
@@ -180,4 +184,11 @@ fn answered(operation: Operation, answer: &Answer) -> Response {
         Body::from(answer.json().to_owned()),
     )
         .into_response()
+}
+
+fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), Refusal> {
+    hosts.check(parts).map_err(|foreign| {
+        tracing::info!(outcome = "forbidden", %foreign, "REST request refused");
+        Refusal::forbidden(foreign)
+    })
 }

@@ -20,6 +20,7 @@ use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 
 use super::operation::Operation;
+use crate::access::hosts::ForeignRequest;
 use crate::pipeline::ProtocolError;
 
 /// The two body shapes of a refusal (see the module text).
@@ -97,6 +98,11 @@ impl Refusal {
         )
     }
 
+    /// A Host or Origin the endpoint does not serve (DNS rebinding, foreign pages).
+    pub fn forbidden(foreign: ForeignRequest) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", foreign.to_string())
+    }
+
     pub fn not_acceptable() -> Self {
         Self::new(
             StatusCode::NOT_ACCEPTABLE,
@@ -117,10 +123,10 @@ impl Refusal {
             ),
             ProtocolError::Negotiation { code, content, .. } => Self {
                 shape: Shape::Discovery,
-                ..Self::new(error.http_status(), code, content.clone())
+                ..Self::new(error.http_status(), code.as_str(), content.clone())
             },
             ProtocolError::Signature { code, .. } => {
-                Self::new(error.http_status(), code, error.to_string())
+                Self::new(error.http_status(), code.as_str(), error.to_string())
             }
             ProtocolError::RateLimited { retry_after_secs } => Self {
                 retry_after: Some(*retry_after_secs),

@@ -232,6 +232,7 @@ fn namespace_routes(
         let front = RestFront {
             pipeline: pipeline.clone(),
             access: Access::new(&config.access),
+            hosts: common.hosts.clone(),
             body_limit: config.limits.max_body_bytes,
             version: namespace.release(None).version,
         };

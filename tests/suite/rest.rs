@@ -658,3 +658,36 @@ async fn rest_calls_are_counted_like_mcp_calls() {
     );
     assert!(calls.contains("success 2, invalid 1"), "{calls}");
 }
+
+#[tokio::test]
+async fn foreign_host_and_origin_are_forbidden_as_on_mcp() {
+    let bridge = TestBridge::sample().await;
+    let body = json!({"query": "camiseta"});
+    for (header, value) in [("host", "evil.example"), ("origin", "https://evil.example")] {
+        let reply = send(
+            &bridge,
+            Method::POST,
+            "/catalog/search",
+            Some(&body),
+            &[(header, value)],
+        )
+        .await;
+        assert_eq!(
+            reply.status,
+            StatusCode::FORBIDDEN,
+            "{header}: {}",
+            reply.text
+        );
+        assert_eq!(reply.error_message()["code"], "forbidden", "{}", reply.text);
+    }
+    let own = bridge.base_url.clone();
+    let reply = send(
+        &bridge,
+        Method::POST,
+        "/catalog/search",
+        Some(&body),
+        &[("origin", own.as_str())],
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+}
