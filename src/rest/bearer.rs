@@ -7,14 +7,22 @@ use axum::response::Response;
 use http::HeaderValue;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 
-use super::front::RestFront;
 use super::headers;
 use super::operation::Operation;
 use super::refusal::Refusal;
+use crate::access::Access;
 use crate::pipeline::ProtocolError;
 
+/// What the token check needs: the accepted tokens, and the version a refusal's envelope
+/// names.
+#[derive(Clone)]
+pub struct TokenCheck {
+    pub access: Access,
+    pub version: &'static str,
+}
+
 pub async fn require_bearer(
-    State(front): State<RestFront>,
+    State(front): State<TokenCheck>,
     request: Request,
     next: Next,
 ) -> Response {

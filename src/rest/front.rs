@@ -13,6 +13,7 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode, request::Parts};
 use serde_json::Value;
 
+use super::bearer::TokenCheck;
 use super::body;
 use super::headers;
 use super::operation::{BodyRole, Operation};
@@ -69,8 +70,12 @@ pub fn routes(front: RestFront, base: &str) -> Router {
     for (path, methods) in paths {
         router = router.route(&format!("{base}{path}"), methods);
     }
+    let tokens = TokenCheck {
+        access: front.access.clone(),
+        version: front.version,
+    };
     router.layer(axum::middleware::from_fn_with_state(
-        front,
+        tokens,
         super::bearer::require_bearer,
     ))
 }

@@ -256,6 +256,7 @@ fn invalid(operation: Operation, message: &str, data: &Option<Value>) -> Refusal
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::negotiation::RefusalCode;
 
     fn body_of(refusal: &Refusal) -> Value {
         refusal.body("2026-08-25")
@@ -285,9 +286,8 @@ mod tests {
     #[test]
     fn discovery_failures_keep_their_status_and_plain_body() {
         let error = ProtocolError::Negotiation {
-            code: "profile_unreachable",
+            code: RefusalCode::ProfileUnreachable,
             content: "down".into(),
-            status: StatusCode::FAILED_DEPENDENCY,
         };
         let refusal = Refusal::from_protocol(Operation::SearchCatalog, &error);
         assert_eq!(refusal.status(), StatusCode::FAILED_DEPENDENCY);
