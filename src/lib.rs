@@ -2,9 +2,9 @@
 //!
 //! Layers, each importing only the ones below it (top first): `startup` (the top level, which
 //! configures, builds and starts; `doctor` beside it) with `registry`; the MCP transport
-//! `mcp`; the call `pipeline` every front calls; its steps `hardening`, `access`,
+//! `mcp`; the call `pipeline` every front calls; its steps `inbound`, `access`,
 //! `idempotency`, `negotiation`, `signatures`; the protocol `brain`; the `platform` layer;
-//! `observability` and `discovery`; `replicas` (the one Redis several replicas share,
+//! `observability`, `discovery` and the cache `webhooks`; `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
 //! configuration vocabulary).
 
@@ -12,8 +12,8 @@ pub mod access;
 pub mod brain;
 pub mod discovery;
 pub mod doctor;
-pub mod hardening;
 pub mod idempotency;
+pub mod inbound;
 pub mod logging;
 pub mod mcp;
 pub mod model;
@@ -31,3 +31,4 @@ pub mod signatures;
 pub mod startup;
 pub mod status_page;
 pub mod tls;
+pub mod webhooks;

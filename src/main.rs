@@ -220,7 +220,7 @@ fn main() -> ExitCode {
             }
         },
         Command::ConfigSchema => {
-            out(&bcp_bridge::startup::schema::render());
+            out(&bcp_bridge::startup::config_schema::render());
             return ExitCode::SUCCESS;
         }
         Command::Serve {

@@ -4,7 +4,7 @@
 //! Redis) so several replicas agree; when that store is down the bridge refuses (503) rather
 //! than risk running a mutation twice.
 
-mod memory;
+mod local;
 mod redis_store;
 
 use std::future::Future;
@@ -21,7 +21,7 @@ use crate::protocol::answer::Answer;
 use crate::replicas::Shared;
 use crate::settings::{ConfigProblem, Secret};
 
-pub use memory::MemoryStore;
+pub use local::MemoryStore;
 pub use redis_store::RedisStore;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]

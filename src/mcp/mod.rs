@@ -2,11 +2,11 @@
 //! initialize, the tool list and sessions; the direct path for plain `tools/call`s. It only
 //! reads and writes JSON-RPC: every call goes through `crate::pipeline`.
 
-pub mod bearer;
 pub mod direct;
 pub mod frame;
 pub mod handler;
 pub mod http;
 pub mod shared_service;
+pub mod token;
 
 pub use handler::BcpMcp;

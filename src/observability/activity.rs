@@ -10,21 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
 use crate::protocol::ToolName;
+use crate::protocol::answer::Label;
 
 /// Refusals kept; older ones are dropped.
 pub const MAX_RECENT_ERRORS: usize = 20;
 /// Characters kept of a reason (argument paths are the client's words).
 const MAX_REASON_CHARS: usize = 80;
-
-const OUTCOMES: [&str; 5] = [
-    "success",
-    "business_error",
-    "invalid",
-    "rate_limited",
-    "unavailable",
-];
-/// Every other outcome label (`error`) is counted here.
-const OTHER: usize = OUTCOMES.len();
 
 /// One refused or failed call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,7 +45,7 @@ impl ToolCounts {
 pub struct Activity {
     started: Instant,
     /// `[tool][outcome]`, tools in `ToolName::ALL` order plus one slot for unknown names.
-    counts: Vec<[AtomicU64; OUTCOMES.len() + 1]>,
+    counts: Vec<[AtomicU64; Label::ALL.len()]>,
     recent: Mutex<VecDeque<RecentError>>,
 }
 
@@ -88,24 +79,20 @@ impl Activity {
     }
 
     /// Counts one answered call.
-    pub fn record(&self, tool: &str, outcome: &'static str) {
+    pub fn record(&self, tool: &str, label: Label) {
         let (slot, _) = Self::tool_slot(tool);
-        let column = OUTCOMES
-            .iter()
-            .position(|known| *known == outcome)
-            .unwrap_or(OTHER);
         if let Some(row) = self.counts.get(slot) {
-            row[column].fetch_add(1, Ordering::Relaxed);
+            row[label as usize].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// Keeps one refusal; `reason` is a fixed word or an argument path, never free text.
-    pub fn record_error(&self, tool: &str, outcome: &'static str, code: Option<i32>, reason: &str) {
+    pub fn record_error(&self, tool: &str, label: Label, code: Option<i32>, reason: &str) {
         let (_, tool) = Self::tool_slot(tool);
         let error = RecentError {
             at: SystemTime::now(),
             tool,
-            outcome,
+            outcome: label.as_str(),
             code,
             reason: reason.chars().take(MAX_REASON_CHARS).collect(),
         };
@@ -129,12 +116,10 @@ impl Activity {
         names
             .zip(&self.counts)
             .filter_map(|(tool, row)| {
-                let outcomes: Vec<_> = OUTCOMES
+                let outcomes: Vec<_> = Label::ALL
                     .iter()
-                    .copied()
-                    .chain(std::iter::once("error"))
                     .zip(row)
-                    .map(|(outcome, calls)| (outcome, calls.load(Ordering::Relaxed)))
+                    .map(|(label, calls)| (label.as_str(), calls.load(Ordering::Relaxed)))
                     .filter(|(_, calls)| *calls > 0)
                     .collect();
                 (!outcomes.is_empty()).then_some(ToolCounts { tool, outcomes })
@@ -159,11 +144,11 @@ mod tests {
     #[test]
     fn counts_are_per_tool_and_outcome_and_unknown_names_share_one_row() {
         let activity = Activity::new();
-        activity.record("search_catalog", "success");
-        activity.record("search_catalog", "success");
-        activity.record("search_catalog", "invalid");
-        activity.record("no_such_tool_1", "invalid");
-        activity.record("no_such_tool_2", "invalid");
+        activity.record("search_catalog", Label::Success);
+        activity.record("search_catalog", Label::Success);
+        activity.record("search_catalog", Label::Invalid);
+        activity.record("no_such_tool_1", Label::Invalid);
+        activity.record("no_such_tool_2", Label::Invalid);
         let counts = activity.counts();
         assert_eq!(counts.len(), 2);
         assert_eq!(counts[0].tool, "search_catalog");
@@ -177,7 +162,12 @@ mod tests {
     fn the_error_record_is_bounded_and_newest_first() {
         let activity = Activity::new();
         for index in 0..(MAX_RECENT_ERRORS + 5) {
-            activity.record_error("get_cart", "invalid", Some(-32602), &format!("$.id{index}"));
+            activity.record_error(
+                "get_cart",
+                Label::Invalid,
+                Some(-32602),
+                &format!("$.id{index}"),
+            );
         }
         let recent = activity.recent_errors();
         assert_eq!(recent.len(), MAX_RECENT_ERRORS);
@@ -188,7 +178,7 @@ mod tests {
     #[test]
     fn reasons_are_cut_short() {
         let activity = Activity::new();
-        activity.record_error("get_cart", "invalid", Some(-32602), &"x".repeat(500));
+        activity.record_error("get_cart", Label::Invalid, Some(-32602), &"x".repeat(500));
         assert_eq!(activity.recent_errors()[0].reason.len(), MAX_REASON_CHARS);
     }
 }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::Steps;
 use super::dispatch;
-use super::errors::ProtocolError;
+use super::protocol_error::ProtocolError;
 use crate::idempotency::Scope;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;

@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::errors::ProtocolError;
+use super::protocol_error::ProtocolError;
 use crate::brain::Brain;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::{

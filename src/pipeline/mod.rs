@@ -32,9 +32,9 @@ pub mod agents;
 mod call;
 mod checked;
 mod dispatch;
-pub mod errors;
+pub mod protocol_error;
 pub mod schemas;
-pub mod tools;
+pub mod tool_table;
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -45,23 +45,23 @@ use tracing::Instrument;
 
 use self::agents::{AgentsConfig, MetaSource};
 pub use self::call::{Call, Covered};
-pub use self::errors::ProtocolError;
-use self::tools::ToolTable;
+pub use self::protocol_error::ProtocolError;
+use self::tool_table::ToolTable;
 use crate::access::Access;
 use crate::brain::Brain;
-use crate::hardening::guard::CallGuard;
 use crate::idempotency::Idempotency;
+use crate::inbound::limits::CallLimits;
 use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
 use crate::protocol::Message;
-use crate::protocol::answer::{Answer, Outcome};
+use crate::protocol::answer::{Answer, Label, Outcome};
 use crate::signatures::{Mode, SignatureCheck};
 
 /// The parts a pipeline runs, each built from its own config section.
 pub struct Steps {
     pub signatures: Arc<SignatureCheck>,
     pub agents: AgentsConfig,
-    pub guard: Arc<CallGuard>,
+    pub limits: Arc<CallLimits>,
     pub tools: ToolTable,
     pub access: Access,
     pub negotiator: Negotiator,
@@ -98,7 +98,7 @@ fn add_message(answer: Answer, message: Message) -> Result<Answer, ProtocolError
 }
 
 /// The metrics label of a call's outcome.
-fn label(outcome: &Result<Answer, ProtocolError>) -> &'static str {
+fn label(outcome: &Result<Answer, ProtocolError>) -> Label {
     match outcome {
         Ok(answer) => answer.outcome().label(),
         Err(error) => error.label(),
@@ -171,12 +171,12 @@ impl Pipeline {
                 .unwrap_or("-")
         );
         let checked = checked::checked(steps, tool, &meta, arguments);
-        let guarded = steps
-            .guard
+        let limited = steps
+            .limits
             .run(tool, meta.profile.as_deref(), peer, checked);
-        let outcome = guarded.instrument(span.clone()).await;
+        let outcome = limited.instrument(span.clone()).await;
         let label = label(&outcome);
-        crate::observability::tool_call(tool, label, started.elapsed());
+        crate::observability::tool_call(tool, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();

@@ -96,10 +96,45 @@ impl Outcome {
     }
 
     /// The metrics and merchant-page label of a call answered this way.
-    pub fn label(self) -> &'static str {
+    pub fn label(self) -> Label {
+        match self {
+            Self::Success => Label::Success,
+            Self::BusinessError => Label::BusinessError,
+        }
+    }
+}
+
+/// How a call ended, as metrics and the merchant page count it: an answer's outcome, or the
+/// kind of refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Label {
+    Success,
+    BusinessError,
+    Invalid,
+    RateLimited,
+    Unavailable,
+    Error,
+}
+
+impl Label {
+    /// Every label, in the order the merchant page lists them.
+    pub const ALL: [Label; 6] = [
+        Label::Success,
+        Label::BusinessError,
+        Label::Invalid,
+        Label::RateLimited,
+        Label::Unavailable,
+        Label::Error,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
         match self {
             Self::Success => "success",
             Self::BusinessError => "business_error",
+            Self::Invalid => "invalid",
+            Self::RateLimited => "rate_limited",
+            Self::Unavailable => "unavailable",
+            Self::Error => "error",
         }
     }
 }

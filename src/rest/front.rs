@@ -13,11 +13,11 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderValue, StatusCode, request::Parts};
 use serde_json::Value;
 
-use super::bearer::TokenCheck;
 use super::body;
 use super::headers;
 use super::operation::{BodyRole, Operation};
 use super::refusal::Refusal;
+use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::pipeline::{Call, Covered, Pipeline};
@@ -76,7 +76,7 @@ pub fn routes(front: RestFront, base: &str) -> Router {
     };
     router.layer(axum::middleware::from_fn_with_state(
         tokens,
-        super::bearer::require_bearer,
+        super::token::require_token,
     ))
 }
 

@@ -6,12 +6,12 @@
 //! `POST /catalog/search`, `POST /catalog/lookup`, `POST /catalog/product`, `POST /carts`,
 //! `GET /carts/{id}`, `PUT /carts/{id}`, `POST /carts/{id}/cancel`.
 
-mod bearer;
 mod body;
 mod front;
 mod headers;
 mod operation;
 mod refusal;
+mod token;
 
 pub use front::{RestFront, routes};
 pub use operation::Operation;

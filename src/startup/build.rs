@@ -21,16 +21,15 @@ use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::brain::Brain;
 use crate::discovery::{self, Binding};
-use crate::hardening::guard::CallGuard;
-use crate::hardening::invalidations::Invalidations;
+use crate::inbound::limits::CallLimits;
 use crate::mcp::BcpMcp;
-use crate::mcp::bearer::require_bearer;
 use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::shared_service::SharedService;
+use crate::mcp::token::require_token;
 use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
-use crate::pipeline::tools::ToolTable;
+use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::{Pipeline, Steps};
 use crate::platform::cache::CachedCatalog;
 use crate::platform::{self, SharedPlatform};
@@ -39,6 +38,7 @@ use crate::replicas::Shared;
 use crate::rest::{self, RestFront};
 use crate::signatures::SignatureCheck;
 use crate::status_page::{self, Door, PageContext};
+use crate::webhooks::invalidations::Invalidations;
 
 /// Everything the running bridge is made of, built once at start-up.
 pub struct Bridge {
@@ -68,7 +68,7 @@ struct Common {
     shared: Option<Shared>,
     platform: SharedPlatform,
     cache: Option<Arc<CachedCatalog>>,
-    guard: Arc<CallGuard>,
+    limits: Arc<CallLimits>,
     signatures: Arc<SignatureCheck>,
     activity: Arc<Activity>,
     /// The Host and Origin rules of every agent endpoint.
@@ -137,8 +137,8 @@ impl Common {
         let platform = platform::serial::wrap_shared(platform, shared.clone());
         let (platform, cache) = platform::cache::wrap(platform, &config.cache);
         // One inbound budget per agent across every namespace it may use (and every replica).
-        let guard = Arc::new(
-            CallGuard::new(
+        let limits = Arc::new(
+            CallLimits::new(
                 Duration::from_millis(config.server.request_timeout_ms),
                 &config.inbound,
             )
@@ -153,7 +153,7 @@ impl Common {
             shared,
             platform,
             cache,
-            guard,
+            limits,
             // One key cache for every namespace: an agent's keys do not depend on the door.
             signatures: Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation)),
             activity: Arc::new(Activity::new()),
@@ -219,7 +219,7 @@ fn namespace_routes(
     let pipeline = Arc::new(Pipeline::new(Steps {
         signatures: common.signatures.clone(),
         agents: config.agents.clone(),
-        guard: common.guard.clone(),
+        limits: common.limits.clone(),
         tools,
         access: Access::new(&config.access),
         negotiator: Negotiator::new(&config.negotiation, namespace),
@@ -298,7 +298,7 @@ fn mcp_routes(
         // Outermost: requests without an accepted token never reach body parsing.
         .layer(axum::middleware::from_fn_with_state(
             Access::new(&config.access),
-            require_bearer,
+            require_token,
         ))
 }
 
@@ -321,7 +321,7 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 negotiation: config.negotiation.enabled,
             },
         ))
-        .merge(crate::hardening::webhooks::shared_routes(
+        .merge(crate::webhooks::shared_routes(
             common
                 .cache
                 .clone()

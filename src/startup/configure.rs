@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 
 use crate::access::AccessConfig;
 use crate::brain::{CartConfig, LimitsConfig};
-use crate::hardening::inbound::InboundConfig;
 use crate::idempotency::IdempotencyConfig;
+use crate::inbound::budget::InboundConfig;
 use crate::negotiation::NegotiationConfig;
 use crate::pipeline::agents::AgentsConfig;
 use crate::platform::cache::CacheConfig;
@@ -59,7 +59,7 @@ pub struct BridgeConfig {
     pub inbound: InboundConfig,
     /// The `[store]` table: `platform` plus that platform's own keys, which its adapter
     /// deserialises (and rejects unknown keys of) itself.
-    #[schemars(schema_with = "super::schema::store")]
+    #[schemars(schema_with = "super::config_schema::store")]
     pub store: toml::Table,
     pub idempotency: IdempotencyConfig,
     pub negotiation: NegotiationConfig,

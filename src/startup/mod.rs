@@ -9,8 +9,8 @@
 
 pub mod accept;
 pub mod build;
+pub mod config_schema;
 pub mod configure;
-pub mod schema;
 pub mod server_config;
 pub mod start;
 

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use bcp_bridge::brain::LimitsConfig;
-use bcp_bridge::pipeline::tools::ToolTable;
+use bcp_bridge::pipeline::tool_table::ToolTable;
 use bcp_bridge::platform::Capabilities;
 use jsonschema::Validator;
 use proptest::prelude::*;

@@ -6,7 +6,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
 use super::agents::META_EXAMPLE;
-use super::errors::ProtocolError;
+use super::protocol_error::ProtocolError;
 use super::schemas;
 use crate::brain::LimitsConfig;
 use crate::platform::Capabilities;

@@ -21,7 +21,7 @@ pub struct TokenCheck {
     pub version: &'static str,
 }
 
-pub async fn require_bearer(
+pub async fn require_token(
     State(front): State<TokenCheck>,
     request: Request,
     next: Next,

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::inbound::{InboundConfig, Throttled};
+use super::budget::{InboundConfig, Throttled};
 use crate::replicas::gcra::Gcra;
 use crate::replicas::{Shared, hashed};
 

@@ -3,6 +3,8 @@
 //! both base64 HMAC-SHA256 of the raw body with the configured secret. With `[redis]` the
 //! drop reaches every replica, whichever one the store's webhook happened to reach.
 
+pub mod invalidations;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -15,7 +17,7 @@ use hmac::{KeyInit, Mac};
 use secrecy::ExposeSecret;
 use serde_json::Value;
 
-use super::invalidations::Invalidations;
+use self::invalidations::Invalidations;
 use crate::platform::cache::CachedCatalog;
 use crate::settings::Secret;
 

@@ -7,10 +7,11 @@ use serde_json::{Value, json};
 
 use crate::access::AccessDenied;
 use crate::brain::BrainError;
-use crate::hardening::guard::GuardError;
 use crate::idempotency::IdempotencyError;
+use crate::inbound::limits::LimitError;
 use crate::negotiation::{Refusal, RefusalCode};
 use crate::platform::PlatformError;
+use crate::protocol::answer::Label;
 use crate::signatures::{SignatureCode, SignatureError, SignatureErrorCode};
 
 /// Used when an upstream gives no `Retry-After`.
@@ -100,18 +101,18 @@ impl ProtocolError {
     }
 
     /// The metrics and merchant-page label of a call refused this way.
-    pub fn label(&self) -> &'static str {
+    pub fn label(&self) -> Label {
         match self {
-            Self::RateLimited { .. } => "rate_limited",
-            Self::Unavailable { .. } | Self::Full { .. } => "unavailable",
-            Self::InvalidParams { .. } | Self::UnknownTool(_) => "invalid",
+            Self::RateLimited { .. } => Label::RateLimited,
+            Self::Unavailable { .. } | Self::Full { .. } => Label::Unavailable,
+            Self::InvalidParams { .. } | Self::UnknownTool(_) => Label::Invalid,
             Self::Negotiation { .. }
             | Self::WritesPaused { .. }
             | Self::Internal
             | Self::Unauthorized
             | Self::Forbidden
             | Self::Conflict
-            | Self::Signature { .. } => "error",
+            | Self::Signature { .. } => Label::Error,
         }
     }
 
@@ -272,13 +273,13 @@ impl From<IdempotencyError> for ProtocolError {
     }
 }
 
-impl From<GuardError> for ProtocolError {
-    fn from(error: GuardError) -> Self {
+impl From<LimitError> for ProtocolError {
+    fn from(error: LimitError) -> Self {
         match error {
-            GuardError::Throttled(throttled) => Self::RateLimited {
+            LimitError::Throttled(throttled) => Self::RateLimited {
                 retry_after_secs: throttled.retry_after_secs,
             },
-            GuardError::TimedOut => Self::Unavailable {
+            LimitError::TimedOut => Self::Unavailable {
                 retry_after_secs: 1,
             },
         }
@@ -291,7 +292,7 @@ mod tests {
 
     #[test]
     fn a_call_past_the_request_timeout_is_unavailable() {
-        let error = ProtocolError::from(GuardError::TimedOut);
+        let error = ProtocolError::from(LimitError::TimedOut);
         assert_eq!(error.code(), -32000);
         assert_eq!(error.http_status(), StatusCode::SERVICE_UNAVAILABLE);
     }

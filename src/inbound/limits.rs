@@ -4,27 +4,27 @@ use std::future::Future;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use super::inbound::{InboundConfig, InboundLimiter, Throttled};
-use super::shared_inbound::SharedInbound;
+use super::budget::{InboundConfig, InboundLimiter, Throttled};
+use super::shared::SharedInbound;
 use crate::replicas::Shared;
 
-/// Why the guard stopped a call before (or while) it ran.
+/// Why the limits stopped a call before (or while) it ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub enum GuardError {
+pub enum LimitError {
     #[error(transparent)]
     Throttled(#[from] Throttled),
     #[error("the request took longer than its deadline")]
     TimedOut,
 }
 
-pub struct CallGuard {
+pub struct CallLimits {
     inbound: InboundLimiter,
     /// The per-agent budget across replicas (`[redis]`), on top of the local one.
     shared: Option<SharedInbound>,
     timeout: Duration,
 }
 
-impl CallGuard {
+impl CallLimits {
     pub fn new(request_timeout: Duration, inbound: &InboundConfig) -> Self {
         Self {
             inbound: InboundLimiter::new(inbound),
@@ -48,16 +48,16 @@ impl CallGuard {
         call: impl Future<Output = Result<T, E>>,
     ) -> Result<T, E>
     where
-        E: From<GuardError>,
+        E: From<LimitError>,
     {
         self.inbound
             .check(profile, peer)
-            .map_err(|throttled| E::from(GuardError::Throttled(throttled)))?;
+            .map_err(|throttled| E::from(LimitError::Throttled(throttled)))?;
         if let Some(shared) = &self.shared {
             shared
                 .check(profile)
                 .await
-                .map_err(|throttled| E::from(GuardError::Throttled(throttled)))?;
+                .map_err(|throttled| E::from(LimitError::Throttled(throttled)))?;
         }
         match tokio::time::timeout(self.timeout, call).await {
             Ok(outcome) => outcome,
@@ -67,7 +67,7 @@ impl CallGuard {
                     timeout_ms = self.timeout.as_millis() as u64,
                     "request timed out"
                 );
-                Err(GuardError::TimedOut.into())
+                Err(LimitError::TimedOut.into())
             }
         }
     }
@@ -80,14 +80,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_past_the_request_timeout_times_out() {
-        let guard = CallGuard::new(Duration::from_millis(100), &InboundConfig::default());
+        let limits = CallLimits::new(Duration::from_millis(100), &InboundConfig::default());
         let slow = async {
             tokio::time::sleep(Duration::from_secs(5)).await;
-            Ok::<(), GuardError>(())
+            Ok::<(), LimitError>(())
         };
         assert_eq!(
-            guard.run("get_product", None, None, slow).await,
-            Err(GuardError::TimedOut)
+            limits.run("get_product", None, None, slow).await,
+            Err(LimitError::TimedOut)
         );
     }
 }

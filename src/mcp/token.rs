@@ -11,11 +11,7 @@ use crate::access::Access;
 use crate::pipeline::ProtocolError;
 
 /// Axum middleware for the MCP route: refuses requests without an accepted bearer token.
-pub async fn require_bearer(
-    State(access): State<Access>,
-    request: Request,
-    next: Next,
-) -> Response {
+pub async fn require_token(State(access): State<Access>, request: Request, next: Next) -> Response {
     let authorization = request
         .headers()
         .get(AUTHORIZATION)

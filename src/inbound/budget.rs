@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::keyed::BoundedKeyed;
+use super::limiter::BoundedKeyed;
 
 /// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
 #[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
