@@ -221,19 +221,23 @@ async fn get_product_selects_options_over_real_variations() {
         .collect();
     assert_eq!(names, ["Color", "Size"]);
 
-    // Without a selection: all eight variations (Azul/42 does not exist), each option value
-    // available unless every variation carrying it is sold out.
+    // CAT-033: without a selection the answer selects the featured variant's options, so
+    // `variants` is that one variant; the options still list every value of the eight
+    // variations (Azul/42 does not exist).
     let all = bridge
         .call(
             "get_product",
             json!({"meta": meta(), "catalog": {"id": store.sid("tenis")}}),
         )
         .await;
+    let featured = &all["product"]["variants"][0];
     assert_eq!(
         all["product"]["variants"].as_array().unwrap().len(),
-        8,
+        1,
         "{all}"
     );
+    assert_eq!(all["product"]["selected"], featured["options"], "{all}");
+    assert_eq!(featured["availability"]["available"], true, "{all}");
     let sizes = &all["product"]["options"][1];
     let labels: Vec<&str> = sizes["values"]
         .as_array()
