@@ -79,7 +79,7 @@ fn unit_mismatch_messages(cart: &CartIn) -> Vec<Message> {
 }
 
 /// The message an agent reads for a line the store (or the catalog) refused.
-fn problem_message(kind: &LineProblemKind, text: String) -> Message {
+pub(super) fn problem_message(kind: &LineProblemKind, text: String) -> Message {
     match kind {
         LineProblemKind::OutOfStock => {
             Message::error(MessageCode::OutOfStock, text, Severity::Recoverable)

@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use crate::money::Money;
 
 pub mod lines;
+pub mod checkout;
 pub mod predicates;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,6 +9,7 @@ pub mod cart;
 pub mod catalog;
 pub mod categories;
 pub mod error;
+pub mod checkout;
 pub mod factory;
 pub mod port;
 pub mod sample;

@@ -4,6 +4,7 @@
 
 mod cart;
 mod catalog;
+pub mod checkout;
 mod data;
 mod search;
 
@@ -115,6 +116,17 @@ fn build(
         store.clone(),
         store.clone(),
         store,
+    )))
+}
+
+/// The sample store itself, for the checkout port to stand on the same carts and catalog
+/// (`checkout::SampleCheckout::new`).
+pub fn open(store: &toml::Table) -> Result<Arc<SampleStore>, Vec<ConfigProblem>> {
+    let (settings, loaded) = settings(store)?;
+    Ok(Arc::new(SampleStore::new(
+        loaded,
+        Duration::from_secs(settings.cart_ttl_secs),
+        settings.max_carts,
     )))
 }
 

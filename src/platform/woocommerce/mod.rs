@@ -6,6 +6,7 @@ mod cart;
 mod catalog;
 mod categories;
 mod client;
+pub mod checkout;
 mod ids;
 mod mapping;
 mod rest_v3;
