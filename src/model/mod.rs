@@ -9,8 +9,8 @@ use time::OffsetDateTime;
 
 use crate::money::Money;
 
-pub mod lines;
 pub mod checkout;
+pub mod lines;
 pub mod predicates;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

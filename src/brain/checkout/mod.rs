@@ -14,7 +14,7 @@ use crate::model::checkout::{
 };
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
-use crate::protocol::{Message, Severity};
+use crate::protocol::{Message, MessageCode, Severity};
 
 use super::BrainError;
 use ledger::{Admission, Ledger, Settled};
@@ -86,7 +86,7 @@ impl CheckoutBrain {
             return Ok(Err(with_message(
                 current,
                 Message::error(
-                    "checkout_complete_in_progress",
+                    MessageCode::CheckoutCompleteInProgress,
                     format!("Complete Checkout was accepted: the checkout cannot be {what} now"),
                     Severity::Recoverable,
                 ),
@@ -96,7 +96,7 @@ impl CheckoutBrain {
             return Ok(Err(with_message(
                 current,
                 Message::error(
-                    "checkout_immutable",
+                    MessageCode::CheckoutImmutable,
                     format!("A completed or canceled checkout cannot be {what}"),
                     Severity::Unrecoverable,
                 ),
@@ -250,7 +250,7 @@ impl CheckoutBrain {
                 return Ok(with_message(
                     judged,
                     Message::error(
-                        "checkout_complete_in_progress",
+                        MessageCode::CheckoutCompleteInProgress,
                         "Another Complete Checkout for this checkout is being processed",
                         Severity::Recoverable,
                     ),
@@ -264,7 +264,7 @@ impl CheckoutBrain {
                     with_message(
                         judged,
                         Message::error(
-                            "checkout_immutable",
+                            MessageCode::CheckoutImmutable,
                             "This checkout already placed its order",
                             Severity::Unrecoverable,
                         ),
@@ -295,7 +295,7 @@ impl CheckoutBrain {
                 judged.messages.insert(
                     0,
                     Message::error(
-                        "missing",
+                        MessageCode::Missing,
                         "Choose one of the checkout's payment handlers",
                         Severity::Recoverable,
                     )
@@ -316,7 +316,7 @@ impl CheckoutBrain {
                 Ok(with_message(
                     judged,
                     Message::error(
-                        "payment_failed",
+                        MessageCode::PaymentFailed,
                         super::untrusted::line(&reason, super::untrusted::MESSAGE_MAX),
                         Severity::Recoverable,
                     )

@@ -2,8 +2,8 @@
 //! `requires_escalation`, `ready_for_complete`, `completed`, `canceled` a checkout the store
 //! holds is in, and the messages that say why, each naming what is missing by its JSONPath.
 
-use crate::model::checkout::{CheckoutState, EscalationReason, MethodKind, Stage};
-use crate::protocol::{Message, Severity};
+use crate::model::checkout::{CheckoutState, CodeRefusal, EscalationReason, MethodKind, Stage};
+use crate::protocol::{Message, MessageCode, Severity};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -42,7 +42,7 @@ pub struct Judged {
 }
 
 fn missing(path: String, content: &str) -> Message {
-    Message::error("missing", content, Severity::Recoverable).at(path)
+    Message::error(MessageCode::Missing, content, Severity::Recoverable).at(path)
 }
 
 /// What the buyer or agent still has to provide, in the order an agent fills it in.
@@ -81,7 +81,7 @@ fn gaps(state: &CheckoutState) -> Vec<Message> {
             if group.options.is_empty() {
                 out.push(
                     Message::error(
-                        "fulfillment_unavailable",
+                        MessageCode::FulfillmentUnavailable,
                         "The store offers no delivery option for this destination",
                         Severity::RequiresBuyerInput,
                     )
@@ -98,6 +98,19 @@ fn gaps(state: &CheckoutState) -> Vec<Message> {
     out
 }
 
+/// The model names the store's refusal; the wire code is the protocol's, so the mapping
+/// lives here rather than in the model.
+fn refusal_code(refusal: CodeRefusal) -> MessageCode {
+    match refusal {
+        CodeRefusal::Expired => MessageCode::DiscountCodeExpired,
+        CodeRefusal::Invalid => MessageCode::DiscountCodeInvalid,
+        CodeRefusal::AlreadyApplied => MessageCode::DiscountCodeAlreadyApplied,
+        CodeRefusal::CombinationDisallowed => MessageCode::DiscountCodeCombinationDisallowed,
+        CodeRefusal::NotLoggedIn => MessageCode::DiscountCodeUserNotLoggedIn,
+        CodeRefusal::Ineligible => MessageCode::DiscountCodeUserIneligible,
+    }
+}
+
 /// DSC: a refused code is a warning on its place in `discounts.codes`, in the store's words.
 fn refusals(state: &CheckoutState) -> Vec<Message> {
     state
@@ -109,7 +122,7 @@ fn refusals(state: &CheckoutState) -> Vec<Message> {
                 .iter()
                 .position(|code| code.eq_ignore_ascii_case(&refused.code));
             let message = Message::warning(
-                refused.refusal.code(),
+                refusal_code(refused.refusal),
                 super::super::untrusted::line(
                     &refused.reason,
                     super::super::untrusted::MESSAGE_MAX,
@@ -126,18 +139,18 @@ fn refusals(state: &CheckoutState) -> Vec<Message> {
 fn escalation_message(reason: EscalationReason) -> Message {
     match reason {
         EscalationReason::Payment => Message::error(
-            "payment_required",
+            MessageCode::PaymentRequired,
             "The buyer pays on the store's own page: hand off with continue_url",
             Severity::RequiresBuyerInput,
         )
         .at("$.payment"),
         EscalationReason::Review => Message::error(
-            "buyer_review_required",
+            MessageCode::BuyerReviewRequired,
             "The store needs the buyer to review this checkout on its page",
             Severity::RequiresBuyerReview,
         ),
         EscalationReason::Login => Message::error(
-            "identity_required",
+            MessageCode::IdentityRequired,
             "The store needs the buyer to sign in on its page",
             Severity::RequiresBuyerInput,
         ),

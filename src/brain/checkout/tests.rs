@@ -198,7 +198,7 @@ async fn codes_apply_or_are_refused_with_the_store_reason_and_are_echoed() {
     assert_eq!(judged.state.totals.discount, 698);
     assert_eq!(judged.state.totals.total, 6980 - 698 + 2990);
     let warning = &judged.messages[0];
-    assert_eq!(warning.code, "discount_code_expired");
+    assert_eq!(warning.code, MessageCode::DiscountCodeExpired);
     assert_eq!(warning.path.as_deref(), Some("$.discounts.codes[1]"));
     assert_eq!(warning.content, format!("O cupom {EXPIRED_CODE} expirou."));
     // A warning does not block completion.
@@ -305,7 +305,7 @@ async fn complete_places_once_replays_for_its_key_and_refuses_a_new_one() {
     assert!(replay.messages.is_empty());
     let again = brain.complete(&id, &key("k2")).await.unwrap();
     assert_eq!(again.status, Status::Completed);
-    assert_eq!(again.messages[0].code, "checkout_immutable");
+    assert_eq!(again.messages[0].code, MessageCode::CheckoutImmutable);
     let placed = brain.order(&order.id).await.unwrap();
     assert_eq!(placed.checkout_id, id);
     assert_eq!(placed.totals.total, 6980 + 2990);
@@ -322,12 +322,12 @@ async fn complete_places_once_replays_for_its_key_and_refuses_a_new_one() {
         )
         .await
         .unwrap();
-    assert_eq!(update.messages[0].code, "checkout_immutable");
+    assert_eq!(update.messages[0].code, MessageCode::CheckoutImmutable);
     assert_eq!(update.state.totals.discount, 0);
     // CHK-027: nor can it be canceled.
     let cancel = brain.cancel(&id).await.unwrap();
     assert_eq!(cancel.status, Status::Completed);
-    assert_eq!(cancel.messages[0].code, "checkout_immutable");
+    assert_eq!(cancel.messages[0].code, MessageCode::CheckoutImmutable);
 }
 
 #[tokio::test]
@@ -375,7 +375,7 @@ async fn a_declined_payment_leaves_the_checkout_open_for_a_fresh_key() {
     };
     let judged = brain.complete(&id, &declined).await.unwrap();
     assert_eq!(judged.status, Status::ReadyForComplete);
-    assert_eq!(judged.messages[0].code, "payment_failed");
+    assert_eq!(judged.messages[0].code, MessageCode::PaymentFailed);
     assert_eq!(judged.messages[0].severity, Some(Severity::Recoverable));
     assert_eq!(
         brain.complete(&id, &key("k2")).await.unwrap().status,
@@ -519,10 +519,10 @@ async fn a_store_without_handlers_escalates_with_continue_url() {
 #[tokio::test]
 async fn a_checkout_from_a_cart_carries_its_lines_and_cancel_ends_it() {
     use crate::model::CartDraft;
-    use crate::platform::port::Platform;
+    use crate::platform::CartPort;
     let store = store();
     let cart = store
-        .create_cart(&CartDraft {
+        .create(&CartDraft {
             lines: vec![CartLineInput {
                 item_id: SANDAL.into(),
                 quantity: 3,
@@ -550,7 +550,7 @@ async fn a_checkout_from_a_cart_carries_its_lines_and_cancel_ends_it() {
             .is_none()
     );
     let again = brain.cancel(&judged.state.id).await.unwrap();
-    assert_eq!(again.messages[0].code, "checkout_immutable");
+    assert_eq!(again.messages[0].code, MessageCode::CheckoutImmutable);
 }
 
 #[tokio::test]

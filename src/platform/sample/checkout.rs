@@ -21,7 +21,7 @@ use crate::model::checkout::{
 };
 use crate::model::{CartDraft, CartLine, CartLineInput};
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
-use crate::platform::port::{Platform, PlatformError};
+use crate::platform::port::PlatformError;
 
 pub const APPROVE: &str = "sample_test_approve";
 pub const DECLINE: &str = "sample_test_decline";
@@ -112,7 +112,7 @@ impl SampleCheckout {
     }
 
     fn storefront(&self) -> &str {
-        &self.store.info().storefront_url
+        &self.store.info.storefront_url
     }
 
     fn priced(&self, lines: &[CartLineInput]) -> (Vec<CartLine>, Vec<crate::model::LineProblem>) {
@@ -312,8 +312,8 @@ impl CheckoutPort for SampleCheckout {
             CheckoutSource::Cart(cart_id) => {
                 let cart = self
                     .store
-                    .get_cart(cart_id)
-                    .await?
+                    .carts
+                    .get(cart_id)
                     .ok_or_else(|| invalid("$.cart_id", format!("no cart {cart_id}")))?;
                 cart.lines
                     .iter()
@@ -332,7 +332,7 @@ impl CheckoutPort for SampleCheckout {
             continue_url: Some(format!("{}checkout?checkout={id}", self.storefront())),
             id: id.clone(),
             lines,
-            currency: self.store.info().currency,
+            currency: self.store.info.currency,
             buyer: draft.buyer.clone(),
             address: None,
             needs_fulfillment: true,

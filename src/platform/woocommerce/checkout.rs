@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::api::StoreApi;
+use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
 use super::mapping;
 use super::text::decode_entities;

@@ -5,8 +5,8 @@
 mod cart;
 mod catalog;
 mod categories;
-mod client;
 pub mod checkout;
+mod client;
 mod ids;
 mod mapping;
 mod rest_v3;

@@ -157,7 +157,7 @@ async fn an_offline_gateway_places_a_real_order_that_reads_back() {
     let warning = ready
         .messages
         .iter()
-        .find(|m| m.code == "discount_code_expired")
+        .find(|m| m.code == bcp_bridge::protocol::MessageCode::DiscountCodeExpired)
         .unwrap();
     assert_eq!(warning.content, "Coupon \"vencido\" has expired.");
     assert_eq!(warning.path.as_deref(), Some("$.discounts.codes[1]"));
