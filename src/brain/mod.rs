@@ -60,6 +60,8 @@ pub struct Brain {
     namespace: Namespace,
     limits: LimitsConfig,
     checkout: CheckoutRewrite,
+    /// The checkout rules, when the platform implements the checkout port.
+    checkouts: Option<std::sync::Arc<checkout::CheckoutBrain>>,
 }
 
 impl Brain {
@@ -74,6 +76,7 @@ impl Brain {
             namespace,
             limits,
             checkout: CheckoutRewrite::new(cart),
+            checkouts: None,
         }
     }
 

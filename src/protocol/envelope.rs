@@ -13,16 +13,23 @@ pub enum Capability {
     CatalogSearch,
     CatalogLookup,
     Cart,
+    Checkout,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 3] = [Self::CatalogSearch, Self::CatalogLookup, Self::Cart];
+    pub const ALL: [Capability; 4] = [
+        Self::CatalogSearch,
+        Self::CatalogLookup,
+        Self::Cart,
+        Self::Checkout,
+    ];
 
     fn suffix(self) -> &'static str {
         match self {
             Self::CatalogSearch => "catalog.search",
             Self::CatalogLookup => "catalog.lookup",
             Self::Cart => "cart",
+            Self::Checkout => "checkout",
         }
     }
 
@@ -31,6 +38,7 @@ impl Capability {
             Self::CatalogSearch => "catalog_search.json",
             Self::CatalogLookup => "catalog_lookup.json",
             Self::Cart => "cart.json",
+            Self::Checkout => "checkout.json",
         }
     }
 }
@@ -75,6 +83,8 @@ impl Edition {
             (Self::Ucp20260825, Capability::CatalogSearch) => "shopping/catalog/search",
             (Self::Ucp20260825, Capability::CatalogLookup) => "shopping/catalog/lookup",
             (Self::Ucp20260825, Capability::Cart) => "shopping/cart",
+            (Self::Ucp20260408, Capability::Checkout) => "checkout",
+            (Self::Ucp20260825, Capability::Checkout) => "shopping/checkout",
         }
     }
 

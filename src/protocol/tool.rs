@@ -12,10 +12,15 @@ pub enum ToolName {
     GetCart,
     UpdateCart,
     CancelCart,
+    CreateCheckout,
+    GetCheckout,
+    UpdateCheckout,
+    CompleteCheckout,
+    CancelCheckout,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 7] = [
+    pub const ALL: [ToolName; 12] = [
         Self::SearchCatalog,
         Self::LookupCatalog,
         Self::GetProduct,
@@ -23,6 +28,11 @@ impl ToolName {
         Self::GetCart,
         Self::UpdateCart,
         Self::CancelCart,
+        Self::CreateCheckout,
+        Self::GetCheckout,
+        Self::UpdateCheckout,
+        Self::CompleteCheckout,
+        Self::CancelCheckout,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +44,11 @@ impl ToolName {
             Self::GetCart => "get_cart",
             Self::UpdateCart => "update_cart",
             Self::CancelCart => "cancel_cart",
+            Self::CreateCheckout => "create_checkout",
+            Self::GetCheckout => "get_checkout",
+            Self::UpdateCheckout => "update_checkout",
+            Self::CompleteCheckout => "complete_checkout",
+            Self::CancelCheckout => "cancel_checkout",
         }
     }
 
@@ -44,6 +59,11 @@ impl ToolName {
             Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
                 Capability::Cart
             }
+            Self::CreateCheckout
+            | Self::GetCheckout
+            | Self::UpdateCheckout
+            | Self::CompleteCheckout
+            | Self::CancelCheckout => Capability::Checkout,
         }
     }
 
@@ -53,6 +73,15 @@ impl ToolName {
 
     /// Tools that change the store, and so honour `meta["idempotency-key"]`.
     pub fn mutates(self) -> bool {
-        matches!(self, Self::CreateCart | Self::UpdateCart | Self::CancelCart)
+        matches!(
+            self,
+            Self::CreateCart
+                | Self::UpdateCart
+                | Self::CancelCart
+                | Self::CreateCheckout
+                | Self::UpdateCheckout
+                | Self::CompleteCheckout
+                | Self::CancelCheckout
+        )
     }
 }

@@ -4,6 +4,7 @@
 //! store operations; fronts decode arguments into `CheckoutUpdate` / `Completion` and send
 //! back what `render` builds.
 
+mod calls;
 pub mod ledger;
 pub mod render;
 pub mod status;
@@ -144,14 +145,25 @@ impl CheckoutBrain {
             problems = outcome.problems;
             state = outcome.checkout;
         }
-        if let Some(buyer) = &update.buyer
-            && *buyer != state.buyer
-        {
-            state = self
-                .port
-                .set_buyer(id, buyer)
-                .await?
-                .ok_or_else(|| gone(id))?;
+        // An agent builds the buyer up over several updates: a member it leaves out keeps
+        // what the store holds.
+        if let Some(buyer) = &update.buyer {
+            let merged = Buyer {
+                first_name: buyer.first_name.clone().or(state.buyer.first_name.clone()),
+                last_name: buyer.last_name.clone().or(state.buyer.last_name.clone()),
+                email: buyer.email.clone().or(state.buyer.email.clone()),
+                phone_number: buyer
+                    .phone_number
+                    .clone()
+                    .or(state.buyer.phone_number.clone()),
+            };
+            if merged != state.buyer {
+                state = self
+                    .port
+                    .set_buyer(id, &merged)
+                    .await?
+                    .ok_or_else(|| gone(id))?;
+            }
         }
         if let Some(address) = &update.address
             && state.address.as_ref() != Some(address)

@@ -111,12 +111,11 @@ fn build(
         Duration::from_secs(settings.cart_ttl_secs),
         settings.max_carts,
     ));
-    Ok(Arc::new(Platform::new(
-        store.info.clone(),
-        store.clone(),
-        store.clone(),
-        store,
-    )))
+    let checkout = Arc::new(checkout::SampleCheckout::new(store.clone()));
+    Ok(Arc::new(
+        Platform::new(store.info.clone(), store.clone(), store.clone(), store)
+            .with_checkout(checkout),
+    ))
 }
 
 /// The sample store itself, for the checkout port to stand on the same carts and catalog
