@@ -387,3 +387,133 @@ async fn a_checkout_with_no_buyable_item_is_not_created() {
     assert!(answer.get("id").is_none());
     assert_eq!(answer["messages"][0]["code"], "not_found");
 }
+
+/// A REST checkout request; the body parsed, with the status.
+async fn rest(
+    bridge: &TestBridge,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<Value>,
+    key: Option<&str>,
+) -> (reqwest::StatusCode, String) {
+    let headers: Vec<(&str, &str)> = key
+        .map(|key| vec![("idempotency-key", key)])
+        .unwrap_or_default();
+    bridge.rest(method, path, body.as_ref(), &headers).await
+}
+
+#[tokio::test]
+async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
+    use reqwest::{Method, StatusCode};
+    let bridge = TestBridge::sample().await;
+    // CHK-018: create is POST /checkout-sessions, 201 with the checkout.
+    let (status, created) = rest(
+        &bridge,
+        Method::POST,
+        "/checkout-sessions",
+        Some(json!({"line_items": [line(SANDAL, 1)], "buyer": {"email": "ana@example.com"}})),
+        Some(&key()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let created: Value = serde_json::from_str(&created).unwrap();
+    let id = created["id"].as_str().unwrap().to_owned();
+    assert_eq!(created["status"], "incomplete");
+    // CHK-019: GET is the same business payload as get_checkout, byte for byte.
+    let (status, got) = rest(
+        &bridge,
+        Method::GET,
+        &format!("/checkout-sessions/{id}"),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let mcp = bridge
+        .structured_bytes("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(got, mcp);
+    // CHK-020: PUT carries the resource, its own id included (the path's).
+    let (status, put) = rest(
+        &bridge,
+        Method::PUT,
+        &format!("/checkout-sessions/{id}"),
+        Some(json!({
+            "id": id,
+            "fulfillment": {"methods": [{"type": "shipping", "destinations": [sao_paulo()]}]}
+        })),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{put}");
+    let mcp = bridge
+        .structured_bytes("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(put, mcp);
+    let (status, _) = rest(
+        &bridge,
+        Method::PUT,
+        &format!("/checkout-sessions/{id}"),
+        Some(json!({"id": "chk_other"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (_, selected) = rest(
+        &bridge,
+        Method::PUT,
+        &format!("/checkout-sessions/{id}"),
+        Some(json!({"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "sedex"}]}]}})),
+        None,
+    )
+    .await;
+    let selected: Value = serde_json::from_str(&selected).unwrap();
+    assert_eq!(selected["status"], "ready_for_complete", "{selected}");
+    // CHK-021: complete, with the Idempotency-Key header; its replay answers the same bytes.
+    let complete_key = key();
+    let body = json!({"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}});
+    let path = format!("/checkout-sessions/{id}/complete");
+    let (status, completed) = rest(
+        &bridge,
+        Method::POST,
+        &path,
+        Some(body.clone()),
+        Some(&complete_key),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{completed}");
+    let (_, replay) = rest(
+        &bridge,
+        Method::POST,
+        &path,
+        Some(body),
+        Some(&complete_key),
+    )
+    .await;
+    assert_eq!(completed, replay);
+    let completed: Value = serde_json::from_str(&completed).unwrap();
+    assert_eq!(completed["status"], "completed");
+    let mcp = bridge
+        .structured_bytes("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(serde_json::to_string(&completed).unwrap(), mcp);
+    // CHK-022: cancel is POST …/cancel; an open checkout answers canceled.
+    let other = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"line_items": [line(SHOE, 1)]}}),
+        )
+        .await;
+    let other_id = other["id"].as_str().unwrap();
+    let (status, canceled) = rest(
+        &bridge,
+        Method::POST,
+        &format!("/checkout-sessions/{other_id}/cancel"),
+        None,
+        Some(&key()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{canceled}");
+    let canceled: Value = serde_json::from_str(&canceled).unwrap();
+    assert_eq!(canceled["status"], "canceled");
+}
