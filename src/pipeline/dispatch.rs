@@ -8,7 +8,7 @@ use crate::brain::Brain;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::{
     CartIdArgs, CatalogArgs, CheckoutIdArgs, CreateCartArgs, CreateCheckoutArgs, GetProductIn,
-    LookupIn, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
+    LookupIn, OrderIdArgs, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
 };
 use crate::protocol::{Release, ToolName};
 
@@ -122,6 +122,10 @@ pub async fn run(
         ToolName::CancelCheckout => {
             let args: CheckoutIdArgs = decode(arguments)?;
             brain.cancel_checkout(&args.id, release).await?
+        }
+        ToolName::GetOrder => {
+            let args: OrderIdArgs = decode(arguments)?;
+            brain.get_order(&args.id, release).await?
         }
     };
     Ok(answer)

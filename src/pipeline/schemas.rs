@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use crate::brain::LimitsConfig;
 use crate::protocol::request::{
     CartIdArgs, CatalogArgs, CheckoutIdArgs, CreateCartArgs, CreateCheckoutArgs, GetProductIn,
-    LookupIn, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
+    LookupIn, OrderIdArgs, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
 };
 
 /// Keeps the derived schemas to what the hand-written ones said, for clients that read only
@@ -389,6 +389,23 @@ pub fn cart_output() -> Value {
         "currency": {"type": "string"},
         "totals": {"type": "array", "items": total},
         "expires_at": {"type": "string"}
+    }))
+}
+
+pub fn order_id_input() -> Value {
+    derive::<OrderIdArgs>().to_value()
+}
+
+/// The Order object's top level (`schemas/shopping/order.json`).
+pub fn order_output() -> Value {
+    output(json!({
+        "id": {"type": "string"},
+        "checkout_id": {"type": "string"},
+        "permalink_url": {"type": "string"},
+        "line_items": {"type": "array"},
+        "fulfillment": {"type": "object"},
+        "currency": {"type": "string"},
+        "totals": {"type": "array"}
     }))
 }
 

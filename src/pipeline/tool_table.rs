@@ -30,6 +30,7 @@ fn title(name: ToolName) -> &'static str {
         }
         ToolName::CompleteCheckout => "Place the order",
         ToolName::CancelCheckout => "Cancel a checkout",
+        ToolName::GetOrder => "Get an order",
     }
 }
 
@@ -83,6 +84,10 @@ fn description(name: ToolName) -> String {
         ToolName::CancelCheckout => (
             "Cancel an open checkout; it answers with status canceled. Requires meta.idempotency-key.",
             r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "1e3a5c7e-9b1d-4f3a-8c5e-7a9c1e3b5d7f"}, "id": "<the id create_checkout returned>"}"#,
+        ),
+        ToolName::GetOrder => (
+            "Get the current state of an order placed through this bridge, by the order.id a completed checkout answered with.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the order.id complete_checkout returned>"}"#,
         ),
     };
     // The example stays last: clients and tests read it up to the end of the description.
@@ -138,6 +143,7 @@ impl ToolSpec {
                 | ToolName::GetProduct
                 | ToolName::GetCart
                 | ToolName::GetCheckout
+                | ToolName::GetOrder
         );
         let mut annotations = ToolAnnotations::new();
         annotations.read_only_hint = Some(read_only);
@@ -204,15 +210,17 @@ pub struct ToolTable {
 impl ToolTable {
     /// Only the tools of capabilities the store really serves; no checkout.
     pub fn new(limits: &LimitsConfig, capabilities: Capabilities) -> Result<Self, String> {
-        Self::serving(limits, capabilities, false)
+        Self::serving(limits, capabilities, false, false)
     }
 
     /// `checkout`: whether the platform's adapter implements the checkout port; the checkout
-    /// tools (and so the capability in the profile) exist only then.
+    /// tools (and so the capability in the profile) exist only then. `orders`: whether that
+    /// port reads back the orders placed through it (`get_order`).
     pub fn serving(
         limits: &LimitsConfig,
         capabilities: Capabilities,
         checkout: bool,
+        orders: bool,
     ) -> Result<Self, String> {
         let mut specs = Vec::new();
         for name in ToolName::ALL {
@@ -221,6 +229,7 @@ impl ToolTable {
                 Capability::CatalogLookup => capabilities.lookup,
                 Capability::Cart => capabilities.cart,
                 Capability::Checkout => checkout,
+                Capability::Order => checkout && orders,
             };
             if !served {
                 continue;
@@ -263,6 +272,7 @@ impl ToolTable {
                     schemas::checkout_id_input(true)?,
                     schemas::checkout_output(),
                 ),
+                ToolName::GetOrder => (schemas::order_id_input(), schemas::order_output()),
             };
             specs.push(ToolSpec::new(name, input, output)?);
         }

@@ -14,14 +14,16 @@ pub enum Capability {
     CatalogLookup,
     Cart,
     Checkout,
+    Order,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 4] = [
+    pub const ALL: [Capability; 5] = [
         Self::CatalogSearch,
         Self::CatalogLookup,
         Self::Cart,
         Self::Checkout,
+        Self::Order,
     ];
 
     fn suffix(self) -> &'static str {
@@ -30,6 +32,7 @@ impl Capability {
             Self::CatalogLookup => "catalog.lookup",
             Self::Cart => "cart",
             Self::Checkout => "checkout",
+            Self::Order => "order",
         }
     }
 
@@ -39,6 +42,7 @@ impl Capability {
             Self::CatalogLookup => "catalog_lookup.json",
             Self::Cart => "cart.json",
             Self::Checkout => "checkout.json",
+            Self::Order => "order.json",
         }
     }
 }
@@ -85,6 +89,8 @@ impl Edition {
             (Self::Ucp20260825, Capability::Cart) => "shopping/cart",
             (Self::Ucp20260408, Capability::Checkout) => "checkout",
             (Self::Ucp20260825, Capability::Checkout) => "shopping/checkout",
+            (Self::Ucp20260408, Capability::Order) => "order",
+            (Self::Ucp20260825, Capability::Order) => "shopping/order",
         }
     }
 

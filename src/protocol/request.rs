@@ -485,6 +485,16 @@ pub struct CheckoutIdArgs {
     pub id: String,
 }
 
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct OrderIdArgs {
+    pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The order id a completed checkout answered with (order.id)."
+    )]
+    pub id: String,
+}
+
 // update_checkout and complete_checkout; complete also requires `meta.idempotency-key`.
 #[derive(Clone, Deserialize, JsonSchema)]
 pub struct UpdateCheckoutArgs {

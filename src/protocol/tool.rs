@@ -17,10 +17,11 @@ pub enum ToolName {
     UpdateCheckout,
     CompleteCheckout,
     CancelCheckout,
+    GetOrder,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 12] = [
+    pub const ALL: [ToolName; 13] = [
         Self::SearchCatalog,
         Self::LookupCatalog,
         Self::GetProduct,
@@ -33,6 +34,7 @@ impl ToolName {
         Self::UpdateCheckout,
         Self::CompleteCheckout,
         Self::CancelCheckout,
+        Self::GetOrder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +51,7 @@ impl ToolName {
             Self::UpdateCheckout => "update_checkout",
             Self::CompleteCheckout => "complete_checkout",
             Self::CancelCheckout => "cancel_checkout",
+            Self::GetOrder => "get_order",
         }
     }
 
@@ -64,6 +67,7 @@ impl ToolName {
             | Self::UpdateCheckout
             | Self::CompleteCheckout
             | Self::CancelCheckout => Capability::Checkout,
+            Self::GetOrder => Capability::Order,
         }
     }
 

@@ -18,6 +18,7 @@ pub enum Operation {
     UpdateCheckout,
     CompleteCheckout,
     CancelCheckout,
+    GetOrder,
 }
 
 /// Where the REST body sits in the MCP arguments: the OpenAPI body is the object MCP nests
@@ -33,7 +34,7 @@ pub enum BodyRole {
 }
 
 impl Operation {
-    pub const ALL: [Operation; 12] = [
+    pub const ALL: [Operation; 13] = [
         Self::SearchCatalog,
         Self::LookupCatalog,
         Self::GetProduct,
@@ -46,6 +47,7 @@ impl Operation {
         Self::UpdateCheckout,
         Self::CompleteCheckout,
         Self::CancelCheckout,
+        Self::GetOrder,
     ];
 
     pub fn tool(self) -> ToolName {
@@ -62,6 +64,7 @@ impl Operation {
             Self::UpdateCheckout => ToolName::UpdateCheckout,
             Self::CompleteCheckout => ToolName::CompleteCheckout,
             Self::CancelCheckout => ToolName::CancelCheckout,
+            Self::GetOrder => ToolName::GetOrder,
         }
     }
 
@@ -78,12 +81,13 @@ impl Operation {
             Self::GetCheckout | Self::UpdateCheckout => "/checkout-sessions/{id}",
             Self::CompleteCheckout => "/checkout-sessions/{id}/complete",
             Self::CancelCheckout => "/checkout-sessions/{id}/cancel",
+            Self::GetOrder => "/orders/{id}",
         }
     }
 
     pub fn method(self) -> http::Method {
         match self {
-            Self::GetCart | Self::GetCheckout => http::Method::GET,
+            Self::GetCart | Self::GetCheckout | Self::GetOrder => http::Method::GET,
             Self::UpdateCart | Self::UpdateCheckout => http::Method::PUT,
             _ => http::Method::POST,
         }
@@ -96,9 +100,11 @@ impl Operation {
             Self::CreateCheckout | Self::UpdateCheckout | Self::CompleteCheckout => {
                 BodyRole::Checkout
             }
-            Self::GetCart | Self::CancelCart | Self::GetCheckout | Self::CancelCheckout => {
-                BodyRole::None
-            }
+            Self::GetCart
+            | Self::CancelCart
+            | Self::GetCheckout
+            | Self::CancelCheckout
+            | Self::GetOrder => BodyRole::None,
         }
     }
 
@@ -112,6 +118,7 @@ impl Operation {
     pub fn resource(self) -> &'static str {
         match self.tool().capability() {
             crate::protocol::Capability::Checkout => "checkout",
+            crate::protocol::Capability::Order => "order",
             _ => "cart",
         }
     }

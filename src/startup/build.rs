@@ -193,6 +193,10 @@ fn namespace_routes(
         &config.limits,
         common.platform.info().capabilities,
         common.checkouts.is_some(),
+        common
+            .checkouts
+            .as_ref()
+            .is_some_and(|checkouts| checkouts.port().reads_orders()),
     )
     .map_err(StartError::Schemas)?;
     let capabilities = tools.capabilities();

@@ -282,6 +282,37 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
         .structured_bytes("complete_checkout", arguments)
         .await;
     assert_eq!(first, replay);
+    // The order reads back (get_order, GET /orders/{id}) with the checkout's lines and totals.
+    let order_id = completed["order"]["id"].as_str().unwrap();
+    let order = bridge
+        .call("get_order", json!({"meta": meta(), "id": order_id}))
+        .await;
+    assert_eq!(order["id"], order_id);
+    assert_eq!(order["checkout_id"], id);
+    assert_eq!(
+        order["ucp"]["capabilities"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["br.dev.bcp.shopping.order"]
+    );
+    assert_eq!(order["line_items"].as_array().unwrap().len(), 2);
+    assert_eq!(total(&order, "total"), total(&completed, "total"));
+    let (status, rest_order) = bridge
+        .rest(
+            reqwest::Method::GET,
+            &format!("/orders/{order_id}"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(rest_order, serde_json::to_string(&order).unwrap());
+    let unknown = bridge
+        .call("get_order", json!({"meta": meta(), "id": "ord_999"}))
+        .await;
+    assert_eq!(unknown["messages"][0]["code"], "not_found");
     // CHK-017: a completed checkout is immutable; CHK-027: cancel says it cannot.
     let again = update(&bridge, id, json!({"discounts": {"codes": ["BEMVINDO10"]}})).await;
     assert_eq!(again["status"], "completed");

@@ -127,7 +127,7 @@ async fn every_tool_description_carries_an_example_that_works_as_written() {
         .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .await;
     let tools = listed["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 13);
     let by_name = |name: &str| {
         example(
             tools
@@ -180,6 +180,9 @@ async fn every_tool_description_carries_an_example_that_works_as_written() {
         let answer = bridge.call(name, arguments).await;
         assert_eq!(answer["id"], id, "{name}: {answer}");
     }
+    // The example's placeholder names no order: a business outcome, not a refusal.
+    let answer = bridge.call("get_order", by_name("get_order")).await;
+    assert_eq!(answer["messages"][0]["code"], "not_found", "{answer}");
 }
 
 #[tokio::test]

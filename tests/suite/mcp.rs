@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 // The sample store implements the checkout port, so its checkout tools are listed too.
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "search_catalog",
     "lookup_catalog",
     "get_product",
@@ -19,6 +19,7 @@ const TOOLS: [&str; 12] = [
     "update_checkout",
     "complete_checkout",
     "cancel_checkout",
+    "get_order",
 ];
 
 fn formats(schema: &Value, found: &mut Vec<String>) {
@@ -249,7 +250,8 @@ async fn discovery_profile_advertises_what_is_served() {
                 "br.dev.bcp.shopping.cart",
                 "br.dev.bcp.shopping.catalog.lookup",
                 "br.dev.bcp.shopping.catalog.search",
-                "br.dev.bcp.shopping.checkout"
+                "br.dev.bcp.shopping.checkout",
+                "br.dev.bcp.shopping.order"
             ]
         );
         for entries in capabilities.values() {

@@ -321,6 +321,32 @@ impl Brain {
         self.checkout_outcome(brain.complete(id, &completion).await, messages, release)
     }
 
+    /// An order placed through this bridge; one it does not know is a business outcome.
+    pub async fn get_order(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        match brain.order(id).await {
+            Ok(order) => {
+                let ucp = self
+                    .namespace
+                    .envelope(release, Capability::Order, Status::Success);
+                Self::to_json(&render::order(&order, ucp))
+            }
+            Err(BrainError::Platform(PlatformError::InvalidAt { path, .. })) if path == "$.id" => {
+                self.business_error(
+                    release,
+                    Capability::Order,
+                    vec![Message::error(
+                        MessageCode::NotFound,
+                        "Order not found",
+                        Severity::Unrecoverable,
+                    )],
+                    self.storefront_url(),
+                )
+            }
+            Err(error) => Err(error),
+        }
+    }
+
     pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
