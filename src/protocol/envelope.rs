@@ -198,6 +198,7 @@ impl Namespace {
                 Status::Error => Some("error"),
             },
             capabilities,
+            payment_handlers: None,
         }
     }
 }
@@ -220,6 +221,18 @@ pub struct Ucp {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
     pub capabilities: BTreeMap<String, Vec<CapabilityVersion>>,
+    /// Checkout responses only (PAY-003: required there, possibly empty): the handlers the
+    /// business takes for this checkout, keyed by handler name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment_handlers: Option<BTreeMap<String, Vec<HandlerDeclaration>>>,
+}
+
+/// A payment handler as a checkout response declares it (`payment_handler.json`
+/// `response_schema`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HandlerDeclaration {
+    pub id: String,
+    pub version: &'static str,
 }
 
 #[cfg(test)]

@@ -268,6 +268,12 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
         .structured_bytes("complete_checkout", arguments.clone())
         .await;
     let completed: Value = serde_json::from_str(&first).unwrap();
+    // The answers at every step hold to the UCP checkout schema (2026-04-08, the BCP seed's).
+    let schemas = crate::schemas::Schemas::load();
+    for answer in [&ready, &completed] {
+        let problems = crate::schemas::problems(&schemas.checkout, answer);
+        assert!(problems.is_empty(), "{problems:#?}\n{answer}");
+    }
     // CHK-025: the order; CHK-003: no continue_url on a terminal status.
     assert_eq!(completed["status"], "completed", "{completed}");
     assert!(
@@ -299,6 +305,8 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
     );
     assert_eq!(order["line_items"].as_array().unwrap().len(), 2);
     assert_eq!(total(&order, "total"), total(&completed, "total"));
+    let problems = crate::schemas::problems(&schemas.order, &order);
+    assert!(problems.is_empty(), "{problems:#?}\n{order}");
     let (status, rest_order) = bridge
         .rest(
             reqwest::Method::GET,

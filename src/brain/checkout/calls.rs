@@ -4,6 +4,7 @@
 //! call came through; buyer data goes from the request into the model field by field and
 //! never into a log line.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, render};
@@ -13,7 +14,7 @@ use crate::model::CartLineInput;
 use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource};
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
-use crate::protocol::envelope::Status;
+use crate::protocol::envelope::{HandlerDeclaration, Status};
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
 
@@ -153,9 +154,29 @@ impl Brain {
         release: Release,
     ) -> Result<Answer, BrainError> {
         judged.messages.splice(0..0, messages);
-        let ucp = self
+        let mut ucp = self
             .namespace
             .envelope(release, Capability::Checkout, Status::Success);
+        // PAY-003: a checkout response declares the handlers it takes (an empty map when the
+        // buyer pays on the store's page). They are the handlers the bridge itself completes
+        // with, so they are named under the namespace's own service.
+        let declared: Vec<HandlerDeclaration> = judged
+            .state
+            .handlers
+            .iter()
+            .map(|handler| HandlerDeclaration {
+                id: handler.id.clone(),
+                version: release.version,
+            })
+            .collect();
+        let mut handlers = BTreeMap::new();
+        if !declared.is_empty() {
+            handlers.insert(
+                format!("{}.bridge_payment", self.namespace.service),
+                declared,
+            );
+        }
+        ucp.payment_handlers = Some(handlers);
         let mut wire = render::checkout(&judged, release.edition, ucp, Vec::new());
         // The store's page, with the merchant's public host and attribution rules (as a cart's).
         wire.continue_url = wire

@@ -75,6 +75,7 @@ fn wire(judged: &Judged, edition: Edition) -> Value {
         version: "2026-08-25",
         status: None,
         capabilities: BTreeMap::new(),
+        payment_handlers: None,
     };
     serde_json::to_value(render::checkout(judged, edition, ucp, Vec::new())).unwrap()
 }
