@@ -556,3 +556,104 @@ async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
     let canceled: Value = serde_json::from_str(&canceled).unwrap();
     assert_eq!(canceled["status"], "canceled");
 }
+
+/// Issue 24 item 7: after a whole checkout at `debug`, neither the log nor the merchant page
+/// holds the buyer's name, email, phone or address.
+#[tokio::test]
+async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
+    use crate::support::binary::Running;
+    let dir = std::env::temp_dir().join(format!("bcp-buyer-logs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("bridge.toml");
+    std::fs::write(&config, "[negotiation]\nenabled = false\n").unwrap();
+    let log = dir.join("bridge.log");
+    let mut bridge = Running::start_logging_with_env(
+        &[
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &log,
+        &[("RUST_LOG", "debug")],
+    );
+    let endpoint = bridge.endpoint();
+    let base = endpoint.trim_end_matches("/bcp/mcp").to_owned();
+    let client = reqwest::Client::new();
+    let mut next = 0;
+    let mut call = async |tool: &str, arguments: Value| -> Value {
+        next += 1;
+        let reply: Value = client
+            .post(&endpoint)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(
+                json!({"jsonrpc": "2.0", "id": next, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        reply["result"]["structuredContent"].clone()
+    };
+    let (name, surname, email, phone) = (
+        "Genoveva",
+        "Quixabeira",
+        "genoveva.q@example.com",
+        "+5511987650123",
+    );
+    let (street, city, postal) = ("Rua Zulmira Tavares 4321", "Itaquaquecetuba", "08599-777");
+    let created = call(
+        "create_checkout",
+        json!({"meta": meta_with_key(&key()), "checkout": {
+            "line_items": [line(SANDAL, 1)],
+            "buyer": {"first_name": name, "last_name": surname, "email": email, "phone_number": phone}
+        }}),
+    )
+    .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    call(
+        "update_checkout",
+        json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+            "first_name": name, "last_name": surname, "street_address": street,
+            "address_locality": city, "address_region": "SP", "postal_code": postal,
+            "address_country": "BR", "phone_number": phone
+        }]}]}}}),
+    )
+    .await;
+    call(
+        "update_checkout",
+        json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "pac"}]}]}}}),
+    )
+    .await;
+    let completed = call(
+        "complete_checkout",
+        json!({"meta": meta_with_key(&key()), "id": id, "checkout": {"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}}}),
+    )
+    .await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    // The answer carries the buyer (it is theirs); nothing else may.
+    assert_eq!(completed["buyer"]["email"], email);
+    let page = client
+        .get(format!("{base}/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    drop(bridge);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("DEBUG") || logged.contains("debug"),
+        "the log ran at debug"
+    );
+    for secret in [name, surname, email, phone, street, city, postal] {
+        assert!(!logged.contains(secret), "{secret} in the log");
+        assert!(!page.contains(secret), "{secret} on the merchant page");
+    }
+}
