@@ -95,3 +95,24 @@ pub trait CheckoutPort: Send + Sync + 'static {
 }
 
 pub type SharedCheckout = Arc<dyn CheckoutPort>;
+
+/// `[checkout]`: how an adapter whose store takes payment itself may place orders. Empty (the
+/// default) leaves checkout off for such stores, so a merchant opts in to agents placing
+/// orders; the sample store's test checkout needs none of it.
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckoutConfig {
+    /// The store's offline gateways (`bacs`, `cod`, `cheque`) an agent may place an order
+    /// with; the order is then placed in the store, its status as the gateway sets it.
+    pub place_with: Vec<String>,
+    /// A gateway that leaves the order pending for the buyer to pay on the store's order-pay
+    /// page (e.g. a Pix plugin's); complete then escalates there.
+    pub pay_with: Option<String>,
+}
+
+impl CheckoutConfig {
+    /// Whether the merchant turned checkout on for a store that takes payment itself.
+    pub fn enabled(&self) -> bool {
+        !self.place_with.is_empty() || self.pay_with.is_some()
+    }
+}

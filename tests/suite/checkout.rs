@@ -657,3 +657,60 @@ async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
         assert!(!page.contains(secret), "{secret} on the merchant page");
     }
 }
+
+async fn tool_names(bridge: &TestBridge) -> Vec<String> {
+    let (_, reply) = bridge
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    reply["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A store that takes payment itself (WooCommerce) serves checkout only once the merchant
+/// names the gateways agents may place orders with (`[checkout]`); the profile follows.
+#[tokio::test]
+async fn woocommerce_serves_checkout_only_when_the_merchant_names_its_gateways() {
+    use crate::support::woo_standin::WooStandin;
+    let woo = WooStandin::start().await;
+    let off = TestBridge::start(&woo.config("")).await;
+    assert!(
+        !tool_names(&off)
+            .await
+            .iter()
+            .any(|name| name.contains("checkout"))
+    );
+    let profile = off.get("/.well-known/bcp").await.text().await.unwrap();
+    assert!(!profile.contains("shopping.checkout"), "{profile}");
+    let on = TestBridge::start(&woo.config("\n[checkout]\nplace_with = [\"bacs\", \"cod\"]")).await;
+    let names = tool_names(&on).await;
+    for name in ["create_checkout", "complete_checkout", "get_order"] {
+        assert!(names.iter().any(|found| found == name), "{names:?}");
+    }
+    let profile = on.get("/.well-known/bcp").await.text().await.unwrap();
+    assert!(
+        profile.contains("br.dev.bcp.shopping.checkout"),
+        "{profile}"
+    );
+    // A checkout is a Store API cart session: the store's lines and totals, what is missing.
+    let created = on
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"line_items": [{"item": {"id": "16"}, "quantity": 1}]}}),
+        )
+        .await;
+    assert_eq!(created["status"], "incomplete", "{created}");
+    assert_eq!(created["line_items"][0]["item"]["price"], 2200);
+    assert_eq!(total(&created, "total"), Some(2200));
+    assert!(paths(&created).contains(&"$.buyer.email".to_owned()));
+    assert!(
+        created["continue_url"]
+            .as_str()
+            .unwrap()
+            .contains("/checkout/?session="),
+        "{created}"
+    );
+}

@@ -32,15 +32,8 @@ use crate::model::checkout::{
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
 use crate::platform::port::PlatformError;
 
-/// `[checkout]` for WooCommerce.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct CheckoutConfig {
-    /// Offline gateways (`bacs`, `cod`, `cheque`) an agent may place an order with.
-    pub place_with: Vec<String>,
-    /// A gateway that leaves the order pending for the buyer to pay on the order-pay page.
-    pub pay_with: Option<String>,
-}
+/// `[checkout]`, as WooCommerce reads it.
+pub use crate::platform::checkout::CheckoutConfig;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(default)]
