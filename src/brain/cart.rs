@@ -20,9 +20,9 @@ use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
 
 /// The lines that may go to the store, what was refused before asking it, and where each
 /// variant came from in the request (for message paths).
-struct PreparedLines {
-    lines: Vec<CartLineInput>,
-    messages: Vec<Message>,
+pub(super) struct PreparedLines {
+    pub(super) lines: Vec<CartLineInput>,
+    pub(super) messages: Vec<Message>,
     refused_out_of_stock: usize,
     origin: HashMap<String, usize>,
 }
@@ -79,7 +79,7 @@ fn unit_mismatch_messages(cart: &CartIn) -> Vec<Message> {
 }
 
 /// The message an agent reads for a line the store (or the catalog) refused.
-fn problem_message(kind: &LineProblemKind, text: String) -> Message {
+pub(super) fn problem_message(kind: &LineProblemKind, text: String) -> Message {
     match kind {
         LineProblemKind::OutOfStock => {
             Message::error(MessageCode::OutOfStock, text, Severity::Recoverable)
@@ -104,7 +104,7 @@ impl Brain {
     /// through the catalog first, so unknown, ambiguous and sold-out items are caught the
     /// same way on every platform before the store is touched; when the store judges them,
     /// its write answer reports the same problems and the catalog round trip is saved.
-    async fn prepare_lines(&self, cart: &CartIn) -> Result<PreparedLines, BrainError> {
+    pub(super) async fn prepare_lines(&self, cart: &CartIn) -> Result<PreparedLines, BrainError> {
         let requested = merge_repeated(cart);
         let unit_messages = unit_mismatch_messages(cart);
         if self.store().cart_lines == LineJudge::Store {

@@ -6,6 +6,7 @@ pub mod cart;
 pub mod checkout;
 pub mod cursor;
 pub mod filters;
+pub mod handoff;
 pub mod limits;
 mod memo;
 pub mod render;
@@ -22,7 +23,7 @@ use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::{Status, Ucp};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release};
 
-pub use checkout::{CartConfig, CheckoutRewrite};
+pub use handoff::{CartConfig, CheckoutRewrite};
 pub use limits::LimitsConfig;
 
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +60,8 @@ pub struct Brain {
     namespace: Namespace,
     limits: LimitsConfig,
     checkout: CheckoutRewrite,
+    /// The checkout rules, when the platform implements the checkout port.
+    checkouts: Option<std::sync::Arc<checkout::CheckoutBrain>>,
 }
 
 impl Brain {
@@ -73,6 +76,7 @@ impl Brain {
             namespace,
             limits,
             checkout: CheckoutRewrite::new(cart),
+            checkouts: None,
         }
     }
 

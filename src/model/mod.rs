@@ -9,6 +9,7 @@ use time::OffsetDateTime;
 
 use crate::money::Money;
 
+pub mod checkout;
 pub mod lines;
 pub mod predicates;
 

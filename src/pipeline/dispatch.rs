@@ -7,7 +7,8 @@ use super::protocol_error::ProtocolError;
 use crate::brain::Brain;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::{
-    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+    CartIdArgs, CatalogArgs, CheckoutIdArgs, CreateCartArgs, CreateCheckoutArgs, GetProductIn,
+    LookupIn, OrderIdArgs, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
 };
 use crate::protocol::{Release, ToolName};
 
@@ -22,14 +23,21 @@ fn decode<T: DeserializeOwned>(arguments: Value) -> Result<T, ProtocolError> {
 
 /// Cart payloads of get/update/cancel must not carry the id: it goes in `arguments.id`.
 fn reject_cart_id(arguments: &Value) -> Result<(), ProtocolError> {
+    reject_payload_id(arguments, "cart")
+}
+
+/// The same for a Checkout payload: the session is named by `arguments.id` alone.
+fn reject_payload_id(arguments: &Value, payload: &str) -> Result<(), ProtocolError> {
     if arguments
-        .get("cart")
+        .get(payload)
         .and_then(Value::as_object)
-        .is_some_and(|cart| cart.contains_key("id"))
+        .is_some_and(|object| object.contains_key("id"))
     {
         return Err(ProtocolError::invalid_at(
-            "$.cart.id",
-            "must not be present: the cart is identified by the top-level `id` argument",
+            &format!("$.{payload}.id"),
+            format!(
+                "must not be present: the {payload} is identified by the top-level `id` argument"
+            ),
         ));
     }
     Ok(())
@@ -88,6 +96,36 @@ pub async fn run(
             reject_cart_id(&arguments)?;
             let args: CartIdArgs = decode(arguments)?;
             brain.cancel_cart(&args.id, release).await?
+        }
+        ToolName::CreateCheckout => {
+            let args: CreateCheckoutArgs = decode(arguments)?;
+            brain.create_checkout(args.checkout, release).await?
+        }
+        ToolName::GetCheckout => {
+            let args: CheckoutIdArgs = decode(arguments)?;
+            brain.get_checkout(&args.id, release).await?
+        }
+        ToolName::UpdateCheckout => {
+            reject_payload_id(&arguments, "checkout")?;
+            let args: UpdateCheckoutArgs = decode(arguments)?;
+            brain
+                .update_checkout(&args.id, args.checkout, release)
+                .await?
+        }
+        ToolName::CompleteCheckout => {
+            reject_payload_id(&arguments, "checkout")?;
+            let args: UpdateCheckoutArgs = decode(arguments)?;
+            brain
+                .complete_checkout(&args.id, args.checkout, args.meta.idempotency_key, release)
+                .await?
+        }
+        ToolName::CancelCheckout => {
+            let args: CheckoutIdArgs = decode(arguments)?;
+            brain.cancel_checkout(&args.id, release).await?
+        }
+        ToolName::GetOrder => {
+            let args: OrderIdArgs = decode(arguments)?;
+            brain.get_order(&args.id, release).await?
         }
     };
     Ok(answer)

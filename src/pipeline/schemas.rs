@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::brain::LimitsConfig;
 use crate::protocol::request::{
-    CartIdArgs, CatalogArgs, CreateCartArgs, GetProductIn, LookupIn, SearchIn, UpdateCartArgs,
+    CartIdArgs, CatalogArgs, CheckoutIdArgs, CreateCartArgs, CreateCheckoutArgs, GetProductIn,
+    LookupIn, OrderIdArgs, SearchIn, UpdateCartArgs, UpdateCheckoutArgs,
 };
 
 /// Keeps the derived schemas to what the hand-written ones said, for clients that read only
@@ -116,11 +117,57 @@ pub fn update_cart_input(limits: &LimitsConfig) -> Result<Value, String> {
 pub fn cart_id_input(require_idempotency_key: bool) -> Result<Value, String> {
     let mut schema = derive::<CartIdArgs>();
     if require_idempotency_key {
-        let meta = at(&mut schema, "/properties/meta")?;
-        match meta.get_mut("required") {
-            Some(Value::Array(required)) => required.push(json!("idempotency-key")),
-            _ => return Err("derived meta schema has no required list".into()),
-        }
+        require_key(&mut schema)?;
+    }
+    Ok(schema.to_value())
+}
+
+fn require_key(schema: &mut Schema) -> Result<(), String> {
+    let meta = at(schema, "/properties/meta")?;
+    match meta.get_mut("required") {
+        Some(Value::Array(required)) => required.push(json!("idempotency-key")),
+        _ => return Err("derived meta schema has no required list".into()),
+    }
+    Ok(())
+}
+
+/// The checkout payload's line bounds, as the cart's: the configured count and quantity.
+fn checkout_limits(schema: &mut Schema, limits: &LimitsConfig) -> Result<(), String> {
+    let lines = at(schema, "/properties/checkout/properties/line_items")?;
+    lines.insert("maxItems".into(), json!(limits.max_cart_lines));
+    at(
+        schema,
+        "/properties/checkout/properties/line_items/items/properties/quantity",
+    )?
+    .insert("maximum".into(), json!(limits.max_line_quantity));
+    Ok(())
+}
+
+pub fn create_checkout_input(limits: &LimitsConfig) -> Result<Value, String> {
+    let mut schema = derive::<CreateCheckoutArgs>();
+    checkout_limits(&mut schema, limits)?;
+    Ok(schema.to_value())
+}
+
+/// update_checkout and complete_checkout share `UpdateCheckoutArgs`; complete requires the
+/// idempotency key (checkout-mcp.md), so a retried completion is recognised as the same call.
+pub fn update_checkout_input(
+    limits: &LimitsConfig,
+    require_idempotency_key: bool,
+) -> Result<Value, String> {
+    let mut schema = derive::<UpdateCheckoutArgs>();
+    checkout_limits(&mut schema, limits)?;
+    if require_idempotency_key {
+        require_key(&mut schema)?;
+    }
+    Ok(schema.to_value())
+}
+
+/// get_checkout and cancel_checkout; cancel requires the key.
+pub fn checkout_id_input(require_idempotency_key: bool) -> Result<Value, String> {
+    let mut schema = derive::<CheckoutIdArgs>();
+    if require_idempotency_key {
+        require_key(&mut schema)?;
     }
     Ok(schema.to_value())
 }
@@ -341,6 +388,45 @@ pub fn cart_output() -> Value {
         },
         "currency": {"type": "string"},
         "totals": {"type": "array", "items": total},
+        "expires_at": {"type": "string"}
+    }))
+}
+
+pub fn order_id_input() -> Value {
+    derive::<OrderIdArgs>().to_value()
+}
+
+/// The Order object's top level (`schemas/shopping/order.json`).
+pub fn order_output() -> Value {
+    output(json!({
+        "id": {"type": "string"},
+        "checkout_id": {"type": "string"},
+        "permalink_url": {"type": "string"},
+        "line_items": {"type": "array"},
+        "fulfillment": {"type": "object"},
+        "currency": {"type": "string"},
+        "totals": {"type": "array"}
+    }))
+}
+
+/// The Checkout object's top level; the nested shapes are the UCP schema's
+/// (`schemas/shopping/checkout.json`), checked by the suite rather than restated here.
+pub fn checkout_output() -> Value {
+    output(json!({
+        "id": {"type": "string"},
+        "status": {
+            "type": "string",
+            "enum": ["incomplete", "requires_escalation", "ready_for_complete", "complete_in_progress", "completed", "canceled"]
+        },
+        "line_items": {"type": "array"},
+        "currency": {"type": "string"},
+        "totals": {"type": "array"},
+        "links": {"type": "array"},
+        "continue_url": {"type": "string"},
+        "fulfillment": {"type": "object"},
+        "discounts": {"type": "object"},
+        "payment": {"type": "object"},
+        "order": {"type": "object"},
         "expires_at": {"type": "string"}
     }))
 }

@@ -23,6 +23,14 @@ fn title(name: ToolName) -> &'static str {
         ToolName::GetCart => "Get a cart",
         ToolName::UpdateCart => "Replace a cart's lines",
         ToolName::CancelCart => "Cancel a cart",
+        ToolName::CreateCheckout => "Start a checkout",
+        ToolName::GetCheckout => "Get a checkout",
+        ToolName::UpdateCheckout => {
+            "Update a checkout (buyer, address, delivery option, codes, lines)"
+        }
+        ToolName::CompleteCheckout => "Place the order",
+        ToolName::CancelCheckout => "Cancel a checkout",
+        ToolName::GetOrder => "Get an order",
     }
 }
 
@@ -56,6 +64,30 @@ fn description(name: ToolName) -> String {
         ToolName::CancelCart => (
             "Cancel a cart. Returns the cart as it was; afterwards the id answers not_found. Requires meta.idempotency-key.",
             r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "9b2d4f6a-1c3e-4a5b-8d7f-2e4c6a8b0d1f"}, "id": "<the id create_cart returned>"}"#,
+        ),
+        ToolName::CreateCheckout => (
+            "Start a checkout from variant ids and quantities (line_items) or from an existing cart (cart_id). The answer's status says what is missing (messages with paths), and the store's totals in minor units.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "5c7e9a1b-3d5f-4b7a-9c1e-3f5a7c9e1b3d"}, "checkout": {"cart_id": "<the id create_cart returned>", "buyer": {"email": "buyer@example.com"}}}"#,
+        ),
+        ToolName::GetCheckout => (
+            "Get the current state of a checkout by id.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the id create_checkout returned>"}"#,
+        ),
+        ToolName::UpdateCheckout => (
+            "Update a checkout: buyer, a shipping address (fulfillment.methods[0].destinations; the answer lists the store's delivery options), a delivery option (fulfillment.methods[].groups[].selected_option_id), discount codes (the complete set), or the complete list of line items. Parts left out stay as they are.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the id create_checkout returned>", "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{"street_address": "Av. Paulista 1000", "address_locality": "São Paulo", "address_region": "SP", "postal_code": "01310-100", "address_country": "BR"}]}]}, "discounts": {"codes": ["WELCOME10"]}}}"#,
+        ),
+        ToolName::CompleteCheckout => (
+            "Place the order of a ready_for_complete checkout with one of its payment.handlers (payment.instruments[0].handler_id). A checkout in requires_escalation is handed to the buyer with continue_url instead. Requires meta.idempotency-key; a retry with the same key answers the same.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "7d9f1b3c-5e7a-4c9b-8d1f-5a7c9e1b3d5f"}, "id": "<the id create_checkout returned>", "checkout": {"payment": {"instruments": [{"handler_id": "<one of payment.handlers[].id>"}]}}}"#,
+        ),
+        ToolName::CancelCheckout => (
+            "Cancel an open checkout; it answers with status canceled. Requires meta.idempotency-key.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}, "idempotency-key": "1e3a5c7e-9b1d-4f3a-8c5e-7a9c1e3b5d7f"}, "id": "<the id create_checkout returned>"}"#,
+        ),
+        ToolName::GetOrder => (
+            "Get the current state of an order placed through this bridge, by the order.id a completed checkout answered with.",
+            r#"{"meta": {"ucp-agent": {"profile": "https://your-agent.example/.well-known/ucp"}}, "id": "<the order.id complete_checkout returned>"}"#,
         ),
     };
     // The example stays last: clients and tests read it up to the end of the description.
@@ -110,10 +142,15 @@ impl ToolSpec {
                 | ToolName::LookupCatalog
                 | ToolName::GetProduct
                 | ToolName::GetCart
+                | ToolName::GetCheckout
+                | ToolName::GetOrder
         );
         let mut annotations = ToolAnnotations::new();
         annotations.read_only_hint = Some(read_only);
-        annotations.destructive_hint = Some(name == ToolName::CancelCart);
+        annotations.destructive_hint = Some(matches!(
+            name,
+            ToolName::CancelCart | ToolName::CancelCheckout | ToolName::CompleteCheckout
+        ));
         annotations.idempotent_hint = Some(read_only || name == ToolName::UpdateCart);
         annotations.open_world_hint = Some(false);
         let tool = Tool::new(name.as_str(), description(name), object(input))
@@ -171,14 +208,28 @@ pub struct ToolTable {
 }
 
 impl ToolTable {
-    /// Only the tools of capabilities the store really serves.
+    /// Only the tools of capabilities the store really serves; no checkout.
     pub fn new(limits: &LimitsConfig, capabilities: Capabilities) -> Result<Self, String> {
+        Self::serving(limits, capabilities, false, false)
+    }
+
+    /// `checkout`: whether the platform's adapter implements the checkout port; the checkout
+    /// tools (and so the capability in the profile) exist only then. `orders`: whether that
+    /// port reads back the orders placed through it (`get_order`).
+    pub fn serving(
+        limits: &LimitsConfig,
+        capabilities: Capabilities,
+        checkout: bool,
+        orders: bool,
+    ) -> Result<Self, String> {
         let mut specs = Vec::new();
         for name in ToolName::ALL {
             let served = match name.capability() {
                 Capability::CatalogSearch => capabilities.search,
                 Capability::CatalogLookup => capabilities.lookup,
                 Capability::Cart => capabilities.cart,
+                Capability::Checkout => checkout,
+                Capability::Order => checkout && orders,
             };
             if !served {
                 continue;
@@ -201,6 +252,27 @@ impl ToolTable {
                     (schemas::update_cart_input(limits)?, schemas::cart_output())
                 }
                 ToolName::CancelCart => (schemas::cart_id_input(true)?, schemas::cart_output()),
+                ToolName::CreateCheckout => (
+                    schemas::create_checkout_input(limits)?,
+                    schemas::checkout_output(),
+                ),
+                ToolName::GetCheckout => (
+                    schemas::checkout_id_input(false)?,
+                    schemas::checkout_output(),
+                ),
+                ToolName::UpdateCheckout => (
+                    schemas::update_checkout_input(limits, false)?,
+                    schemas::checkout_output(),
+                ),
+                ToolName::CompleteCheckout => (
+                    schemas::update_checkout_input(limits, true)?,
+                    schemas::checkout_output(),
+                ),
+                ToolName::CancelCheckout => (
+                    schemas::checkout_id_input(true)?,
+                    schemas::checkout_output(),
+                ),
+                ToolName::GetOrder => (schemas::order_id_input(), schemas::order_output()),
             };
             specs.push(ToolSpec::new(name, input, output)?);
         }

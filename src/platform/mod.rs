@@ -8,6 +8,7 @@ pub mod cache;
 pub mod cart;
 pub mod catalog;
 pub mod categories;
+pub mod checkout;
 pub mod error;
 pub mod factory;
 pub mod port;

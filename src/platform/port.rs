@@ -13,6 +13,7 @@ pub use super::error::PlatformError;
 
 use super::cart::SharedCarts;
 use super::catalog::SharedCatalog;
+use super::checkout::SharedCheckout;
 
 /// Which catalog filters the upstream applies itself; the brain post-filters the rest.
 #[derive(Debug, Clone, Copy, Default)]
@@ -77,6 +78,9 @@ pub struct Platform {
     pub catalog: SharedCatalog,
     pub carts: SharedCarts,
     pub health: Arc<dyn Health>,
+    /// `None` when the adapter does not implement the checkout port: the checkout tools and
+    /// capability are then not served at all.
+    pub checkout: Option<SharedCheckout>,
 }
 
 impl Platform {
@@ -93,7 +97,13 @@ impl Platform {
             catalog,
             carts,
             health,
+            checkout: None,
         }
+    }
+
+    pub fn with_checkout(mut self, checkout: SharedCheckout) -> Self {
+        self.checkout = Some(checkout);
+        self
     }
 
     pub fn info(&self) -> &StoreInfo {

@@ -13,16 +13,26 @@ pub enum Capability {
     CatalogSearch,
     CatalogLookup,
     Cart,
+    Checkout,
+    Order,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 3] = [Self::CatalogSearch, Self::CatalogLookup, Self::Cart];
+    pub const ALL: [Capability; 5] = [
+        Self::CatalogSearch,
+        Self::CatalogLookup,
+        Self::Cart,
+        Self::Checkout,
+        Self::Order,
+    ];
 
     fn suffix(self) -> &'static str {
         match self {
             Self::CatalogSearch => "catalog.search",
             Self::CatalogLookup => "catalog.lookup",
             Self::Cart => "cart",
+            Self::Checkout => "checkout",
+            Self::Order => "order",
         }
     }
 
@@ -31,6 +41,8 @@ impl Capability {
             Self::CatalogSearch => "catalog_search.json",
             Self::CatalogLookup => "catalog_lookup.json",
             Self::Cart => "cart.json",
+            Self::Checkout => "checkout.json",
+            Self::Order => "order.json",
         }
     }
 }
@@ -75,6 +87,10 @@ impl Edition {
             (Self::Ucp20260825, Capability::CatalogSearch) => "shopping/catalog/search",
             (Self::Ucp20260825, Capability::CatalogLookup) => "shopping/catalog/lookup",
             (Self::Ucp20260825, Capability::Cart) => "shopping/cart",
+            (Self::Ucp20260408, Capability::Checkout) => "checkout",
+            (Self::Ucp20260825, Capability::Checkout) => "shopping/checkout",
+            (Self::Ucp20260408, Capability::Order) => "order",
+            (Self::Ucp20260825, Capability::Order) => "shopping/order",
         }
     }
 
@@ -182,6 +198,7 @@ impl Namespace {
                 Status::Error => Some("error"),
             },
             capabilities,
+            payment_handlers: None,
         }
     }
 }
@@ -204,6 +221,18 @@ pub struct Ucp {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<&'static str>,
     pub capabilities: BTreeMap<String, Vec<CapabilityVersion>>,
+    /// Checkout responses only (PAY-003: required there, possibly empty): the handlers the
+    /// business takes for this checkout, keyed by handler name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment_handlers: Option<BTreeMap<String, Vec<HandlerDeclaration>>>,
+}
+
+/// A payment handler as a checkout response declares it (`payment_handler.json`
+/// `response_schema`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HandlerDeclaration {
+    pub id: String,
+    pub version: &'static str,
 }
 
 #[cfg(test)]

@@ -52,12 +52,48 @@ pub enum MessageCode {
     /// The call carried no agent profile and was served as the store's default one.
     #[serde(rename = "default_profile")]
     DefaultProfile,
+    /// A Complete Checkout was accepted and is running: the checkout cannot change now.
+    #[serde(rename = "checkout_complete_in_progress")]
+    CheckoutCompleteInProgress,
+    /// A completed or canceled checkout (CHK-017, CHK-027).
+    #[serde(rename = "checkout_immutable")]
+    CheckoutImmutable,
+    /// Something the store needs to place the order; the path names it.
+    #[serde(rename = "missing")]
+    Missing,
+    /// The payment handler declined; the checkout stays open.
+    #[serde(rename = "payment_failed")]
+    PaymentFailed,
+    /// The store offers no delivery option for the destination.
+    #[serde(rename = "fulfillment_unavailable")]
+    FulfillmentUnavailable,
+    /// The buyer pays on the store's page (escalation).
+    #[serde(rename = "payment_required")]
+    PaymentRequired,
+    /// The store needs the buyer to review the checkout on its page.
+    #[serde(rename = "buyer_review_required")]
+    BuyerReviewRequired,
+    /// The store needs the buyer to sign in on its page.
+    #[serde(rename = "identity_required")]
+    IdentityRequired,
+    #[serde(rename = "discount_code_expired")]
+    DiscountCodeExpired,
+    #[serde(rename = "discount_code_invalid")]
+    DiscountCodeInvalid,
+    #[serde(rename = "discount_code_already_applied")]
+    DiscountCodeAlreadyApplied,
+    #[serde(rename = "discount_code_combination_disallowed")]
+    DiscountCodeCombinationDisallowed,
+    #[serde(rename = "discount_code_user_not_logged_in")]
+    DiscountCodeUserNotLoggedIn,
+    #[serde(rename = "discount_code_user_ineligible")]
+    DiscountCodeUserIneligible,
 }
 
 impl MessageCode {
     /// For the test that holds the serde names to `as_str`.
     #[cfg(test)]
-    const ALL: [Self; 10] = [
+    const ALL: [Self; 24] = [
         Self::NotFound,
         Self::Filtered,
         Self::FilterIgnored,
@@ -68,6 +104,20 @@ impl MessageCode {
         Self::ItemUnavailable,
         Self::Invalid,
         Self::DefaultProfile,
+        Self::CheckoutCompleteInProgress,
+        Self::CheckoutImmutable,
+        Self::Missing,
+        Self::PaymentFailed,
+        Self::FulfillmentUnavailable,
+        Self::PaymentRequired,
+        Self::BuyerReviewRequired,
+        Self::IdentityRequired,
+        Self::DiscountCodeExpired,
+        Self::DiscountCodeInvalid,
+        Self::DiscountCodeAlreadyApplied,
+        Self::DiscountCodeCombinationDisallowed,
+        Self::DiscountCodeUserNotLoggedIn,
+        Self::DiscountCodeUserIneligible,
     ];
 
     /// The code as written on the wire and on the merchant page.
@@ -83,6 +133,20 @@ impl MessageCode {
             Self::ItemUnavailable => "item_unavailable",
             Self::Invalid => "invalid",
             Self::DefaultProfile => "default_profile",
+            Self::CheckoutCompleteInProgress => "checkout_complete_in_progress",
+            Self::CheckoutImmutable => "checkout_immutable",
+            Self::Missing => "missing",
+            Self::PaymentFailed => "payment_failed",
+            Self::FulfillmentUnavailable => "fulfillment_unavailable",
+            Self::PaymentRequired => "payment_required",
+            Self::BuyerReviewRequired => "buyer_review_required",
+            Self::IdentityRequired => "identity_required",
+            Self::DiscountCodeExpired => "discount_code_expired",
+            Self::DiscountCodeInvalid => "discount_code_invalid",
+            Self::DiscountCodeAlreadyApplied => "discount_code_already_applied",
+            Self::DiscountCodeCombinationDisallowed => "discount_code_combination_disallowed",
+            Self::DiscountCodeUserNotLoggedIn => "discount_code_user_not_logged_in",
+            Self::DiscountCodeUserIneligible => "discount_code_user_ineligible",
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod answer;
 pub mod cart;
 pub mod catalog;
+pub mod checkout;
 pub mod envelope;
 pub mod message;
 pub mod namespaces;

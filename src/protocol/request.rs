@@ -303,3 +303,206 @@ pub struct UpdateCartArgs {
     pub id: String,
     pub cart: CartIn,
 }
+
+// ---- checkout ------------------------------------------------------------------------------
+//
+// The Checkout payload as an agent sends it (checkout.json create/update/complete, with the
+// fulfillment and discount extensions). Buyer members are personal data: these types derive
+// no `Debug`, so a stray `{:?}` cannot print them.
+
+/// Longest buyer or address field an agent may send.
+const MAX_FIELD_LEN: u32 = 512;
+
+#[derive(Clone, Default, Deserialize, JsonSchema)]
+#[schemars(description = "The buyer; each member optional, built up over updates.")]
+pub struct BuyerIn {
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub first_name: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub last_name: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub email: Option<String>,
+    #[schemars(length(max = 64))]
+    pub phone_number: Option<String>,
+}
+
+#[derive(Clone, Default, Deserialize, JsonSchema)]
+#[schemars(description = "A postal address (a shipping destination).")]
+pub struct AddressIn {
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub id: Option<String>,
+    #[serde(rename = "type")]
+    #[schemars(
+        with = "Option<String>",
+        description = "shipping_address (UCP 2026-08-25); accepted, implied."
+    )]
+    pub kind: Option<IgnoredAny>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub first_name: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub last_name: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub street_address: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub extended_address: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub address_locality: Option<String>,
+    #[schemars(length(max = MAX_FIELD_LEN))]
+    pub address_region: Option<String>,
+    #[schemars(length(max = 32))]
+    pub postal_code: Option<String>,
+    #[schemars(
+        regex(pattern = r"^[A-Za-z]{2}$"),
+        description = "ISO 3166-1 alpha-2, e.g. BR."
+    )]
+    pub address_country: Option<String>,
+    #[schemars(length(max = 64))]
+    pub phone_number: Option<String>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct GroupIn {
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
+    pub id: String,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "One of this group's options[].id."
+    )]
+    pub selected_option_id: Option<String>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct MethodIn {
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The method id the checkout handed out (absent on the first address)."
+    )]
+    pub id: Option<String>,
+    #[serde(rename = "type")]
+    #[schemars(with = "Option<String>", description = "shipping or pickup.")]
+    pub kind: Option<String>,
+    #[schemars(with = "Option<Vec<String>>")]
+    pub line_item_ids: Option<IgnoredAny>,
+    #[serde(default)]
+    #[schemars(
+        length(max = 1),
+        description = "The buyer's shipping address; the store answers with its options."
+    )]
+    pub destinations: Vec<AddressIn>,
+    #[schemars(length(min = 1, max = MAX_ID_LEN))]
+    pub selected_destination_id: Option<String>,
+    #[serde(default)]
+    #[schemars(length(max = 20))]
+    pub groups: Vec<GroupIn>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct FulfillmentIn {
+    #[serde(default)]
+    #[schemars(length(max = 5))]
+    pub methods: Vec<MethodIn>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct DiscountsIn {
+    #[serde(default)]
+    #[schemars(
+        length(max = 10),
+        inner(length(min = 1, max = 128)),
+        description = "The complete set of codes to apply (replaces the submitted set; [] clears it)."
+    )]
+    pub codes: Vec<String>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct InstrumentIn {
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "One of the checkout's payment.handlers[].id."
+    )]
+    pub handler_id: String,
+    // Credentials are never read, kept or echoed: the test handlers need none.
+    #[schemars(with = "Option<AnyObject>")]
+    pub credential: Option<IgnoredAny>,
+    #[schemars(with = "Option<String>")]
+    pub id: Option<IgnoredAny>,
+    #[serde(rename = "type")]
+    #[schemars(with = "Option<String>")]
+    pub kind: Option<IgnoredAny>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct PaymentIn {
+    #[serde(default)]
+    #[schemars(length(max = 1))]
+    pub instruments: Vec<InstrumentIn>,
+}
+
+// `line_items`' bounds are the configured ones: `pipeline::schemas` writes them.
+#[derive(Clone, Default, Deserialize, JsonSchema)]
+pub struct CheckoutIn {
+    #[schemars(
+        description = "The lines (create: give these or cart_id; update: full replacement)."
+    )]
+    pub line_items: Option<Vec<LineItemIn>>,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "Create the checkout from this cart (create_checkout only)."
+    )]
+    pub cart_id: Option<String>,
+    pub buyer: Option<BuyerIn>,
+    #[serde(default)]
+    pub context: ContextIn,
+    pub fulfillment: Option<FulfillmentIn>,
+    pub discounts: Option<DiscountsIn>,
+    pub payment: Option<PaymentIn>,
+    #[schemars(
+        with = "Option<String>",
+        description = "ISO 4217; the store's currency is used."
+    )]
+    pub currency: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub signals: Option<IgnoredAny>,
+    #[schemars(with = "Option<AnyObject>")]
+    pub attribution: Option<IgnoredAny>,
+}
+
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct CreateCheckoutArgs {
+    pub meta: AgentMeta,
+    pub checkout: CheckoutIn,
+}
+
+// get_checkout and cancel_checkout; cancel also requires `meta.idempotency-key`, which
+// `pipeline::schemas` adds.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CheckoutIdArgs {
+    pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The checkout id returned by create_checkout."
+    )]
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct OrderIdArgs {
+    pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The order id a completed checkout answered with (order.id)."
+    )]
+    pub id: String,
+}
+
+// update_checkout and complete_checkout; complete also requires `meta.idempotency-key`.
+#[derive(Clone, Deserialize, JsonSchema)]
+pub struct UpdateCheckoutArgs {
+    pub meta: AgentMeta,
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The checkout id returned by create_checkout."
+    )]
+    pub id: String,
+    pub checkout: CheckoutIn,
+}

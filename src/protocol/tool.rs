@@ -12,10 +12,16 @@ pub enum ToolName {
     GetCart,
     UpdateCart,
     CancelCart,
+    CreateCheckout,
+    GetCheckout,
+    UpdateCheckout,
+    CompleteCheckout,
+    CancelCheckout,
+    GetOrder,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 7] = [
+    pub const ALL: [ToolName; 13] = [
         Self::SearchCatalog,
         Self::LookupCatalog,
         Self::GetProduct,
@@ -23,6 +29,12 @@ impl ToolName {
         Self::GetCart,
         Self::UpdateCart,
         Self::CancelCart,
+        Self::CreateCheckout,
+        Self::GetCheckout,
+        Self::UpdateCheckout,
+        Self::CompleteCheckout,
+        Self::CancelCheckout,
+        Self::GetOrder,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -34,6 +46,12 @@ impl ToolName {
             Self::GetCart => "get_cart",
             Self::UpdateCart => "update_cart",
             Self::CancelCart => "cancel_cart",
+            Self::CreateCheckout => "create_checkout",
+            Self::GetCheckout => "get_checkout",
+            Self::UpdateCheckout => "update_checkout",
+            Self::CompleteCheckout => "complete_checkout",
+            Self::CancelCheckout => "cancel_checkout",
+            Self::GetOrder => "get_order",
         }
     }
 
@@ -44,6 +62,12 @@ impl ToolName {
             Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
                 Capability::Cart
             }
+            Self::CreateCheckout
+            | Self::GetCheckout
+            | Self::UpdateCheckout
+            | Self::CompleteCheckout
+            | Self::CancelCheckout => Capability::Checkout,
+            Self::GetOrder => Capability::Order,
         }
     }
 
@@ -53,6 +77,15 @@ impl ToolName {
 
     /// Tools that change the store, and so honour `meta["idempotency-key"]`.
     pub fn mutates(self) -> bool {
-        matches!(self, Self::CreateCart | Self::UpdateCart | Self::CancelCart)
+        matches!(
+            self,
+            Self::CreateCart
+                | Self::UpdateCart
+                | Self::CancelCart
+                | Self::CreateCheckout
+                | Self::UpdateCheckout
+                | Self::CompleteCheckout
+                | Self::CancelCheckout
+        )
     }
 }

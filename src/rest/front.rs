@@ -101,7 +101,10 @@ impl RestFront {
     ) -> Result<Response, Refusal> {
         if operation.path().contains("{id}") && id.is_none() {
             return Err(Refusal::bad_request(
-                "the cart id in the path is not valid UTF-8",
+                format!(
+                    "the {} id in the path is not valid UTF-8",
+                    operation.resource()
+                ),
                 None,
             ));
         }
@@ -118,8 +121,11 @@ impl RestFront {
         let call = Call {
             tool: operation.tool().as_str(),
             arguments: operation.arguments(document, id).map_err(|path| {
+                let resource = operation.resource();
                 Refusal::bad_request(
-                    format!("{path}: the body's cart id differs from the cart in the path"),
+                    format!(
+                        "{path}: the body's {resource} id differs from the {resource} in the path"
+                    ),
                     Some(path.to_owned()),
                 )
             })?,

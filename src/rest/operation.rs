@@ -13,20 +13,28 @@ pub enum Operation {
     GetCart,
     UpdateCart,
     CancelCart,
+    CreateCheckout,
+    GetCheckout,
+    UpdateCheckout,
+    CompleteCheckout,
+    CancelCheckout,
+    GetOrder,
 }
 
 /// Where the REST body sits in the MCP arguments: the OpenAPI body is the object MCP nests
-/// under `catalog` (`search_request`, `lookup_request`, `get_product_request`) or `cart`.
+/// under `catalog` (`search_request`, `lookup_request`, `get_product_request`), `cart` or
+/// `checkout`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyRole {
     Catalog,
     Cart,
+    Checkout,
     /// GET and cancel carry no body the operation reads.
     None,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 7] = [
+    pub const ALL: [Operation; 13] = [
         Self::SearchCatalog,
         Self::LookupCatalog,
         Self::GetProduct,
@@ -34,6 +42,12 @@ impl Operation {
         Self::GetCart,
         Self::UpdateCart,
         Self::CancelCart,
+        Self::CreateCheckout,
+        Self::GetCheckout,
+        Self::UpdateCheckout,
+        Self::CompleteCheckout,
+        Self::CancelCheckout,
+        Self::GetOrder,
     ];
 
     pub fn tool(self) -> ToolName {
@@ -45,6 +59,12 @@ impl Operation {
             Self::GetCart => ToolName::GetCart,
             Self::UpdateCart => ToolName::UpdateCart,
             Self::CancelCart => ToolName::CancelCart,
+            Self::CreateCheckout => ToolName::CreateCheckout,
+            Self::GetCheckout => ToolName::GetCheckout,
+            Self::UpdateCheckout => ToolName::UpdateCheckout,
+            Self::CompleteCheckout => ToolName::CompleteCheckout,
+            Self::CancelCheckout => ToolName::CancelCheckout,
+            Self::GetOrder => ToolName::GetOrder,
         }
     }
 
@@ -57,13 +77,18 @@ impl Operation {
             Self::CreateCart => "/carts",
             Self::GetCart | Self::UpdateCart => "/carts/{id}",
             Self::CancelCart => "/carts/{id}/cancel",
+            Self::CreateCheckout => "/checkout-sessions",
+            Self::GetCheckout | Self::UpdateCheckout => "/checkout-sessions/{id}",
+            Self::CompleteCheckout => "/checkout-sessions/{id}/complete",
+            Self::CancelCheckout => "/checkout-sessions/{id}/cancel",
+            Self::GetOrder => "/orders/{id}",
         }
     }
 
     pub fn method(self) -> http::Method {
         match self {
-            Self::GetCart => http::Method::GET,
-            Self::UpdateCart => http::Method::PUT,
+            Self::GetCart | Self::GetCheckout | Self::GetOrder => http::Method::GET,
+            Self::UpdateCart | Self::UpdateCheckout => http::Method::PUT,
             _ => http::Method::POST,
         }
     }
@@ -72,25 +97,42 @@ impl Operation {
         match self {
             Self::SearchCatalog | Self::LookupCatalog | Self::GetProduct => BodyRole::Catalog,
             Self::CreateCart | Self::UpdateCart => BodyRole::Cart,
-            Self::GetCart | Self::CancelCart => BodyRole::None,
+            Self::CreateCheckout | Self::UpdateCheckout | Self::CompleteCheckout => {
+                BodyRole::Checkout
+            }
+            Self::GetCart
+            | Self::CancelCart
+            | Self::GetCheckout
+            | Self::CancelCheckout
+            | Self::GetOrder => BodyRole::None,
         }
     }
 
-    /// The cart-create resource answers a created cart with 201 (OpenAPI `create_cart`).
+    /// The create resources answer a created cart or checkout with 201 (OpenAPI
+    /// `create_cart`, `create_checkout`).
     pub fn creates(self) -> bool {
-        self == Self::CreateCart
+        matches!(self, Self::CreateCart | Self::CreateCheckout)
     }
 
-    /// The tool's arguments from the REST body and the path's cart id. A PUT carries the
-    /// entire cart resource (CART-017), its `id` included: the path names the cart, so a
-    /// body `id` equal to it is dropped and a different one refused (`Err` with its path).
+    /// What the path's `{id}` names, for refusals.
+    pub fn resource(self) -> &'static str {
+        match self.tool().capability() {
+            crate::protocol::Capability::Checkout => "checkout",
+            crate::protocol::Capability::Order => "order",
+            _ => "cart",
+        }
+    }
+
+    /// The tool's arguments from the REST body and the path's id. A PUT carries the entire
+    /// resource (CART-017, CHK-023), its `id` included: the path names the cart or checkout,
+    /// so a body `id` equal to it is dropped and a different one refused (`Err` with its path).
     pub fn arguments(
         self,
         mut body: Option<Value>,
         id: Option<String>,
     ) -> Result<Map<String, Value>, &'static str> {
         if let (Some(Value::Object(cart)), Some(path_id)) = (body.as_mut(), id.as_deref())
-            && self.body_role() == BodyRole::Cart
+            && matches!(self.body_role(), BodyRole::Cart | BodyRole::Checkout)
             && let Some(body_id) = cart.get("id")
         {
             if body_id.as_str() != Some(path_id) {
@@ -105,6 +147,7 @@ impl Operation {
         let key = match self.body_role() {
             BodyRole::Catalog => Some("catalog"),
             BodyRole::Cart => Some("cart"),
+            BodyRole::Checkout => Some("checkout"),
             BodyRole::None => None,
         };
         if let (Some(key), Some(body)) = (key, body) {
@@ -119,6 +162,7 @@ impl Operation {
         let prefix = match self.body_role() {
             BodyRole::Catalog => "$.catalog",
             BodyRole::Cart => "$.cart",
+            BodyRole::Checkout => "$.checkout",
             BodyRole::None => return None,
         };
         let rest = path.strip_prefix(prefix)?;

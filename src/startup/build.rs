@@ -20,6 +20,7 @@ use super::server_config::Transport;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::brain::Brain;
+use crate::brain::checkout::CheckoutBrain;
 use crate::discovery::{self, Binding};
 use crate::inbound::limits::CallLimits;
 use crate::mcp::BcpMcp;
@@ -74,6 +75,8 @@ struct Common {
     /// The Host and Origin rules of every agent endpoint.
     hosts: Arc<Hosts>,
     reserved_checkout_params: &'static [&'static str],
+    /// The checkout rules, when the platform implements the checkout port.
+    checkouts: Option<Arc<CheckoutBrain>>,
 }
 
 /// Builds the whole application for a listener bound at `bound`.
@@ -147,7 +150,13 @@ impl Common {
         let (hosts, origins) = host_policy(config, &base_url);
         let reserved_checkout_params = crate::registry::factory(config.platform_name())
             .map_or(&[][..], |factory| factory.reserved_checkout_params);
+        // One set of checkout rules (and completion ledger) for every namespace.
+        let checkouts = platform
+            .checkout
+            .clone()
+            .map(|port| Arc::new(CheckoutBrain::new(port)));
         Ok(Self {
+            checkouts,
             base_url,
             shutdown,
             shared,
@@ -180,8 +189,16 @@ fn namespace_routes(
     let base_url = &common.base_url;
     let mcp_path = config.server.mcp_path_for(namespace).to_owned();
     let rest_path = config.server.rest_path_for(namespace).to_owned();
-    let tools = ToolTable::new(&config.limits, common.platform.info().capabilities)
-        .map_err(StartError::Schemas)?;
+    let tools = ToolTable::serving(
+        &config.limits,
+        common.platform.info().capabilities,
+        common.checkouts.is_some(),
+        common
+            .checkouts
+            .as_ref()
+            .is_some_and(|checkouts| checkouts.port().reads_orders()),
+    )
+    .map_err(StartError::Schemas)?;
     let capabilities = tools.capabilities();
     let mut bindings = Vec::new();
     if config.server.serves(Transport::Mcp) {
@@ -211,6 +228,10 @@ fn namespace_routes(
         &config.cart,
     )
     .with_reserved_checkout_params(common.reserved_checkout_params);
+    let brain = match &common.checkouts {
+        Some(checkouts) => brain.with_checkout(checkouts.clone()),
+        None => brain,
+    };
     let idempotency = crate::idempotency::Idempotency::new(
         &config.idempotency,
         crate::idempotency::build_store(&config.idempotency, common.shared.as_ref())

@@ -68,6 +68,8 @@ pub struct BridgeConfig {
     pub signatures: SignaturesConfig,
     /// `[redis]`: the one Redis replicas share (idempotency, invalidations, budgets, locks).
     pub redis: RedisConfig,
+    /// `[checkout]`: the gateways an agent may place orders with (stores that take payment).
+    pub checkout: crate::platform::checkout::CheckoutConfig,
 }
 
 /// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
@@ -103,6 +105,7 @@ const SECTIONS: &[&str] = &[
     "agents",
     "signatures",
     "redis",
+    "checkout",
 ];
 
 impl Default for BridgeConfig {
@@ -123,6 +126,7 @@ impl Default for BridgeConfig {
             agents: Default::default(),
             signatures: Default::default(),
             redis: Default::default(),
+            checkout: Default::default(),
         }
     }
 }
@@ -194,6 +198,7 @@ impl BridgeConfig {
         let agents = section(&root, "agents", &mut problems);
         let signatures = section(&root, "signatures", &mut problems);
         let redis = section(&root, "redis", &mut problems);
+        let checkout = section(&root, "checkout", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -216,6 +221,7 @@ impl BridgeConfig {
             agents: agents.unwrap_or_default(),
             signatures: signatures.unwrap_or_default(),
             redis: redis.unwrap_or_default(),
+            checkout: checkout.unwrap_or_default(),
         };
         overrides.apply(&mut config.server);
         config.checked(problems)
@@ -312,6 +318,7 @@ impl BridgeConfig {
                 public_base_url,
                 shared_budget: shared
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
+                checkout: &self.checkout,
             },
         )
     }

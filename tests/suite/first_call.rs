@@ -127,7 +127,7 @@ async fn every_tool_description_carries_an_example_that_works_as_written() {
         .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .await;
     let tools = listed["result"]["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 7);
+    assert_eq!(tools.len(), 13);
     let by_name = |name: &str| {
         example(
             tools
@@ -155,6 +155,34 @@ async fn every_tool_description_carries_an_example_that_works_as_written() {
         let answer = bridge.call(name, arguments).await;
         assert_eq!(answer["id"], id, "{name}: {answer}");
     }
+    // The checkout examples, with the ids (and a handler) an earlier answer handed out.
+    // A second cart: the example's key would replay the first (canceled) one.
+    let mut arguments = by_name("create_cart");
+    arguments["meta"]["idempotency-key"] = json!("0b7a0c9e-checkout-example-cart");
+    let cart = bridge.call("create_cart", arguments).await;
+    let mut arguments = by_name("create_checkout");
+    arguments["checkout"]["cart_id"] = cart["id"].clone();
+    let checkout = bridge.call("create_checkout", arguments).await;
+    assert!(checkout["id"].is_string(), "{checkout}");
+    let id = checkout["id"].clone();
+    for name in [
+        "get_checkout",
+        "update_checkout",
+        "complete_checkout",
+        "cancel_checkout",
+    ] {
+        let mut arguments = by_name(name);
+        arguments["id"] = id.clone();
+        if name == "complete_checkout" {
+            arguments["checkout"]["payment"]["instruments"][0]["handler_id"] =
+                checkout["payment"]["handlers"][0]["id"].clone();
+        }
+        let answer = bridge.call(name, arguments).await;
+        assert_eq!(answer["id"], id, "{name}: {answer}");
+    }
+    // The example's placeholder names no order: a business outcome, not a refusal.
+    let answer = bridge.call("get_order", by_name("get_order")).await;
+    assert_eq!(answer["messages"][0]["code"], "not_found", "{answer}");
 }
 
 #[tokio::test]

@@ -10,6 +10,7 @@ mod attribution;
 mod cache;
 mod cart;
 mod catalog;
+mod checkout;
 mod cli;
 mod concurrent_carts;
 mod config_checks;

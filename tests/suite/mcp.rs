@@ -5,7 +5,8 @@ use crate::support::{TestBridge, meta};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const TOOLS: [&str; 7] = [
+// The sample store implements the checkout port, so its checkout tools are listed too.
+const TOOLS: [&str; 13] = [
     "search_catalog",
     "lookup_catalog",
     "get_product",
@@ -13,6 +14,12 @@ const TOOLS: [&str; 7] = [
     "get_cart",
     "update_cart",
     "cancel_cart",
+    "create_checkout",
+    "get_checkout",
+    "update_checkout",
+    "complete_checkout",
+    "cancel_checkout",
+    "get_order",
 ];
 
 fn formats(schema: &Value, found: &mut Vec<String>) {
@@ -96,7 +103,10 @@ async fn tools_list_tolerates_extra_params() {
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list["id"], "a");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 7);
+    assert_eq!(
+        list["result"]["tools"].as_array().unwrap().len(),
+        TOOLS.len()
+    );
 }
 
 #[tokio::test]
@@ -239,7 +249,9 @@ async fn discovery_profile_advertises_what_is_served() {
             [
                 "br.dev.bcp.shopping.cart",
                 "br.dev.bcp.shopping.catalog.lookup",
-                "br.dev.bcp.shopping.catalog.search"
+                "br.dev.bcp.shopping.catalog.search",
+                "br.dev.bcp.shopping.checkout",
+                "br.dev.bcp.shopping.order"
             ]
         );
         for entries in capabilities.values() {

@@ -33,6 +33,8 @@ pub(crate) struct Schemas {
     lookup: Validator,
     get_product: Validator,
     cart: Validator,
+    pub(crate) checkout: Validator,
+    pub(crate) order: Validator,
     pub(crate) profile: Validator,
 }
 
@@ -84,6 +86,8 @@ impl Schemas {
                 "shopping/catalog_lookup.json#/$defs/get_product_response",
             )),
             cart: compile(either("shopping/cart.json")),
+            checkout: compile(either("shopping/checkout.json")),
+            order: compile(json!({"$ref": format!("{SCHEMAS}/shopping/order.json")})),
             profile: compile(
                 json!({"$ref": format!("{SCHEMAS}/discovery/profile.json#/$defs/business_profile")}),
             ),

@@ -9,10 +9,13 @@ use crate::support::{TestBridge, meta, meta_with_key};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-const UCP_CAPABILITIES: [&str; 3] = [
+// The sample store implements the checkout port: checkout is declared beside the cart.
+const UCP_CAPABILITIES: [&str; 5] = [
     "dev.ucp.shopping.cart",
     "dev.ucp.shopping.catalog.lookup",
     "dev.ucp.shopping.catalog.search",
+    "dev.ucp.shopping.checkout",
+    "dev.ucp.shopping.order",
 ];
 
 async fn profile(bridge: &TestBridge, path: &str) -> Value {
@@ -254,7 +257,7 @@ async fn both_answers_in_the_namespace_of_the_endpoint() {
         assert_eq!(status, StatusCode::OK);
         assert_eq!(
             reply["result"]["tools"].as_array().unwrap().len(),
-            7,
+            13,
             "{service}"
         );
     }

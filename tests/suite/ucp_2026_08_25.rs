@@ -21,10 +21,12 @@ use serde_json::{Value, json};
 const SCHEMAS: &str = "https://ucp.dev/schemas";
 const NEW: &str = "2026-08-25";
 const OLD: &str = "2026-04-08";
-const CAPABILITIES: [&str; 3] = [
+const CAPABILITIES: [&str; 5] = [
     "dev.ucp.shopping.catalog.search",
     "dev.ucp.shopping.catalog.lookup",
     "dev.ucp.shopping.cart",
+    "dev.ucp.shopping.checkout",
+    "dev.ucp.shopping.order",
 ];
 
 /// The 2026-08-25 validators: error responses and shared types now live in `common/types`.
@@ -33,6 +35,8 @@ struct Schemas {
     lookup: Validator,
     get_product: Validator,
     cart: Validator,
+    checkout: Validator,
+    order: Validator,
     error: Validator,
     profile: Validator,
     tool_reply: Validator,
@@ -75,6 +79,8 @@ impl Schemas {
             ),
             get_product: either("shopping/catalog_lookup.json#/$defs/get_product_response"),
             cart: either("shopping/cart.json"),
+            checkout: either("shopping/checkout.json"),
+            order: either("shopping/order.json"),
             error: compile(json!({"$ref": format!("{SCHEMAS}/common/types/error_response.json")})),
             profile: compile(
                 json!({"$ref": format!("{SCHEMAS}/profile.json#/$defs/business_schema")}),
@@ -90,6 +96,8 @@ impl Schemas {
             "search_catalog" => &self.search,
             "lookup_catalog" => &self.lookup,
             "get_product" => &self.get_product,
+            "get_order" => &self.order,
+            tool if tool.ends_with("_checkout") => &self.checkout,
             _ => &self.cart,
         }
     }
@@ -680,4 +688,79 @@ async fn an_asserted_sale_basis_other_than_each_is_refused_for_its_line() {
         )
         .await;
     assert_eq!(error["code"], -32602, "{error}");
+}
+
+/// Checkout end to end as an agent speaking only 2026-08-25: every answer fits that release's
+/// checkout and order schemas and carries the negotiated version.
+#[tokio::test]
+async fn an_agent_speaking_only_2026_08_25_checks_out_in_2026_08_25() {
+    let schemas = Schemas::load();
+    let agents = agents().await;
+    let bridge = bridge().await;
+    let check = |tool: &str, answer: &Value| problems(schemas.for_tool(tool), answer);
+    let profile = format!("http://{agents}/only-0825");
+    let mut agent = Agent {
+        bridge: &bridge,
+        profile: profile.clone(),
+        version: NEW,
+        check: &check,
+        violations: Vec::new(),
+        seen: Vec::new(),
+    };
+    let key = |n: u32| format!("0825-checkout-{n}");
+    let created = agent
+        .call(
+            "create",
+            "create_checkout",
+            json!({"meta": meta_with_key(&profile, &key(1)), "checkout": {
+                "line_items": [{"item": {"id": "prod_chinelo_praia_azm_3334"}, "quantity": 1}],
+                "buyer": {"email": "ana@example.com"}
+            }}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let addressed = agent
+        .call(
+            "address",
+            "update_checkout",
+            json!({"id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                "type": "shipping_address", "street_address": "Rua Augusta 100",
+                "address_locality": "São Paulo", "address_region": "SP",
+                "postal_code": "01305-000", "address_country": "BR"
+            }]}]}}}),
+        )
+        .await;
+    // 2026-08-25 types the destination.
+    assert_eq!(
+        addressed["fulfillment"]["methods"][0]["destinations"][0]["type"],
+        "shipping_address"
+    );
+    agent
+        .call(
+            "select",
+            "update_checkout",
+            json!({"id": id, "checkout": {"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "pickup"}]}]}, "discounts": {"codes": ["BEMVINDO10", "NOPE"]}}}),
+        )
+        .await;
+    let completed = agent
+        .call(
+            "complete",
+            "complete_checkout",
+            json!({"meta": meta_with_key(&profile, &key(2)), "id": id, "checkout": {"payment": {"instruments": [{"id": "i1", "handler_id": "sample_test_approve", "type": "card"}]}}}),
+        )
+        .await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
+    agent
+        .call("order", "get_order", json!({"id": order_id}))
+        .await;
+    let other = agent
+        .call(
+            "create from nothing buyable",
+            "create_checkout",
+            json!({"meta": meta_with_key(&profile, &key(3)), "checkout": {"line_items": [{"item": {"id": "nope"}, "quantity": 1}]}}),
+        )
+        .await;
+    assert_eq!(other["ucp"]["status"], "error");
+    assert_clean(&agent.violations);
 }

@@ -63,9 +63,19 @@ impl Running {
 impl Running {
     /// Starts the binary with `args`, its stderr (the log) appended to the file `log`.
     pub fn start_logging_to(args: &[&str], log: &std::path::Path) -> Self {
+        Self::start_logging_with_env(args, log, &[])
+    }
+
+    /// `start_logging_to` with extra environment (e.g. `RUST_LOG=debug`).
+    pub fn start_logging_with_env(
+        args: &[&str],
+        log: &std::path::Path,
+        env: &[(&str, &str)],
+    ) -> Self {
         let file = std::fs::File::create(log).unwrap();
         let mut child = Command::new(BIN)
             .args(args)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(file))
             .spawn()

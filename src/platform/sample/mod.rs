@@ -4,6 +4,7 @@
 
 mod cart;
 mod catalog;
+pub mod checkout;
 mod data;
 mod search;
 
@@ -110,11 +111,21 @@ fn build(
         Duration::from_secs(settings.cart_ttl_secs),
         settings.max_carts,
     ));
-    Ok(Arc::new(Platform::new(
-        store.info.clone(),
-        store.clone(),
-        store.clone(),
-        store,
+    let checkout = Arc::new(checkout::SampleCheckout::new(store.clone()));
+    Ok(Arc::new(
+        Platform::new(store.info.clone(), store.clone(), store.clone(), store)
+            .with_checkout(checkout),
+    ))
+}
+
+/// The sample store itself, for the checkout port to stand on the same carts and catalog
+/// (`checkout::SampleCheckout::new`).
+pub fn open(store: &toml::Table) -> Result<Arc<SampleStore>, Vec<ConfigProblem>> {
+    let (settings, loaded) = settings(store)?;
+    Ok(Arc::new(SampleStore::new(
+        loaded,
+        Duration::from_secs(settings.cart_ttl_secs),
+        settings.max_carts,
     )))
 }
 

@@ -155,6 +155,41 @@ impl StoreApi {
         Ok((cart, answered))
     }
 
+    /// One call on a cart session (`Cart-Token`), answered as raw JSON with the status and
+    /// the token the store answered with: the checkout routes (`cart/update-customer`,
+    /// `cart/select-shipping-rate`, coupons, `checkout`, `order/{id}`) judge them themselves.
+    pub async fn session(
+        &self,
+        method: reqwest::Method,
+        segments: &[&str],
+        query: &[(&str, String)],
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<(StatusCode, Value, Option<String>), PlatformError> {
+        let kind = if method == reqwest::Method::GET {
+            CallKind::Read
+        } else {
+            CallKind::Write
+        };
+        let mut request = self
+            .client
+            .http()
+            .request(method, self.url(segments, query));
+        if let Some(token) = token {
+            request = request.header("Cart-Token", token_header(token)?);
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = self.client.send(request, kind).await?;
+        self.remember_nonce(&response);
+        let value = response
+            .json::<Value>("store answer")
+            .unwrap_or(Value::Null);
+        let token = response.header("cart-token").map(str::to_owned);
+        Ok((response.status, value, token))
+    }
+
     /// One `POST /batch`: the sub-requests run in order on one cart and each answers for
     /// itself (the batch is not atomic). With a token, it goes on the outer request (which
     /// picks the cart) AND on every sub-request (which then needs no Nonce; a token only on

@@ -5,6 +5,7 @@
 mod cart;
 mod catalog;
 mod categories;
+pub mod checkout;
 mod client;
 mod ids;
 mod mapping;
@@ -103,10 +104,18 @@ fn build(
         // variant, sold out, short), so the catalog round trip before it is saved.
         cart_lines: LineJudge::Store,
     };
-    Ok(Arc::new(Platform::new(
-        info,
-        Arc::new(catalog),
-        Arc::new(carts),
-        api,
-    )))
+    let platform = Platform::new(info, Arc::new(catalog), Arc::new(carts), api.clone());
+    // Checkout only when the merchant named the gateways agents may use: without them an
+    // agent could not place an order, and a capability the store cannot honour is not served.
+    let platform = if context.checkout.enabled() {
+        platform.with_checkout(Arc::new(checkout::WooCheckout::new(
+            api,
+            settings.currency,
+            settings.base_url.clone(),
+            context.checkout,
+        )))
+    } else {
+        platform
+    };
+    Ok(Arc::new(platform))
 }

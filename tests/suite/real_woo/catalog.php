@@ -73,5 +73,48 @@ foreach ( array( 'preto', 'branco', 'azul' ) as $c ) {
 }
 WC_Product_Variable::sync( $vid );
 wc_delete_product_transients( $vid );
+// Checkout: what CHECKOUT-FACTS.md observed on a real store. A zone for Brazil with two flat rates,
+// free shipping above R$ 300 and local pickup; the offline gateways bacs (on-hold) and cod
+// (processing); a percentage coupon and an expired one; taxes off, guest checkout on.
+$zone = new WC_Shipping_Zone();
+$zone->set_zone_name( 'Brasil' ); $zone->add_location( 'BR', 'country' ); $zone->save();
+function method( $zone, $type, $settings ) {
+    $instance = $zone->add_shipping_method( $type );
+    update_option( "woocommerce_{$type}_{$instance}_settings", array_merge( array( 'enabled' => 'yes' ), $settings ) );
+    return $instance;
+}
+$out['rate_pac']    = 'flat_rate:' . method( $zone, 'flat_rate', array( 'title' => 'PAC', 'tax_status' => 'none', 'cost' => '15.00' ) );
+$out['rate_sedex']  = 'flat_rate:' . method( $zone, 'flat_rate', array( 'title' => 'SEDEX', 'tax_status' => 'none', 'cost' => '29.90' ) );
+$out['rate_free']   = 'free_shipping:' . method( $zone, 'free_shipping', array( 'title' => 'Frete grátis', 'requires' => 'min_amount', 'min_amount' => '300.00', 'ignore_discounts' => 'no' ) );
+$out['rate_pickup'] = 'local_pickup:' . method( $zone, 'local_pickup', array( 'title' => 'Retirar na loja', 'tax_status' => 'none', 'cost' => '' ) );
+WC_Cache_Helper::get_transient_version( 'shipping', true );
+update_option( 'woocommerce_bacs_settings', array( 'enabled' => 'yes', 'title' => 'Transferência bancária' ) );
+update_option( 'woocommerce_enable_guest_checkout', 'yes' );
+update_option( 'woocommerce_calc_taxes', 'no' );
+$coupon = new WC_Coupon(); $coupon->set_code( 'bcp10' ); $coupon->set_discount_type( 'percent' ); $coupon->set_amount( 10 ); $coupon->save();
+$expired = new WC_Coupon(); $expired->set_code( 'vencido' ); $expired->set_discount_type( 'fixed_cart' ); $expired->set_amount( 5 );
+$expired->set_date_expires( time() - 3 * DAY_IN_SECONDS ); $expired->save();
+// An online gateway as a Pix plugin is one: it leaves the order pending and sends the buyer to the
+// store's order-pay page. Core has no such gateway, so the test store gets this stand-in.
+@mkdir( '@ROOT@/site/wp-content/mu-plugins', 0755, true );
+file_put_contents( '@ROOT@/site/wp-content/mu-plugins/pix-test-gateway.php', <<<'PHP'
+<?php
+add_action( 'plugins_loaded', function () {
+    if ( ! class_exists( 'WC_Payment_Gateway' ) ) { return; }
+    class BCP_Pix_Test_Gateway extends WC_Payment_Gateway {
+        public function __construct() {
+            $this->id = 'pix_test'; $this->method_title = 'Pix (test)'; $this->title = 'Pix';
+            $this->has_fields = false; $this->enabled = 'yes'; $this->supports = array( 'products' );
+        }
+        public function process_payment( $order_id ) {
+            $order = wc_get_order( $order_id );
+            $order->update_status( 'pending' );
+            return array( 'result' => 'success', 'redirect' => $order->get_checkout_payment_url() );
+        }
+    }
+    add_filter( 'woocommerce_payment_gateways', function ( $gateways ) { $gateways[] = 'BCP_Pix_Test_Gateway'; return $gateways; } );
+}, 11 );
+PHP
+);
 echo json_encode( $out ), "\n";
 file_put_contents( '@ROOT@/ids.json', json_encode( $out, JSON_PRETTY_PRINT ) );

@@ -1,6 +1,7 @@
 //! Real-store tests; `store` is the harness (the store, its ids, its access log).
 mod cart;
 mod catalog;
+mod checkout;
 mod concurrency;
 mod counts;
 mod deadline;

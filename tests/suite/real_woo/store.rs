@@ -94,6 +94,14 @@ impl RealStore {
             .unwrap_or_else(|| panic!("no id {name} in ids.json"))
     }
 
+    /// A string the catalog script recorded under `name` (shipping rate ids).
+    pub fn text(&self, name: &str) -> String {
+        self.ids[name]
+            .as_str()
+            .unwrap_or_else(|| panic!("no string {name} in ids.json"))
+            .to_owned()
+    }
+
     pub fn sid(&self, name: &str) -> String {
         self.id(name).to_string()
     }

@@ -1,0 +1,375 @@
+//! The checkout tools as the pipeline's brain step calls them: the request types decoded
+//! into the checkout rules' inputs (`CheckoutDraft`, `CheckoutUpdate`, `Completion`), and the
+//! judged checkout rendered for the negotiated release. Nothing here knows which front the
+//! call came through; buyer data goes from the request into the model field by field and
+//! never into a log line.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, render};
+use crate::brain::filters::buyer_context;
+use crate::brain::{Brain, BrainError};
+use crate::model::CartLineInput;
+use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource};
+use crate::platform::PlatformError;
+use crate::protocol::answer::Answer;
+use crate::protocol::envelope::{HandlerDeclaration, Status};
+use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
+use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
+
+fn buyer(input: &BuyerIn) -> Buyer {
+    let clean = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+    };
+    Buyer {
+        first_name: clean(&input.first_name),
+        last_name: clean(&input.last_name),
+        email: clean(&input.email),
+        phone_number: clean(&input.phone_number),
+    }
+}
+
+fn address(input: &AddressIn) -> Address {
+    let clean = |value: &Option<String>| {
+        value
+            .as_deref()
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+    };
+    Address {
+        first_name: clean(&input.first_name),
+        last_name: clean(&input.last_name),
+        street_address: clean(&input.street_address),
+        extended_address: clean(&input.extended_address),
+        address_locality: clean(&input.address_locality),
+        address_region: clean(&input.address_region),
+        postal_code: clean(&input.postal_code),
+        // Stores key their shipping tables on the upper-case code.
+        address_country: clean(&input.address_country).map(|code| code.to_ascii_uppercase()),
+        phone_number: clean(&input.phone_number),
+    }
+}
+
+/// Which "no such thing" a checkout operation ran into, as the store or the rules said it:
+/// answered as a business outcome (`not_found`), like an unknown cart, not as a malformed
+/// request. `CheckoutBrain` names an unknown checkout at `$.id`; adapters an unknown cart at
+/// `$.cart_id`.
+fn not_found(error: &BrainError) -> Option<&'static str> {
+    match error {
+        BrainError::Platform(PlatformError::InvalidAt { path, .. }) => match path.as_str() {
+            "$.id" => Some("Checkout not found or has expired"),
+            "$.cart_id" => Some("Cart not found or has expired"),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The parts of a Checkout payload other than its lines, as an update.
+fn update_parts(input: &CheckoutIn) -> Result<CheckoutUpdate, BrainError> {
+    let mut update = CheckoutUpdate {
+        buyer: input.buyer.as_ref().map(buyer),
+        codes: input
+            .discounts
+            .as_ref()
+            .map(|discounts| discounts.codes.clone()),
+        ..CheckoutUpdate::default()
+    };
+    if let Some(fulfillment) = &input.fulfillment {
+        for (m, method) in fulfillment.methods.iter().enumerate() {
+            if method
+                .kind
+                .as_deref()
+                .is_some_and(|kind| kind != "shipping")
+                && !method.destinations.is_empty()
+            {
+                return Err(BrainError::invalid(
+                    format!("$.checkout.fulfillment.methods[{m}].destinations"),
+                    "only a shipping method takes the buyer's destination; pickup locations are the store's",
+                ));
+            }
+            if let Some(destination) = method.destinations.first() {
+                update.address = Some(address(destination));
+            }
+            for group in &method.groups {
+                if let Some(option) = &group.selected_option_id {
+                    update.selections.push((group.id.clone(), option.clone()));
+                }
+            }
+        }
+    }
+    Ok(update)
+}
+
+fn is_empty(update: &CheckoutUpdate) -> bool {
+    update.lines.is_none()
+        && update.buyer.is_none()
+        && update.address.is_none()
+        && update.selections.is_empty()
+        && update.codes.is_none()
+}
+
+impl Brain {
+    /// The checkout rules, shared by every namespace's brain (one ledger, so a checkout
+    /// completed through one door is completed through the other).
+    pub fn with_checkout(mut self, checkouts: Arc<CheckoutBrain>) -> Self {
+        self.checkouts = Some(checkouts);
+        self
+    }
+
+    fn checkouts(&self) -> Result<&CheckoutBrain, BrainError> {
+        self.checkouts
+            .as_deref()
+            .ok_or(BrainError::Platform(PlatformError::Unsupported("checkout")))
+    }
+
+    /// The lines the store may receive, judged as a cart's are (unknown, ambiguous, sold-out
+    /// items become messages at `$.line_items[i]`).
+    async fn checkout_lines(
+        &self,
+        lines: &[LineItemIn],
+        input: &CheckoutIn,
+    ) -> Result<(Vec<CartLineInput>, Vec<Message>), BrainError> {
+        let cart = CartIn {
+            line_items: lines.to_vec(),
+            context: input.context.clone(),
+            buyer: None,
+            signals: None,
+            attribution: None,
+        };
+        let prepared = self.prepare_lines(&cart).await?;
+        Ok((prepared.lines, prepared.messages))
+    }
+
+    fn checkout_answer(
+        &self,
+        mut judged: Judged,
+        messages: Vec<Message>,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
+        judged.messages.splice(0..0, messages);
+        let mut ucp = self
+            .namespace
+            .envelope(release, Capability::Checkout, Status::Success);
+        // PAY-003: a checkout response declares the handlers it takes (an empty map when the
+        // buyer pays on the store's page). They are the handlers the bridge itself completes
+        // with, so they are named under the namespace's own service.
+        let declared: Vec<HandlerDeclaration> = judged
+            .state
+            .handlers
+            .iter()
+            .map(|handler| HandlerDeclaration {
+                id: handler.id.clone(),
+                version: release.version,
+            })
+            .collect();
+        let mut handlers = BTreeMap::new();
+        if !declared.is_empty() {
+            handlers.insert(
+                format!("{}.bridge_payment", self.namespace.service),
+                declared,
+            );
+        }
+        ucp.payment_handlers = Some(handlers);
+        let mut wire = render::checkout(&judged, release.edition, ucp, Vec::new());
+        // The store's page, with the merchant's public host and attribution rules (as a cart's).
+        wire.continue_url = wire
+            .continue_url
+            .and_then(|url| self.checkout.rewrite(&url));
+        Self::to_json(&wire)
+    }
+
+    /// A judged checkout, or the business outcome for one that does not exist.
+    fn checkout_outcome(
+        &self,
+        outcome: Result<Judged, BrainError>,
+        messages: Vec<Message>,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
+        match outcome {
+            Ok(judged) => self.checkout_answer(judged, messages, release),
+            Err(error) => match not_found(&error) {
+                Some(content) => self.business_error(
+                    release,
+                    Capability::Checkout,
+                    vec![Message::error(
+                        MessageCode::NotFound,
+                        content,
+                        Severity::Unrecoverable,
+                    )],
+                    self.storefront_url(),
+                ),
+                None => Err(error),
+            },
+        }
+    }
+
+    pub async fn create_checkout(
+        &self,
+        input: CheckoutIn,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        let (source, messages) = match (&input.line_items, &input.cart_id) {
+            (Some(_), Some(_)) => {
+                return Err(BrainError::invalid(
+                    "$.checkout.cart_id",
+                    "give line_items or cart_id, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(BrainError::invalid(
+                    "$.checkout.line_items",
+                    "give the line items, or the cart_id of a cart to check out",
+                ));
+            }
+            (Some(lines), None) => {
+                let (lines, messages) = self.checkout_lines(lines, &input).await?;
+                if lines.is_empty() {
+                    // checkout-mcp.md: no checkout when no item can be bought.
+                    let mut messages = messages;
+                    if messages.is_empty() {
+                        messages.push(
+                            Message::error(
+                                MessageCode::Missing,
+                                "The checkout needs at least one line item",
+                                Severity::Recoverable,
+                            )
+                            .at("$.line_items"),
+                        );
+                    }
+                    return self.business_error(
+                        release,
+                        Capability::Checkout,
+                        messages,
+                        self.storefront_url(),
+                    );
+                }
+                (CheckoutSource::Lines(lines), messages)
+            }
+            (None, Some(cart_id)) => (CheckoutSource::Cart(cart_id.clone()), Vec::new()),
+        };
+        let draft = CheckoutDraft {
+            source,
+            context: buyer_context(&input.context),
+            buyer: input.buyer.as_ref().map(buyer).unwrap_or_default(),
+        };
+        let created = match brain.create(&draft).await {
+            Ok(created) => created,
+            Err(error) => return self.checkout_outcome(Err(error), messages, release),
+        };
+        // The rest of the payload (address, options, codes) is an update of the new checkout.
+        let mut update = update_parts(&input)?;
+        update.buyer = None;
+        if is_empty(&update) {
+            return self.checkout_answer(created, messages, release);
+        }
+        let id = created.state.id.clone();
+        let mut line_messages = created.messages;
+        let outcome = brain.update(&id, &update).await.map(|mut judged| {
+            // The store's refusals of lines at create stay in the answer.
+            line_messages.retain(|message| !judged.messages.contains(message));
+            judged.messages.splice(0..0, line_messages);
+            judged
+        });
+        self.checkout_outcome(outcome, messages, release)
+    }
+
+    pub async fn get_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        self.checkout_outcome(brain.get(id).await, Vec::new(), release)
+    }
+
+    pub async fn update_checkout(
+        &self,
+        id: &str,
+        input: CheckoutIn,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        if input.cart_id.is_some() {
+            return Err(BrainError::invalid(
+                "$.checkout.cart_id",
+                "a checkout's cart is chosen when it is created",
+            ));
+        }
+        let mut update = update_parts(&input)?;
+        let mut messages = Vec::new();
+        if let Some(lines) = &input.line_items {
+            let (lines, refused) = self.checkout_lines(lines, &input).await?;
+            update.lines = Some(lines);
+            messages = refused;
+        }
+        self.checkout_outcome(brain.update(id, &update).await, messages, release)
+    }
+
+    /// `idempotency_key` is the call's `meta["idempotency-key"]` (required by the schema; the
+    /// rules check it again). Other parts of the payload are applied first, as an update.
+    pub async fn complete_checkout(
+        &self,
+        id: &str,
+        input: CheckoutIn,
+        idempotency_key: Option<String>,
+        release: Release,
+    ) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        let mut update = update_parts(&input)?;
+        let mut messages = Vec::new();
+        if let Some(lines) = &input.line_items {
+            let (lines, refused) = self.checkout_lines(lines, &input).await?;
+            update.lines = Some(lines);
+            messages = refused;
+        }
+        if !is_empty(&update)
+            && let Err(error) = brain.update(id, &update).await
+        {
+            return self.checkout_outcome(Err(error), messages, release);
+        }
+        let completion = Completion {
+            idempotency_key: idempotency_key.unwrap_or_default(),
+            handler_id: input
+                .payment
+                .as_ref()
+                .and_then(|payment| payment.instruments.first())
+                .map(|instrument| instrument.handler_id.clone()),
+        };
+        self.checkout_outcome(brain.complete(id, &completion).await, messages, release)
+    }
+
+    /// An order placed through this bridge; one it does not know is a business outcome.
+    pub async fn get_order(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        match brain.order(id).await {
+            Ok(order) => {
+                let ucp = self
+                    .namespace
+                    .envelope(release, Capability::Order, Status::Success);
+                Self::to_json(&render::order(&order, ucp))
+            }
+            Err(BrainError::Platform(PlatformError::InvalidAt { path, .. })) if path == "$.id" => {
+                self.business_error(
+                    release,
+                    Capability::Order,
+                    vec![Message::error(
+                        MessageCode::NotFound,
+                        "Order not found",
+                        Severity::Unrecoverable,
+                    )],
+                    self.storefront_url(),
+                )
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
+        let brain = self.checkouts()?;
+        self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
+    }
+}

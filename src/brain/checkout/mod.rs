@@ -1,0 +1,409 @@
+//! The checkout rules, written once over `model::checkout` and the `CheckoutPort`: the
+//! status lifecycle (`status`), "placed at most once" and the narrow retry of complete
+//! (`ledger`), and the wire shapes at both releases (`render`). Adapters only perform the
+//! store operations; fronts decode arguments into `CheckoutUpdate` / `Completion` and send
+//! back what `render` builds.
+
+mod calls;
+pub mod ledger;
+pub mod render;
+pub mod status;
+
+use crate::model::CartLineInput;
+use crate::model::checkout::{
+    Address, Buyer, CheckoutDraft, CheckoutState, Order, Placement, Stage,
+};
+use crate::platform::PlatformError;
+use crate::platform::checkout::SharedCheckout;
+use crate::protocol::{Message, MessageCode, Severity};
+
+use super::BrainError;
+use ledger::{Admission, Ledger, Settled};
+pub use status::{Judged, Status};
+
+/// An Update Checkout, decoded. `None` leaves that part as the store holds it; `codes`
+/// replaces the submitted set (an empty list clears it, discount.md).
+#[derive(Debug, Clone, Default)]
+pub struct CheckoutUpdate {
+    pub lines: Option<Vec<CartLineInput>>,
+    pub buyer: Option<Buyer>,
+    pub address: Option<Address>,
+    /// `(group id, option id)` pairs, as the checkout handed them out.
+    pub selections: Vec<(String, String)>,
+    pub codes: Option<Vec<String>>,
+}
+
+/// A Complete Checkout, decoded: the idempotency key is required (checkout-mcp.md), the
+/// handler is the one of `payment.instruments[0].handler_id`.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    pub idempotency_key: String,
+    pub handler_id: Option<String>,
+}
+
+pub struct CheckoutBrain {
+    port: SharedCheckout,
+    ledger: Ledger,
+}
+
+fn gone(id: &str) -> BrainError {
+    BrainError::Platform(PlatformError::InvalidAt {
+        path: "$.id".into(),
+        message: format!("no checkout {id} (unknown, expired or canceled)"),
+    })
+}
+
+fn with_message(mut judged: Judged, message: Message) -> Judged {
+    judged.messages.insert(0, message);
+    judged
+}
+
+impl CheckoutBrain {
+    pub fn new(port: SharedCheckout) -> Self {
+        Self {
+            port,
+            ledger: Ledger::default(),
+        }
+    }
+
+    pub fn port(&self) -> &SharedCheckout {
+        &self.port
+    }
+
+    fn judge(&self, state: CheckoutState) -> Judged {
+        if matches!(state.stage, Stage::Placed(_)) {
+            self.ledger.placed_elsewhere(&state.id);
+        }
+        status::judge(state)
+    }
+
+    /// The checkout as it is if it may change, or the answer refusing the change: a running
+    /// completion leaves it unchanged with a recoverable error (checkout.md "Accepted
+    /// completion"), a terminal one is immutable (CHK-017, CHK-027).
+    async fn writable(&self, id: &str, what: &str) -> Result<Result<Judged, Judged>, BrainError> {
+        let mut current = self.get(id).await?;
+        if self.ledger.frozen(id) {
+            current.status = Status::CompleteInProgress;
+            return Ok(Err(with_message(
+                current,
+                Message::error(
+                    MessageCode::CheckoutCompleteInProgress,
+                    format!("Complete Checkout was accepted: the checkout cannot be {what} now"),
+                    Severity::Recoverable,
+                ),
+            )));
+        }
+        if current.status.is_terminal() {
+            return Ok(Err(with_message(
+                current,
+                Message::error(
+                    MessageCode::CheckoutImmutable,
+                    format!("A completed or canceled checkout cannot be {what}"),
+                    Severity::Unrecoverable,
+                ),
+            )));
+        }
+        Ok(Ok(current))
+    }
+
+    pub async fn create(&self, draft: &CheckoutDraft) -> Result<Judged, BrainError> {
+        let outcome = self.port.create_checkout(draft).await?;
+        let mut judged = self.judge(outcome.checkout);
+        judged
+            .messages
+            .splice(0..0, line_messages(&outcome.problems));
+        Ok(judged)
+    }
+
+    pub async fn get(&self, id: &str) -> Result<Judged, BrainError> {
+        let state = self.port.get_checkout(id).await?.ok_or_else(|| gone(id))?;
+        let mut judged = self.judge(state);
+        if self.ledger.frozen(id) && judged.status != Status::Completed {
+            judged.status = Status::CompleteInProgress;
+        }
+        Ok(judged)
+    }
+
+    /// Applies the update part by part, in the order a store needs them (lines before the
+    /// address prices them, the address before its options can be selected, codes last), and
+    /// answers with what the store then holds. A completed or canceled checkout is immutable
+    /// (CHK-017); one whose completion is running is left unchanged (checkout.md "Accepted
+    /// completion").
+    pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
+        let current = match self.writable(id, "updated").await? {
+            Ok(current) => current,
+            Err(refused) => return Ok(refused),
+        };
+        let mut problems = Vec::new();
+        let mut state = current.state;
+        if let Some(lines) = &update.lines {
+            let outcome = self
+                .port
+                .set_lines(id, lines)
+                .await?
+                .ok_or_else(|| gone(id))?;
+            problems = outcome.problems;
+            state = outcome.checkout;
+        }
+        // An agent builds the buyer up over several updates: a member it leaves out keeps
+        // what the store holds.
+        if let Some(buyer) = &update.buyer {
+            let merged = Buyer {
+                first_name: buyer.first_name.clone().or(state.buyer.first_name.clone()),
+                last_name: buyer.last_name.clone().or(state.buyer.last_name.clone()),
+                email: buyer.email.clone().or(state.buyer.email.clone()),
+                phone_number: buyer
+                    .phone_number
+                    .clone()
+                    .or(state.buyer.phone_number.clone()),
+            };
+            if merged != state.buyer {
+                state = self
+                    .port
+                    .set_buyer(id, &merged)
+                    .await?
+                    .ok_or_else(|| gone(id))?;
+            }
+        }
+        if let Some(address) = &update.address
+            && state.address.as_ref() != Some(address)
+        {
+            state = self
+                .port
+                .set_destination(id, address)
+                .await?
+                .ok_or_else(|| gone(id))?;
+        }
+        for (group, option) in &update.selections {
+            state = self
+                .port
+                .select_option(id, group, option)
+                .await?
+                .ok_or_else(|| gone(id))?;
+        }
+        let mut refused = Vec::new();
+        if let Some(codes) = &update.codes {
+            let held: Vec<String> = state.codes.clone();
+            for code in held.iter().filter(|held| !contains(codes, held)) {
+                state = self
+                    .port
+                    .remove_code(id, code)
+                    .await?
+                    .ok_or_else(|| gone(id))?;
+            }
+            for code in codes.iter().filter(|code| !contains(&held, code)) {
+                let outcome = self
+                    .port
+                    .apply_code(id, code)
+                    .await?
+                    .ok_or_else(|| gone(id))?;
+                state = outcome.checkout;
+                refused.extend(outcome.refused);
+            }
+            // The response echoes every submitted code, applied or not (discount.md).
+            state.codes = codes.clone();
+        }
+        state.refused_codes.extend(refused);
+        let mut judged = self.judge(state);
+        judged.messages.splice(0..0, line_messages(&problems));
+        Ok(judged)
+    }
+
+    /// Places the order at most once. Only a checkout that is `ready_for_complete` (or that
+    /// escalates for payment, where placing creates the order the buyer then pays on the
+    /// store's page) reaches the store; every other status answers as it is.
+    pub async fn complete(&self, id: &str, completion: &Completion) -> Result<Judged, BrainError> {
+        let key = completion.idempotency_key.trim();
+        if key.is_empty() {
+            return Err(BrainError::invalid(
+                "$.meta.idempotency-key",
+                "Complete Checkout requires an idempotency key",
+            ));
+        }
+        if let Some(handler) = &completion.handler_id
+            && !self
+                .port
+                .handlers()
+                .iter()
+                .any(|known| known.id == *handler)
+        {
+            return Err(BrainError::invalid(
+                "$.checkout.payment.instruments[0].handler_id",
+                format!("{handler} is not one of this checkout's payment handlers"),
+            ));
+        }
+        match self.ledger.admit(id, key) {
+            Admission::Place => {}
+            Admission::Recheck => {
+                let state = self.port.get_checkout(id).await;
+                match state {
+                    Ok(Some(state)) if !matches!(state.stage, Stage::Open) => {
+                        self.ledger.settle(id, key, Settled::Placed);
+                        return Ok(self.judge(state));
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => {
+                        self.ledger.settle(id, key, Settled::Unknown);
+                        return Err(gone(id));
+                    }
+                    Err(error) => {
+                        self.ledger.settle(id, key, Settled::Unknown);
+                        return Err(error.into());
+                    }
+                }
+            }
+            Admission::InProgress => {
+                let mut judged = self.get(id).await?;
+                judged.status = Status::CompleteInProgress;
+                return Ok(judged);
+            }
+            Admission::Busy => {
+                let judged = self.get(id).await?;
+                return Ok(with_message(
+                    judged,
+                    Message::error(
+                        MessageCode::CheckoutCompleteInProgress,
+                        "Another Complete Checkout for this checkout is being processed",
+                        Severity::Recoverable,
+                    ),
+                ));
+            }
+            Admission::Placed { same_key } => {
+                let judged = self.get(id).await?;
+                return Ok(if same_key {
+                    judged
+                } else {
+                    with_message(
+                        judged,
+                        Message::error(
+                            MessageCode::CheckoutImmutable,
+                            "This checkout already placed its order",
+                            Severity::Unrecoverable,
+                        ),
+                    )
+                });
+            }
+        }
+        let before = match self.port.get_checkout(id).await {
+            Ok(Some(state)) => self.judge(state),
+            Ok(None) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                return Err(gone(id));
+            }
+            Err(error) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                return Err(error.into());
+            }
+        };
+        let placeable = match before.status {
+            Status::ReadyForComplete => completion.handler_id.is_some(),
+            Status::RequiresEscalation => true,
+            _ => false,
+        };
+        if !placeable {
+            self.ledger.settle(id, key, Settled::Refused);
+            let mut judged = before;
+            if judged.status == Status::ReadyForComplete {
+                judged.messages.insert(
+                    0,
+                    Message::error(
+                        MessageCode::Missing,
+                        "Choose one of the checkout's payment handlers",
+                        Severity::Recoverable,
+                    )
+                    .at("$.payment.instruments".to_owned()),
+                );
+            }
+            return Ok(judged);
+        }
+        let handler = if before.status == Status::RequiresEscalation {
+            None
+        } else {
+            completion.handler_id.as_deref()
+        };
+        match self.port.place(id, handler).await {
+            Ok(Some(Placement::Declined { reason })) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                let judged = self.get(id).await?;
+                Ok(with_message(
+                    judged,
+                    Message::error(
+                        MessageCode::PaymentFailed,
+                        super::untrusted::line(&reason, super::untrusted::MESSAGE_MAX),
+                        Severity::Recoverable,
+                    )
+                    .at("$.payment".to_owned()),
+                ))
+            }
+            Ok(Some(_)) => {
+                self.ledger.settle(id, key, Settled::Placed);
+                self.get(id).await
+            }
+            Ok(None) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                Err(gone(id))
+            }
+            // The store's refusal of the request (bad input, a rule) left nothing placed;
+            // anything else may have placed the order before the answer was lost.
+            Err(error @ (PlatformError::InvalidAt { .. } | PlatformError::InvalidInput(_))) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                Err(error.into())
+            }
+            Err(error) => {
+                self.ledger.settle(id, key, Settled::Unknown);
+                Err(error.into())
+            }
+        }
+    }
+
+    /// CHK-027/028: open checkouts cancel; a terminal one answers as it is, with an error.
+    pub async fn cancel(&self, id: &str) -> Result<Judged, BrainError> {
+        if let Err(refused) = self.writable(id, "canceled").await? {
+            return Ok(refused);
+        }
+        let mut state = self
+            .port
+            .cancel_checkout(id)
+            .await?
+            .ok_or_else(|| gone(id))?;
+        self.ledger.forget(id);
+        state.stage = Stage::Canceled;
+        state.continue_url = None;
+        Ok(self.judge(state))
+    }
+
+    pub async fn order(&self, id: &str) -> Result<Order, BrainError> {
+        if !self.port.reads_orders() {
+            return Err(BrainError::Platform(PlatformError::Unsupported(
+                "reading orders",
+            )));
+        }
+        self.port.order(id).await?.ok_or_else(|| {
+            BrainError::Platform(PlatformError::InvalidAt {
+                path: "$.id".into(),
+                message: format!("no order {id} placed through this bridge"),
+            })
+        })
+    }
+}
+
+/// The store's refusals of lines, as the cart words them.
+fn line_messages(problems: &[crate::model::LineProblem]) -> Vec<Message> {
+    problems
+        .iter()
+        .map(|problem| {
+            super::cart::problem_message(
+                &problem.kind,
+                super::untrusted::line(&problem.message, super::untrusted::MESSAGE_MAX),
+            )
+        })
+        .collect()
+}
+
+/// Codes are case-insensitive (discount.md).
+fn contains(codes: &[String], code: &str) -> bool {
+    codes.iter().any(|held| held.eq_ignore_ascii_case(code))
+}
+
+#[cfg(test)]
+mod tests;

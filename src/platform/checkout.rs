@@ -1,0 +1,118 @@
+//! The checkout port: the store operations a checkout and its order need. It stands beside
+//! the catalog and cart port and speaks the same `PlatformError`. An adapter performs the
+//! operation and answers with what the store then holds; the status lifecycle, the messages,
+//! the retry rule of complete and "placed at most once" are the brain's (`brain::checkout`).
+//!
+//! Every write answers `None` when the store does not know the checkout (unknown, expired,
+//! cancelled), like the cart operations. Writes to one checkout must be serialised by the
+//! caller (the brain's completion ledger does it for `place`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::port::PlatformError;
+use crate::model::checkout::{
+    Address, Buyer, CheckoutDraft, CheckoutState, CodeOutcome, Order, PaymentHandler, Placement,
+};
+use crate::model::{CartLineInput, LineProblem};
+
+/// A new checkout and the lines the store refused while making it.
+#[derive(Debug, Clone)]
+pub struct CheckoutOutcome {
+    pub checkout: CheckoutState,
+    pub problems: Vec<LineProblem>,
+}
+
+#[async_trait]
+pub trait CheckoutPort: Send + Sync + 'static {
+    /// The handlers an agent may complete with (the bridge can place with them); empty when
+    /// the buyer always pays on the store's page.
+    fn handlers(&self) -> &[PaymentHandler];
+
+    /// Whether `get_order` answers for orders placed through the bridge.
+    fn reads_orders(&self) -> bool;
+
+    async fn create_checkout(
+        &self,
+        draft: &CheckoutDraft,
+    ) -> Result<CheckoutOutcome, PlatformError>;
+
+    async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// Makes the checkout's lines exactly `lines`.
+    async fn set_lines(
+        &self,
+        id: &str,
+        lines: &[CartLineInput],
+    ) -> Result<Option<CheckoutOutcome>, PlatformError>;
+
+    async fn set_buyer(
+        &self,
+        id: &str,
+        buyer: &Buyer,
+    ) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// The buyer's address; the answer carries the options the store offers for it.
+    async fn set_destination(
+        &self,
+        id: &str,
+        address: &Address,
+    ) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// Selects an option of a group, both by the ids the checkout handed out. An id the
+    /// checkout does not hold is `PlatformError::InvalidAt`.
+    async fn select_option(
+        &self,
+        id: &str,
+        group_id: &str,
+        option_id: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// A refused code is not an error: the outcome names it with the store's reason and the
+    /// checkout is unchanged.
+    async fn apply_code(&self, id: &str, code: &str) -> Result<Option<CodeOutcome>, PlatformError>;
+
+    async fn remove_code(
+        &self,
+        id: &str,
+        code: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// Places the order with `handler_id` (one of `handlers()`, or `None` for the store's own
+    /// page). Called at most once per checkout by the brain; an adapter never retries it.
+    async fn place(
+        &self,
+        id: &str,
+        handler_id: Option<&str>,
+    ) -> Result<Option<Placement>, PlatformError>;
+
+    /// Cancels an open checkout and returns it as it was just before.
+    async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError>;
+
+    /// An order placed through this bridge, by the id its checkout answered with.
+    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError>;
+}
+
+pub type SharedCheckout = Arc<dyn CheckoutPort>;
+
+/// `[checkout]`: how an adapter whose store takes payment itself may place orders. Empty (the
+/// default) leaves checkout off for such stores, so a merchant opts in to agents placing
+/// orders; the sample store's test checkout needs none of it.
+#[derive(Debug, Clone, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckoutConfig {
+    /// The store's offline gateways (`bacs`, `cod`, `cheque`) an agent may place an order
+    /// with; the order is then placed in the store, its status as the gateway sets it.
+    pub place_with: Vec<String>,
+    /// A gateway that leaves the order pending for the buyer to pay on the store's order-pay
+    /// page (e.g. a Pix plugin's); complete then escalates there.
+    pub pay_with: Option<String>,
+}
+
+impl CheckoutConfig {
+    /// Whether the merchant turned checkout on for a store that takes payment itself.
+    pub fn enabled(&self) -> bool {
+        !self.place_with.is_empty() || self.pay_with.is_some()
+    }
+}

@@ -1,0 +1,555 @@
+//! The sample store's checkout: complete and deterministic, so `demo` and the tests can walk
+//! the whole flow without a real store. A shipping table (PAC and SEDEX in Brazil, one
+//! international rate, pickup at the shop), one discount code (`BEMVINDO10`, 10 % off the
+//! items) beside an expired one, free shipping from R$ 300 as an automatic discount, and two
+//! test payment handlers: one approves, one declines. Without a handler the order is created
+//! pending and the buyer pays on the shop's page.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use time::OffsetDateTime;
+
+use super::SampleStore;
+use crate::model::checkout::{
+    Address, Allocation, AllocationTarget, AppliedDiscount, Buyer, CheckoutDraft, CheckoutSource,
+    CheckoutState, CheckoutTotals, CodeOutcome, CodeRefusal, Destination, EscalationReason,
+    FulfillmentGroup, FulfillmentMethod, FulfillmentOption, MethodKind, Order, OrderLine,
+    PaymentHandler, Placement, RefusedCode, Stage,
+};
+use crate::model::{CartDraft, CartLine, CartLineInput};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::port::PlatformError;
+
+pub const APPROVE: &str = "sample_test_approve";
+pub const DECLINE: &str = "sample_test_decline";
+pub const CODE: &str = "BEMVINDO10";
+pub const EXPIRED_CODE: &str = "VERAO2025";
+/// Items from this subtotal ship free (an automatic discount).
+pub const FREE_SHIPPING_FROM: i64 = 30_000;
+const TTL: Duration = Duration::from_secs(6 * 60 * 60);
+const GROUP: &str = "grp_1";
+const METHOD: &str = "ful_1";
+const DESTINATION: &str = "dest_1";
+
+/// `(id, title, cost, business days from, to)` for a destination country.
+fn rates(country: &str) -> Vec<(&'static str, &'static str, i64, i64, i64)> {
+    if country.eq_ignore_ascii_case("BR") {
+        vec![
+            ("pac", "PAC", 1500, 5, 8),
+            ("sedex", "SEDEX", 2990, 1, 3),
+            (
+                "pickup",
+                "Retirar na loja (Rua Exemplo 100, São Paulo)",
+                0,
+                0,
+                1,
+            ),
+        ]
+    } else {
+        vec![("intl", "International", 9900, 10, 20)]
+    }
+}
+
+/// The option selected in the one group this store makes.
+fn selected_option(state: &CheckoutState) -> Option<&FulfillmentOption> {
+    let group = state.fulfillment.first()?.groups.first()?;
+    let selected = group.selected_option.as_ref()?;
+    group.options.iter().find(|option| option.id == *selected)
+}
+
+struct Sheet {
+    state: CheckoutState,
+    created: OffsetDateTime,
+}
+
+#[derive(Default)]
+struct Book {
+    sheets: HashMap<String, Sheet>,
+    orders: HashMap<String, Order>,
+    /// Orders placed so far: the next order's number.
+    next: u64,
+}
+
+pub struct SampleCheckout {
+    store: Arc<SampleStore>,
+    handlers: Vec<PaymentHandler>,
+    book: Mutex<Book>,
+}
+
+fn invalid(path: &str, message: impl Into<String>) -> PlatformError {
+    PlatformError::InvalidAt {
+        path: path.to_owned(),
+        message: message.into(),
+    }
+}
+
+impl SampleCheckout {
+    pub fn new(store: Arc<SampleStore>) -> Self {
+        Self {
+            store,
+            handlers: vec![
+                PaymentHandler {
+                    id: APPROVE.to_owned(),
+                    name: "Cartão de teste (aprovado)".to_owned(),
+                },
+                PaymentHandler {
+                    id: DECLINE.to_owned(),
+                    name: "Cartão de teste (recusado)".to_owned(),
+                },
+            ],
+            book: Mutex::new(Book::default()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Book> {
+        // Every mutation replaces whole values: a poisoned map is still consistent.
+        self.book
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn storefront(&self) -> &str {
+        &self.store.info.storefront_url
+    }
+
+    fn priced(&self, lines: &[CartLineInput]) -> (Vec<CartLine>, Vec<crate::model::LineProblem>) {
+        let draft = CartDraft {
+            lines: lines.to_vec(),
+            ..CartDraft::default()
+        };
+        let (specs, problems) = self.store.price_lines(&draft);
+        let lines = specs
+            .into_iter()
+            .enumerate()
+            .map(|(index, spec)| {
+                let subtotal = spec.unit_price.saturating_mul(i64::from(spec.quantity));
+                CartLine {
+                    id: format!("li_{}", index + 1),
+                    variant_id: spec.variant_id,
+                    title: spec.title,
+                    unit_price: spec.unit_price,
+                    quantity: spec.quantity,
+                    subtotal,
+                    total: subtotal,
+                    image_url: spec.image_url,
+                }
+            })
+            .collect();
+        (lines, problems)
+    }
+
+    /// Everything the store derives from the lines, the address, the selection and the
+    /// codes: line totals, options and their costs, discounts and the totals.
+    fn reprice(state: &mut CheckoutState, created: OffsetDateTime) {
+        let items: i64 = state.lines.iter().map(|line| line.subtotal).sum();
+        let line_ids: Vec<String> = state.lines.iter().map(|line| line.id.clone()).collect();
+        let selected = state
+            .fulfillment
+            .first()
+            .and_then(|method| method.groups.first())
+            .and_then(|group| group.selected_option.clone());
+        state.fulfillment = match &state.address {
+            None => Vec::new(),
+            Some(address) => {
+                let country = address.address_country.clone().unwrap_or_default();
+                let options: Vec<FulfillmentOption> = rates(&country)
+                    .into_iter()
+                    .map(|(id, title, cost, from, to)| FulfillmentOption {
+                        id: id.to_owned(),
+                        title: title.to_owned(),
+                        description: None,
+                        carrier: (id != "pickup").then(|| "Correios".to_owned()),
+                        cost,
+                        earliest: Some(created + time::Duration::days(from)),
+                        latest: Some(created + time::Duration::days(to)),
+                    })
+                    .collect();
+                let selected = selected.filter(|id| options.iter().any(|option| option.id == *id));
+                vec![FulfillmentMethod {
+                    id: METHOD.to_owned(),
+                    kind: MethodKind::Shipping,
+                    line_ids: line_ids.clone(),
+                    destinations: vec![Destination {
+                        id: DESTINATION.to_owned(),
+                        address: address.clone(),
+                        name: None,
+                    }],
+                    selected_destination: Some(DESTINATION.to_owned()),
+                    groups: vec![FulfillmentGroup {
+                        id: GROUP.to_owned(),
+                        line_ids,
+                        options,
+                        selected_option: selected,
+                    }],
+                }]
+            }
+        };
+        let shipping = selected_option(state).map(|option| option.cost);
+        let mut discounts = Vec::new();
+        for line in &mut state.lines {
+            line.total = line.subtotal;
+        }
+        if state
+            .codes
+            .iter()
+            .any(|code| code.eq_ignore_ascii_case(CODE))
+        {
+            let allocations: Vec<Allocation> = state
+                .lines
+                .iter()
+                .map(|line| Allocation {
+                    target: AllocationTarget::Line(line.id.clone()),
+                    amount: line.subtotal / 10,
+                })
+                .collect();
+            for (line, allocation) in state.lines.iter_mut().zip(&allocations) {
+                line.total = line.subtotal - allocation.amount;
+            }
+            discounts.push(AppliedDiscount {
+                code: Some(CODE.to_owned()),
+                title: "Bem-vindo: 10% off".to_owned(),
+                amount: allocations.iter().map(|allocation| allocation.amount).sum(),
+                allocations,
+            });
+        }
+        if let Some(cost) = shipping.filter(|cost| *cost > 0 && items >= FREE_SHIPPING_FROM) {
+            discounts.push(AppliedDiscount {
+                code: None,
+                title: "Frete grátis acima de R$ 300".to_owned(),
+                amount: cost,
+                allocations: vec![Allocation {
+                    target: AllocationTarget::Shipping,
+                    amount: cost,
+                }],
+            });
+        }
+        let discount: i64 = discounts.iter().map(|discount| discount.amount).sum();
+        state.discounts = discounts;
+        state.totals = CheckoutTotals {
+            subtotal: items,
+            discount,
+            fulfillment: shipping,
+            tax: Some(0),
+            total: items - discount + shipping.unwrap_or(0),
+        };
+    }
+
+    fn open_sheet<T>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut CheckoutState) -> Result<T, PlatformError>,
+    ) -> Result<Option<(CheckoutState, T)>, PlatformError> {
+        let mut book = self.lock();
+        let now = OffsetDateTime::now_utc();
+        let Some(sheet) = book.sheets.get_mut(id) else {
+            return Ok(None);
+        };
+        if sheet.state.expires_at.is_some_and(|expiry| expiry <= now) {
+            book.sheets.remove(id);
+            return Ok(None);
+        }
+        if sheet.state.stage != Stage::Open {
+            return Err(invalid("$.id", "the checkout is no longer open"));
+        }
+        let mut next = sheet.state.clone();
+        let out = change(&mut next)?;
+        Self::reprice(&mut next, sheet.created);
+        sheet.state = next.clone();
+        Ok(Some((next, out)))
+    }
+
+    fn order_from(&self, state: &CheckoutState, number: u64, paid: bool) -> Order {
+        let id = format!("ord_{number}");
+        Order {
+            permalink_url: format!("{}orders/{id}", self.storefront()),
+            label: Some(format!("#{}", 1000 + number)),
+            id,
+            checkout_id: state.id.clone(),
+            store_status: if paid { "processing" } else { "pending" }.to_owned(),
+            paid,
+            lines: state
+                .lines
+                .iter()
+                .map(|line| OrderLine {
+                    id: line.id.clone(),
+                    variant_id: Some(line.variant_id.clone()),
+                    sku: None,
+                    title: line.title.clone(),
+                    quantity: line.quantity,
+                    unit_price: line.unit_price,
+                    total: line.total,
+                })
+                .collect(),
+            currency: state.currency,
+            totals: state.totals,
+            shipping_address: state.address.clone(),
+            fulfillment_title: selected_option(state).map(|option| option.title.clone()),
+            codes: state.codes.clone(),
+            placed_at: Some(OffsetDateTime::now_utc()),
+        }
+    }
+}
+
+#[async_trait]
+impl CheckoutPort for SampleCheckout {
+    fn handlers(&self) -> &[PaymentHandler] {
+        &self.handlers
+    }
+
+    fn reads_orders(&self) -> bool {
+        true
+    }
+
+    async fn create_checkout(
+        &self,
+        draft: &CheckoutDraft,
+    ) -> Result<CheckoutOutcome, PlatformError> {
+        let inputs = match &draft.source {
+            CheckoutSource::Lines(lines) => lines.clone(),
+            CheckoutSource::Cart(cart_id) => {
+                let cart = self
+                    .store
+                    .carts
+                    .get(cart_id)
+                    .ok_or_else(|| invalid("$.cart_id", format!("no cart {cart_id}")))?;
+                cart.lines
+                    .iter()
+                    .map(|line| CartLineInput {
+                        item_id: line.variant_id.clone(),
+                        quantity: line.quantity,
+                    })
+                    .collect()
+            }
+        };
+        let (lines, problems) = self.priced(&inputs);
+        let created = OffsetDateTime::now_utc();
+        let mut book = self.lock();
+        let id = format!("chk_{}", uuid::Uuid::new_v4().simple());
+        let mut state = CheckoutState {
+            continue_url: Some(format!("{}checkout?checkout={id}", self.storefront())),
+            id: id.clone(),
+            lines,
+            currency: self.store.info.currency,
+            buyer: draft.buyer.clone(),
+            address: None,
+            needs_fulfillment: true,
+            fulfillment: Vec::new(),
+            codes: Vec::new(),
+            discounts: Vec::new(),
+            refused_codes: Vec::new(),
+            totals: CheckoutTotals::default(),
+            handlers: self.handlers.clone(),
+            escalation: None,
+            stage: Stage::Open,
+            expires_at: Some(created + TTL),
+        };
+        Self::reprice(&mut state, created);
+        book.sheets.insert(
+            id,
+            Sheet {
+                state: state.clone(),
+                created,
+            },
+        );
+        Ok(CheckoutOutcome {
+            checkout: state,
+            problems,
+        })
+    }
+
+    async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        let now = OffsetDateTime::now_utc();
+        let book = self.lock();
+        Ok(book
+            .sheets
+            .get(id)
+            .filter(|sheet| {
+                sheet.state.stage != Stage::Open
+                    || sheet.state.expires_at.is_none_or(|expiry| expiry > now)
+            })
+            .map(|sheet| sheet.state.clone()))
+    }
+
+    async fn set_lines(
+        &self,
+        id: &str,
+        lines: &[CartLineInput],
+    ) -> Result<Option<CheckoutOutcome>, PlatformError> {
+        let (priced, problems) = self.priced(lines);
+        Ok(self
+            .open_sheet(id, |state| {
+                state.lines = priced;
+                Ok(())
+            })?
+            .map(|(checkout, ())| CheckoutOutcome { checkout, problems }))
+    }
+
+    async fn set_buyer(
+        &self,
+        id: &str,
+        buyer: &Buyer,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        Ok(self
+            .open_sheet(id, |state| {
+                state.buyer = buyer.clone();
+                Ok(())
+            })?
+            .map(|(state, ())| state))
+    }
+
+    async fn set_destination(
+        &self,
+        id: &str,
+        address: &Address,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        if address.address_country.is_none() {
+            return Err(invalid(
+                "$.fulfillment.methods[0].destinations[0].address_country",
+                "the store needs the destination's country to price shipping",
+            ));
+        }
+        Ok(self
+            .open_sheet(id, |state| {
+                state.address = Some(address.clone());
+                Ok(())
+            })?
+            .map(|(state, ())| state))
+    }
+
+    async fn select_option(
+        &self,
+        id: &str,
+        group_id: &str,
+        option_id: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        Ok(self
+            .open_sheet(id, |state| {
+                let group = state
+                    .fulfillment
+                    .iter_mut()
+                    .flat_map(|method| method.groups.iter_mut())
+                    .find(|group| group.id == group_id)
+                    .ok_or_else(|| {
+                        invalid(
+                            "$.fulfillment.methods[0].groups",
+                            format!("no fulfillment group {group_id}: give a destination first"),
+                        )
+                    })?;
+                if !group.options.iter().any(|option| option.id == option_id) {
+                    return Err(invalid(
+                        "$.fulfillment.methods[0].groups[0].selected_option_id",
+                        format!("{option_id} is not one of this group's options"),
+                    ));
+                }
+                group.selected_option = Some(option_id.to_owned());
+                Ok(())
+            })?
+            .map(|(state, ())| state))
+    }
+
+    async fn apply_code(&self, id: &str, code: &str) -> Result<Option<CodeOutcome>, PlatformError> {
+        Ok(self
+            .open_sheet(id, |state| {
+                let refusal = if code.eq_ignore_ascii_case(CODE) {
+                    if state
+                        .codes
+                        .iter()
+                        .any(|held| held.eq_ignore_ascii_case(CODE))
+                    {
+                        Some((
+                            CodeRefusal::AlreadyApplied,
+                            format!("O cupom {code} já foi aplicado."),
+                        ))
+                    } else {
+                        state.codes.push(CODE.to_owned());
+                        None
+                    }
+                } else if code.eq_ignore_ascii_case(EXPIRED_CODE) {
+                    Some((CodeRefusal::Expired, format!("O cupom {code} expirou.")))
+                } else {
+                    Some((CodeRefusal::Invalid, format!("O cupom {code} não existe.")))
+                };
+                Ok(refusal.map(|(refusal, reason)| RefusedCode {
+                    code: code.to_owned(),
+                    refusal,
+                    reason,
+                }))
+            })?
+            .map(|(checkout, refused)| CodeOutcome { checkout, refused }))
+    }
+
+    async fn remove_code(
+        &self,
+        id: &str,
+        code: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        Ok(self
+            .open_sheet(id, |state| {
+                state.codes.retain(|held| !held.eq_ignore_ascii_case(code));
+                Ok(())
+            })?
+            .map(|(state, ())| state))
+    }
+
+    async fn place(
+        &self,
+        id: &str,
+        handler_id: Option<&str>,
+    ) -> Result<Option<Placement>, PlatformError> {
+        let mut book = self.lock();
+        let Some(sheet) = book.sheets.get(id) else {
+            return Ok(None);
+        };
+        if sheet.state.stage != Stage::Open {
+            return Err(invalid("$.id", "the checkout is no longer open"));
+        }
+        if handler_id == Some(DECLINE) {
+            return Ok(Some(Placement::Declined {
+                reason: "Pagamento recusado pelo emissor de teste.".to_owned(),
+            }));
+        }
+        let state = sheet.state.clone();
+        book.next += 1;
+        let number = book.next;
+        let paid = handler_id == Some(APPROVE);
+        let order = self.order_from(&state, number, paid);
+        let placement = if paid {
+            Placement::Placed(order.clone())
+        } else {
+            Placement::Escalated {
+                url: format!("{}pay?order={}", self.storefront(), order.id),
+                reason: EscalationReason::Payment,
+                order: order.clone(),
+            }
+        };
+        if let Some(sheet) = book.sheets.get_mut(id) {
+            sheet.state.stage = Stage::Placed(order.reference());
+            if let Placement::Escalated { url, reason, .. } = &placement {
+                sheet.state.continue_url = Some(url.clone());
+                sheet.state.escalation = Some(*reason);
+            }
+        }
+        book.orders.insert(order.id.clone(), order);
+        Ok(Some(placement))
+    }
+
+    async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        let mut book = self.lock();
+        let Some(sheet) = book.sheets.get_mut(id) else {
+            return Ok(None);
+        };
+        if sheet.state.stage != Stage::Open {
+            return Err(invalid("$.id", "the checkout is no longer open"));
+        }
+        let before = sheet.state.clone();
+        sheet.state.stage = Stage::Canceled;
+        Ok(Some(before))
+    }
+
+    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
+        Ok(self.lock().orders.get(id).cloned())
+    }
+}

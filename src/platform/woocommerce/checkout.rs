@@ -1,0 +1,860 @@
+//! Checkout on the Store API, no admin keys. A checkout IS a Store API cart session (its id
+//! wraps the `Cart-Token`, like a cart's): the buyer's address goes through
+//! `cart/update-customer`, which answers the packages and their rates; an option is
+//! `cart/select-shipping-rate`; codes are `cart/apply-coupon` / `remove-coupon`; complete is
+//! `POST /checkout` with one of the offline gateways `[checkout] place_with` names (the order is
+//! then placed, status as the gateway sets it). Without one, `pay_with` (a gateway that leaves
+//! the order pending, as Pix plugins do) creates the order and the buyer pays on the store's
+//! order-pay page. The order is read back with the order key and billing email the bridge
+//! keeps in memory for the checkout's life (a guest order needs both).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use async_trait::async_trait;
+use iso_currency::Currency;
+use reqwest::{Method, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use url::Url;
+
+use super::client::StoreApi;
+use super::ids::{cart_id, cart_token};
+use super::mapping;
+use super::text::decode_entities;
+use super::wire::{ErrorBody, StoreCart};
+use crate::model::CartLineInput;
+use crate::model::checkout::{
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CheckoutTotals, CodeOutcome,
+    CodeRefusal, Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod,
+    FulfillmentOption, MethodKind, Order, OrderLine, PaymentHandler, Placement, RefusedCode, Stage,
+};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::port::PlatformError;
+
+/// `[checkout]`, as WooCommerce reads it.
+pub use crate::platform::checkout::CheckoutConfig;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Rate {
+    rate_id: String,
+    name: String,
+    description: String,
+    price: String,
+    method_id: String,
+    selected: bool,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Package {
+    package_id: Value,
+    shipping_rates: Vec<Rate>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Coupon {
+    code: String,
+    totals: CouponTotals,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct CouponTotals {
+    total_discount: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Totals {
+    total_shipping: Option<String>,
+    total_discount: String,
+    total_price: String,
+    total_tax: String,
+    total_items: String,
+    subtotal: String,
+    currency_minor_unit: u32,
+}
+
+/// The parts of a cart (or an order) answer a checkout needs beyond `StoreCart`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Extra {
+    shipping_rates: Vec<Package>,
+    coupons: Vec<Coupon>,
+    needs_shipping: bool,
+    totals: Totals,
+    status: String,
+}
+
+/// What the bridge keeps for a checkout: the buyer (the store has no field for it before
+/// the order) and, once placed, how to read the order.
+#[derive(Default, Clone)]
+struct Session {
+    buyer: Buyer,
+    address: Option<Address>,
+    placed: Option<Placed>,
+}
+
+#[derive(Clone)]
+struct Placed {
+    order: Order,
+    key: String,
+    email: String,
+    pay_url: Option<String>,
+}
+
+/// Builds the checkout port for a `[store]` table (the same settings the catalog and cart
+/// use) and its `[checkout]` section; wired beside the `Platform` once the fronts call it.
+pub fn build(
+    store: &toml::Table,
+    config: &CheckoutConfig,
+    context: &crate::platform::BuildContext<'_>,
+) -> Result<Arc<WooCheckout>, Vec<crate::settings::ConfigProblem>> {
+    use crate::settings::ConfigProblem;
+    let settings = super::settings::parse(store)?;
+    let client = crate::platform::upstream::UpstreamClient::new(
+        "woocommerce",
+        std::time::Duration::from_millis(settings.timeout_ms),
+        context.max_response_bytes.max(4 * 1024 * 1024),
+    )
+    .map_err(|error| vec![ConfigProblem::new("store", error)])?
+    .with_limits(crate::platform::upstream::UpstreamPolicy {
+        attempt_timeout: None,
+        ..context.upstream_policy()
+    });
+    let api = StoreApi::new(client, &settings.base_url)
+        .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?;
+    Ok(Arc::new(WooCheckout::new(
+        Arc::new(api),
+        settings.currency,
+        settings.base_url.clone(),
+        config,
+    )))
+}
+
+pub struct WooCheckout {
+    api: Arc<StoreApi>,
+    currency: Currency,
+    base_url: Url,
+    handlers: Vec<PaymentHandler>,
+    pay_with: Option<String>,
+    sessions: Mutex<HashMap<String, Session>>,
+}
+
+fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
+    let error: ErrorBody = serde_json::from_value(body.clone()).unwrap_or_default();
+    PlatformError::BadResponse(format!("{what}: HTTP {} {}", status.as_u16(), error.code))
+}
+
+fn woo_address(address: &Address, buyer: &Buyer) -> Value {
+    let text = |value: &Option<String>| value.clone().unwrap_or_default();
+    json!({
+        "first_name": text(if address.first_name.is_some() { &address.first_name } else { &buyer.first_name }),
+        "last_name": text(if address.last_name.is_some() { &address.last_name } else { &buyer.last_name }),
+        "address_1": text(&address.street_address),
+        "address_2": text(&address.extended_address),
+        "city": text(&address.address_locality),
+        "state": text(&address.address_region),
+        "postcode": text(&address.postal_code),
+        "country": text(&address.address_country),
+        "phone": text(if address.phone_number.is_some() { &address.phone_number } else { &buyer.phone_number }),
+    })
+}
+
+fn billing(address: &Address, buyer: &Buyer) -> Value {
+    let mut value = woo_address(address, buyer);
+    value["email"] = json!(buyer.email.clone().unwrap_or_default());
+    value
+}
+
+fn refusal(message: &str) -> CodeRefusal {
+    if message.contains("expired") {
+        CodeRefusal::Expired
+    } else if message.contains("already applied") {
+        CodeRefusal::AlreadyApplied
+    } else if message.contains("individual use")
+        || message.contains("cannot be used in conjunction")
+    {
+        CodeRefusal::CombinationDisallowed
+    } else {
+        CodeRefusal::Invalid
+    }
+}
+
+impl WooCheckout {
+    pub fn new(
+        api: Arc<StoreApi>,
+        currency: Currency,
+        base_url: Url,
+        config: &CheckoutConfig,
+    ) -> Self {
+        Self {
+            api,
+            currency,
+            base_url,
+            handlers: config
+                .place_with
+                .iter()
+                .map(|id| PaymentHandler {
+                    id: id.clone(),
+                    name: id.clone(),
+                })
+                .collect(),
+            pay_with: config.pay_with.clone(),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn session(&self, id: &str) -> Session {
+        self.lock().get(id).cloned().unwrap_or_default()
+    }
+
+    fn page(&self, path: &str) -> Option<Url> {
+        self.base_url.join(path).ok()
+    }
+
+    /// The cart answer as a checkout: lines and totals as the store computed them.
+    fn state(
+        &self,
+        id: &str,
+        body: &Value,
+        session: &Session,
+    ) -> Result<CheckoutState, PlatformError> {
+        let cart: StoreCart = serde_json::from_value(body.clone())
+            .map_err(|error| PlatformError::BadResponse(format!("cart: {error}")))?;
+        let extra: Extra = serde_json::from_value(body.clone())
+            .map_err(|error| PlatformError::BadResponse(format!("cart: {error}")))?;
+        let token = cart_token(id).unwrap_or_default();
+        let mut continue_url = self.page("checkout/");
+        if let Some(url) = &mut continue_url {
+            url.query_pairs_mut().append_pair("session", &token);
+        }
+        let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
+        let exponent = extra.totals.currency_minor_unit;
+        let minor = |value: &str| mapping::minor(value, exponent, base.currency);
+        let line_ids: Vec<String> = base.lines.iter().map(|line| line.id.clone()).collect();
+        let mut groups = Vec::new();
+        for package in &extra.shipping_rates {
+            let mut options = Vec::new();
+            let mut selected = None;
+            for rate in &package.shipping_rates {
+                if rate.selected {
+                    selected = Some(rate.rate_id.clone());
+                }
+                options.push(FulfillmentOption {
+                    id: rate.rate_id.clone(),
+                    title: decode_entities(&rate.name),
+                    description: Some(decode_entities(&rate.description))
+                        .filter(|text| !text.is_empty()),
+                    carrier: None,
+                    cost: minor(&rate.price)?,
+                    earliest: None,
+                    latest: None,
+                });
+            }
+            groups.push(FulfillmentGroup {
+                id: format!("package_{}", package.package_id),
+                line_ids: line_ids.clone(),
+                options,
+                selected_option: selected,
+            });
+        }
+        let fulfillment = match &session.address {
+            Some(address) if extra.needs_shipping => vec![FulfillmentMethod {
+                id: "shipping".to_owned(),
+                kind: MethodKind::Shipping,
+                line_ids,
+                destinations: vec![Destination {
+                    id: "address".to_owned(),
+                    address: address.clone(),
+                    name: None,
+                }],
+                selected_destination: Some("address".to_owned()),
+                groups,
+            }],
+            _ => Vec::new(),
+        };
+        let codes: Vec<String> = extra
+            .coupons
+            .iter()
+            .map(|coupon| coupon.code.clone())
+            .collect();
+        let discounts = extra
+            .coupons
+            .iter()
+            .map(|coupon| {
+                Ok(crate::model::checkout::AppliedDiscount {
+                    code: Some(coupon.code.clone()),
+                    title: coupon.code.clone(),
+                    amount: minor(&coupon.totals.total_discount)?,
+                    allocations: Vec::new(),
+                })
+            })
+            .collect::<Result<Vec<_>, PlatformError>>()?;
+        let totals = CheckoutTotals {
+            subtotal: minor(&extra.totals.total_items)?,
+            discount: minor(&extra.totals.total_discount)?,
+            fulfillment: match (&extra.totals.total_shipping, &session.address) {
+                (Some(shipping), Some(_)) => Some(minor(shipping)?),
+                _ => None,
+            },
+            tax: Some(minor(&extra.totals.total_tax)?),
+            total: minor(&extra.totals.total_price)?,
+        };
+        let escalation = self
+            .handlers
+            .is_empty()
+            .then_some(EscalationReason::Payment);
+        Ok(CheckoutState {
+            id: id.to_owned(),
+            lines: base.lines,
+            currency: base.currency,
+            buyer: session.buyer.clone(),
+            address: session.address.clone(),
+            needs_fulfillment: extra.needs_shipping,
+            fulfillment,
+            codes,
+            discounts,
+            refused_codes: Vec::new(),
+            totals,
+            handlers: self.handlers.clone(),
+            escalation,
+            continue_url: continue_url.map(String::from),
+            stage: Stage::Open,
+            expires_at: None,
+        })
+    }
+
+    /// A placed checkout: the cart session is empty now, the order holds what was bought.
+    fn placed_state(&self, id: &str, session: &Session, placed: &Placed) -> CheckoutState {
+        let order = &placed.order;
+        CheckoutState {
+            id: id.to_owned(),
+            lines: order
+                .lines
+                .iter()
+                .map(|line| crate::model::CartLine {
+                    id: line.id.clone(),
+                    variant_id: line.sku.clone().unwrap_or_default(),
+                    title: line.title.clone(),
+                    unit_price: line.unit_price,
+                    quantity: line.quantity,
+                    subtotal: line.total,
+                    total: line.total,
+                    image_url: None,
+                })
+                .collect(),
+            currency: order.currency,
+            buyer: session.buyer.clone(),
+            address: session.address.clone(),
+            needs_fulfillment: false,
+            fulfillment: Vec::new(),
+            codes: order.codes.clone(),
+            discounts: Vec::new(),
+            refused_codes: Vec::new(),
+            totals: order.totals,
+            handlers: self.handlers.clone(),
+            escalation: placed.pay_url.as_ref().map(|_| EscalationReason::Payment),
+            continue_url: placed.pay_url.clone(),
+            stage: Stage::Placed(order.reference()),
+            expires_at: None,
+        }
+    }
+
+    /// One call on the checkout's session; `None` when the store does not know the session.
+    async fn call(
+        &self,
+        id: &str,
+        method: Method,
+        path: &[&str],
+        body: Option<&Value>,
+    ) -> Result<Option<(StatusCode, Value)>, PlatformError> {
+        let Some(token) = cart_token(id) else {
+            return Ok(None);
+        };
+        let (status, value, _) = self
+            .api
+            .session(method, path, &[], Some(&token), body)
+            .await?;
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            return Ok(None);
+        }
+        Ok(Some((status, value)))
+    }
+
+    async fn write(
+        &self,
+        id: &str,
+        path: &[&str],
+        body: Value,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let Some((status, value)) = self.call(id, Method::POST, path, Some(&body)).await? else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream(&path.join("/"), status, &value));
+        }
+        self.state(id, &value, &self.session(id)).map(Some)
+    }
+
+    fn order_of(&self, id: &str, body: &Value, key: &str) -> Result<Order, PlatformError> {
+        let cart: StoreCart = serde_json::from_value(body.clone())
+            .map_err(|error| PlatformError::BadResponse(format!("order: {error}")))?;
+        let extra: Extra = serde_json::from_value(body.clone())
+            .map_err(|error| PlatformError::BadResponse(format!("order: {error}")))?;
+        let order_id = body.get("id").and_then(Value::as_u64).unwrap_or_default();
+        let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
+        let exponent = extra.totals.currency_minor_unit;
+        let minor = |value: &str| mapping::minor(value, exponent, base.currency);
+        let items = body
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let mut permalink = self
+            .page(&format!("checkout/order-received/{order_id}/"))
+            .ok_or_else(|| PlatformError::BadResponse("order: no store URL".into()))?;
+        permalink.query_pairs_mut().append_pair("key", key);
+        Ok(Order {
+            id: format!("wc_order_{order_id}"),
+            checkout_id: id.to_owned(),
+            label: Some(format!("#{order_id}")),
+            permalink_url: permalink.into(),
+            paid: matches!(
+                extra.status.as_str(),
+                "processing" | "completed" | "on-hold"
+            ),
+            store_status: extra.status.clone(),
+            lines: base
+                .lines
+                .iter()
+                .zip(items.iter().chain(std::iter::repeat(&Value::Null)))
+                .map(|(line, item)| OrderLine {
+                    id: line.id.clone(),
+                    variant_id: None,
+                    sku: item.get("sku").and_then(Value::as_str).map(str::to_owned),
+                    title: line.title.clone(),
+                    quantity: line.quantity,
+                    unit_price: line.unit_price,
+                    total: line.total,
+                })
+                .collect(),
+            currency: base.currency,
+            totals: CheckoutTotals {
+                subtotal: minor(&extra.totals.subtotal)?,
+                discount: minor(&extra.totals.total_discount)?,
+                fulfillment: extra
+                    .totals
+                    .total_shipping
+                    .as_deref()
+                    .map(&minor)
+                    .transpose()?,
+                tax: Some(minor(&extra.totals.total_tax)?),
+                total: minor(&extra.totals.total_price)?,
+            },
+            shipping_address: None,
+            fulfillment_title: None,
+            codes: extra
+                .coupons
+                .iter()
+                .map(|coupon| coupon.code.clone())
+                .collect(),
+            placed_at: None,
+        })
+    }
+
+    async fn read_order(
+        &self,
+        checkout: &str,
+        order_id: u64,
+        key: &str,
+        email: &str,
+    ) -> Result<Option<Value>, PlatformError> {
+        let query = [("key", key.to_owned()), ("billing_email", email.to_owned())];
+        let id = order_id.to_string();
+        let (status, value, _) = self
+            .api
+            .session(
+                Method::GET,
+                &["order", &id],
+                &query,
+                cart_token(checkout).as_deref(),
+                None,
+            )
+            .await?;
+        match status {
+            StatusCode::OK => Ok(Some(value)),
+            StatusCode::NOT_FOUND | StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Ok(None),
+            _ => Err(upstream("order", status, &value)),
+        }
+    }
+}
+
+#[async_trait]
+impl CheckoutPort for WooCheckout {
+    fn handlers(&self) -> &[PaymentHandler] {
+        &self.handlers
+    }
+
+    fn reads_orders(&self) -> bool {
+        true
+    }
+
+    async fn create_checkout(
+        &self,
+        draft: &CheckoutDraft,
+    ) -> Result<CheckoutOutcome, PlatformError> {
+        let (token, problems) = match &draft.source {
+            CheckoutSource::Cart(id) => (
+                cart_token(id).ok_or_else(|| PlatformError::InvalidAt {
+                    path: "$.cart_id".into(),
+                    message: format!("no cart {id}"),
+                })?,
+                Vec::new(),
+            ),
+            CheckoutSource::Lines(lines) => {
+                let (_, token) = self.api.cart(None).await?;
+                let id = cart_id(&token);
+                let mut problems = Vec::new();
+                for line in lines {
+                    let Some(product) = super::ids::WooId::parse(&line.item_id) else {
+                        problems.push(crate::model::LineProblem {
+                            item_id: line.item_id.clone(),
+                            kind: crate::model::LineProblemKind::NotFound,
+                            message: format!("Item not found: {}", line.item_id),
+                        });
+                        continue;
+                    };
+                    let body = json!({"id": product.0, "quantity": line.quantity});
+                    if let Some((status, value)) = self
+                        .call(&id, Method::POST, &["cart", "add-item"], Some(&body))
+                        .await?
+                        && !status.is_success()
+                    {
+                        let error: ErrorBody = serde_json::from_value(value).unwrap_or_default();
+                        problems.push(crate::model::LineProblem {
+                            item_id: line.item_id.clone(),
+                            kind: crate::model::LineProblemKind::Invalid,
+                            message: decode_entities(&error.message),
+                        });
+                    }
+                }
+                (token, problems)
+            }
+        };
+        let id = cart_id(&token);
+        self.lock().insert(
+            id.clone(),
+            Session {
+                buyer: draft.buyer.clone(),
+                ..Session::default()
+            },
+        );
+        let checkout = self
+            .get_checkout(&id)
+            .await?
+            .ok_or_else(|| PlatformError::BadResponse("the new cart session vanished".into()))?;
+        Ok(CheckoutOutcome { checkout, problems })
+    }
+
+    async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        let session = self.session(id);
+        if let Some(placed) = &session.placed {
+            return Ok(Some(self.placed_state(id, &session, placed)));
+        }
+        let Some((status, value)) = self.call(id, Method::GET, &["cart"], None).await? else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream("cart", status, &value));
+        }
+        self.state(id, &value, &session).map(Some)
+    }
+
+    async fn set_lines(
+        &self,
+        _id: &str,
+        _lines: &[CartLineInput],
+    ) -> Result<Option<CheckoutOutcome>, PlatformError> {
+        Err(PlatformError::Unsupported(
+            "changing a checkout's lines (update the cart, then create the checkout from it)",
+        ))
+    }
+
+    async fn set_buyer(
+        &self,
+        id: &str,
+        buyer: &Buyer,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let address = {
+            let mut sessions = self.lock();
+            let session = sessions.entry(id.to_owned()).or_default();
+            session.buyer = buyer.clone();
+            session.address.clone()
+        };
+        match address {
+            Some(address) => self.set_destination(id, &address).await,
+            None => self.get_checkout(id).await,
+        }
+    }
+
+    async fn set_destination(
+        &self,
+        id: &str,
+        address: &Address,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let buyer = {
+            let mut sessions = self.lock();
+            let session = sessions.entry(id.to_owned()).or_default();
+            session.address = Some(address.clone());
+            session.buyer.clone()
+        };
+        let body = json!({"shipping_address": woo_address(address, &buyer), "billing_address": billing(address, &buyer)});
+        self.write(id, &["cart", "update-customer"], body).await
+    }
+
+    async fn select_option(
+        &self,
+        id: &str,
+        group_id: &str,
+        option_id: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let package = group_id
+            .strip_prefix("package_")
+            .and_then(|number| number.parse::<u64>().ok())
+            .ok_or_else(|| PlatformError::InvalidAt {
+                path: "$.fulfillment.methods[0].groups".into(),
+                message: format!("no fulfillment group {group_id}"),
+            })?;
+        // The store answers 200 for a rate id it never offered (and selects nothing): the
+        // option is checked against what it offered first.
+        let Some(current) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
+        let offered = current
+            .fulfillment
+            .iter()
+            .flat_map(|method| &method.groups)
+            .filter(|group| group.id == group_id)
+            .any(|group| group.options.iter().any(|option| option.id == option_id));
+        if !offered {
+            return Err(PlatformError::InvalidAt {
+                path: "$.fulfillment.methods[0].groups[0].selected_option_id".into(),
+                message: format!("{option_id} is not one of group {group_id}'s options"),
+            });
+        }
+        let Some((status, value)) = self
+            .call(
+                id,
+                Method::POST,
+                &["cart", "select-shipping-rate"],
+                Some(&json!({"package_id": package, "rate_id": option_id})),
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        if status == StatusCode::BAD_REQUEST {
+            return Err(PlatformError::InvalidAt {
+                path: "$.fulfillment.methods[0].groups[0].selected_option_id".into(),
+                message: format!("{option_id} is not one of this group's options"),
+            });
+        }
+        if !status.is_success() {
+            return Err(upstream("select-shipping-rate", status, &value));
+        }
+        self.state(id, &value, &self.session(id)).map(Some)
+    }
+
+    async fn apply_code(&self, id: &str, code: &str) -> Result<Option<CodeOutcome>, PlatformError> {
+        let Some((status, value)) = self
+            .call(
+                id,
+                Method::POST,
+                &["cart", "apply-coupon"],
+                Some(&json!({"code": code})),
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        if status.is_success() {
+            let checkout = self.state(id, &value, &self.session(id))?;
+            return Ok(Some(CodeOutcome {
+                checkout,
+                refused: None,
+            }));
+        }
+        let error: ErrorBody = serde_json::from_value(value.clone()).unwrap_or_default();
+        if status != StatusCode::BAD_REQUEST || error.code != "woocommerce_rest_cart_coupon_error" {
+            return Err(upstream("apply-coupon", status, &value));
+        }
+        let reason = decode_entities(&error.message);
+        let Some(checkout) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(CodeOutcome {
+            checkout,
+            refused: Some(RefusedCode {
+                code: code.to_owned(),
+                refusal: refusal(&reason),
+                reason,
+            }),
+        }))
+    }
+
+    async fn remove_code(
+        &self,
+        id: &str,
+        code: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        self.write(
+            id,
+            &["cart", "remove-coupon"],
+            json!({"code": code.to_lowercase()}),
+        )
+        .await
+    }
+
+    async fn place(
+        &self,
+        id: &str,
+        handler_id: Option<&str>,
+    ) -> Result<Option<Placement>, PlatformError> {
+        let session = self.session(id);
+        let gateway = match handler_id {
+            Some(handler) => handler.to_owned(),
+            None => self.pay_with.clone().ok_or(PlatformError::Unsupported(
+                "placing an order the buyer pays on the store's page ([checkout] pay_with)",
+            ))?,
+        };
+        let address = session.address.clone().unwrap_or_default();
+        let email = session.buyer.email.clone().unwrap_or_default();
+        let body = json!({
+            "billing_address": billing(&address, &session.buyer),
+            "shipping_address": woo_address(&address, &session.buyer),
+            "payment_method": gateway,
+        });
+        let Some((status, value)) = self
+            .call(id, Method::POST, &["checkout"], Some(&body))
+            .await?
+        else {
+            return Ok(None);
+        };
+        if status == StatusCode::BAD_REQUEST {
+            let error: ErrorBody = serde_json::from_value(value.clone()).unwrap_or_default();
+            if error.code == "woocommerce_rest_checkout_process_payment_error" {
+                return Ok(Some(Placement::Declined {
+                    reason: decode_entities(&error.message),
+                }));
+            }
+            return Err(PlatformError::InvalidInput(decode_entities(&error.message)));
+        }
+        if !status.is_success() {
+            return Err(upstream("checkout", status, &value));
+        }
+        let order_id = value
+            .get("order_id")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| PlatformError::BadResponse("checkout: no order_id".into()))?;
+        let key = value
+            .get("order_key")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let redirect = value
+            .pointer("/payment_result/redirect_url")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let read = self
+            .read_order(id, order_id, &key, &email)
+            .await?
+            .ok_or_else(|| {
+                PlatformError::BadResponse("the placed order cannot be read back".into())
+            })?;
+        let order = self.order_of(id, &read, &key)?;
+        let pending = order.store_status == "pending";
+        let pay_url = pending
+            .then(|| {
+                redirect
+                    .filter(|url| url.contains("order-pay"))
+                    .or_else(|| {
+                        let mut url = self.page(&format!("checkout/order-pay/{order_id}/"))?;
+                        url.query_pairs_mut()
+                            .append_pair("pay_for_order", "true")
+                            .append_pair("key", &key);
+                        Some(url.into())
+                    })
+            })
+            .flatten();
+        self.lock().entry(id.to_owned()).or_default().placed = Some(Placed {
+            order: order.clone(),
+            key,
+            email,
+            pay_url: pay_url.clone(),
+        });
+        Ok(Some(match pay_url {
+            Some(url) => Placement::Escalated {
+                order,
+                url,
+                reason: EscalationReason::Payment,
+            },
+            None => Placement::Placed(order),
+        }))
+    }
+
+    async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        let Some(before) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
+        let Some((status, value)) = self
+            .call(id, Method::DELETE, &["cart", "items"], None)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream("cart/items", status, &value));
+        }
+        self.lock().remove(id);
+        Ok(Some(before))
+    }
+
+    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
+        let placed = self.lock().values().find_map(|session| {
+            session
+                .placed
+                .clone()
+                .filter(|placed| placed.order.id == id)
+        });
+        let Some(placed) = placed else {
+            return Ok(None);
+        };
+        let number = id
+            .trim_start_matches("wc_order_")
+            .parse::<u64>()
+            .unwrap_or_default();
+        let Some(value) = self
+            .read_order(
+                &placed.order.checkout_id,
+                number,
+                &placed.key,
+                &placed.email,
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        self.order_of(&placed.order.checkout_id, &value, &placed.key)
+            .map(Some)
+    }
+}

@@ -1,0 +1,236 @@
+//! Checkout and order on the wire (`schemas/shopping/checkout.json`, `order.json`, with the
+//! `fulfillment.json` and `discount.json` extensions), at 2026-04-08 and 2026-08-25. The few
+//! places the releases differ are spelled by the brain (destination `type`, pickup location
+//! shape); these structs carry both. Buyer fields appear here and nowhere else: these
+//! structs are serialised into the answer, never logged (no `Debug`).
+
+use serde::Serialize;
+
+use super::cart::{LineItemOut, TotalOut};
+use super::{Message, Ucp};
+
+#[derive(Clone, Serialize, Default)]
+pub struct BuyerOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone_number: Option<String>,
+}
+
+#[derive(Clone, Serialize, Default)]
+pub struct AddressOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub street_address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extended_address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address_locality: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address_region: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postal_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address_country: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone_number: Option<String>,
+}
+
+/// A shipping destination (postal address + id; `type` from 2026-08-25) or a pickup location
+/// (04-08 `retail_location` {id, name, address}; 08-25 `type: business_location`).
+#[derive(Clone, Serialize)]
+pub struct DestinationOut {
+    pub id: String,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A pickup location's address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<AddressOut>,
+    /// A shipping destination is itself a postal address.
+    #[serde(flatten)]
+    pub postal: Option<AddressOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OptionOut {
+    pub id: String,
+    pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub carrier: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub earliest_fulfillment_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latest_fulfillment_time: Option<String>,
+    pub totals: Vec<TotalOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupOut {
+    pub id: String,
+    pub line_item_ids: Vec<String>,
+    pub options: Vec<OptionOut>,
+    pub selected_option_id: Option<String>,
+}
+
+#[derive(Clone, Serialize)]
+pub struct MethodOut {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub line_item_ids: Vec<String>,
+    pub destinations: Vec<DestinationOut>,
+    pub selected_destination_id: Option<String>,
+    pub groups: Vec<GroupOut>,
+}
+
+#[derive(Clone, Serialize)]
+pub struct FulfillmentOut {
+    pub methods: Vec<MethodOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocationOut {
+    pub path: String,
+    pub amount: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppliedDiscountOut {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    pub title: String,
+    pub amount: i64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub automatic: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<AllocationOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscountsOut {
+    pub codes: Vec<String>,
+    pub applied: Vec<AppliedDiscountOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkOut {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HandlerOut {
+    pub id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PaymentOut {
+    pub handlers: Vec<HandlerOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderConfirmationOut {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub permalink_url: String,
+}
+
+#[derive(Clone, Serialize)]
+pub struct CheckoutResponse {
+    pub ucp: Ucp,
+    pub id: String,
+    pub line_items: Vec<LineItemOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<BuyerOut>,
+    pub status: &'static str,
+    pub currency: &'static str,
+    pub totals: Vec<TotalOut>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+    pub links: Vec<LinkOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continue_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fulfillment: Option<FulfillmentOut>,
+    pub discounts: DiscountsOut,
+    pub payment: PaymentOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<OrderConfirmationOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderQuantityOut {
+    pub original: u32,
+    pub total: u32,
+    pub fulfilled: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderItemOut {
+    pub id: String,
+    pub title: String,
+    pub price: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OrderLineOut {
+    pub id: String,
+    pub item: OrderItemOut,
+    pub quantity: OrderQuantityOut,
+    pub totals: Vec<TotalOut>,
+    pub status: &'static str,
+}
+
+#[derive(Clone, Serialize)]
+pub struct ExpectationOut {
+    pub id: String,
+    pub line_items: Vec<ExpectationLineOut>,
+    pub method_type: &'static str,
+    pub destination: AddressOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpectationLineOut {
+    pub id: String,
+    pub quantity: u32,
+}
+
+#[derive(Clone, Serialize)]
+pub struct OrderFulfillmentOut {
+    pub expectations: Vec<ExpectationOut>,
+    pub events: Vec<serde_json::Value>,
+}
+
+#[derive(Clone, Serialize)]
+pub struct OrderResponse {
+    pub ucp: Ucp,
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    pub checkout_id: String,
+    pub permalink_url: String,
+    pub line_items: Vec<OrderLineOut>,
+    pub fulfillment: OrderFulfillmentOut,
+    pub currency: &'static str,
+    pub totals: Vec<TotalOut>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
+}
