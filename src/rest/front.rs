@@ -110,6 +110,7 @@ impl RestFront {
         if !headers::accepts_json(&parts.headers) {
             return Err(Refusal::not_acceptable());
         }
+        required_headers(operation, &parts.headers)?;
         let received = body::read(&parts.headers, body, self.body_limit).await?;
         let document = self.document(operation, &parts, &received.decoded)?;
         let profile =
@@ -189,6 +190,22 @@ fn answered(operation: Operation, answer: &Answer) -> Response {
         Body::from(answer.json().to_owned()),
     )
         .into_response()
+}
+
+/// The headers the OpenAPI requires on `operation`, named when one is missing. A missing
+/// `UCP-Agent` is NEG-005's `invalid_profile_url`; `[agents] default_profile` stays an MCP
+/// accommodation (a REST client always controls its headers, and the OpenAPI requires it).
+fn required_headers(operation: Operation, sent: &http::HeaderMap) -> Result<(), Refusal> {
+    match headers::first_missing(sent, operation.required_headers()) {
+        None => Ok(()),
+        Some("UCP-Agent") => Err(Refusal::bad_agent(
+            "the UCP-Agent header is required: UCP-Agent: profile=\"https://agent.example/.well-known/ucp\"",
+        )),
+        Some(name) => Err(Refusal::bad_request(
+            format!("the {name} header is required on this operation"),
+            None,
+        )),
+    }
 }
 
 fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), Refusal> {
