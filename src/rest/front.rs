@@ -31,8 +31,8 @@ pub struct RestFront {
     /// The Host and Origin rules every agent endpoint shares.
     pub hosts: Arc<Hosts>,
     pub body_limit: usize,
-    /// `ucp.version` of a refusal's envelope: the version an agent that negotiated nothing
-    /// is answered in (a refusal may come before any negotiation).
+    /// `ucp.version` of a refusal's envelope when the call was refused before negotiation
+    /// picked a release (otherwise the envelope names the agreed one).
     pub version: &'static str,
 }
 
@@ -80,12 +80,30 @@ pub fn routes(front: RestFront, base: &str) -> Router {
     ))
 }
 
+/// A refusal and the release its envelope names: the one the pipeline agreed on, when the
+/// call got that far; `None` for the front's own refusals and those before negotiation.
+struct Declined {
+    refusal: Refusal,
+    version: Option<&'static str>,
+}
+
+impl From<Refusal> for Declined {
+    fn from(refusal: Refusal) -> Self {
+        Self {
+            refusal,
+            version: None,
+        }
+    }
+}
+
 impl RestFront {
     async fn handle(&self, operation: Operation, id: Option<String>, request: Request) -> Response {
         let request_id = headers::request_id(request.headers());
         let mut response = match self.answer(operation, id, request).await {
             Ok(response) => response,
-            Err(refusal) => refusal.response(self.version),
+            Err(declined) => declined
+                .refusal
+                .response(declined.version.unwrap_or(self.version)),
         };
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("request-id", value);
@@ -98,17 +116,16 @@ impl RestFront {
         operation: Operation,
         id: Option<String>,
         request: Request,
-    ) -> Result<Response, Refusal> {
+    ) -> Result<Response, Declined> {
         if operation.path().contains("{id}") && id.is_none() {
-            return Err(Refusal::bad_request(
-                "the cart id in the path is not valid UTF-8",
-                None,
-            ));
+            return Err(
+                Refusal::bad_request("the cart id in the path is not valid UTF-8", None).into(),
+            );
         }
         let (parts, body) = request.into_parts();
         front_door(&self.hosts, &parts)?;
         if !headers::accepts_json(&parts.headers) {
-            return Err(Refusal::not_acceptable());
+            return Err(Refusal::not_acceptable().into());
         }
         required_headers(operation, &parts.headers)?;
         let received = body::read(&parts.headers, body, self.body_limit).await?;
@@ -137,9 +154,12 @@ impl RestFront {
                 .get::<ConnectInfo<SocketAddr>>()
                 .map(|info| info.0.ip()),
         };
-        match self.pipeline.call(call).await {
+        match self.pipeline.call_released(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),
-            Err(error) => Err(Refusal::from_protocol(operation, &error)),
+            Err(refused) => Err(Declined {
+                refusal: Refusal::from_protocol(operation, &refused.error),
+                version: refused.version,
+            }),
         }
     }
 
