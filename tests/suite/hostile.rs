@@ -44,7 +44,7 @@ async fn start(extra: &str) -> Served {
     });
     Served {
         addr,
-        mcp_url: bridge.mcp_url,
+        mcp_url: bridge.mcp_url.unwrap_or_default(),
         stop,
     }
 }

@@ -663,6 +663,9 @@ async fn transports_can_be_turned_off() {
     assert_eq!(reply.status(), StatusCode::NOT_FOUND);
 
     let rest_only = TestBridge::start("[server]\ntransports = [\"rest\"]\n").await;
+    // No MCP endpoint is mounted, so none is named (`Bridge::mcp_url`, each endpoint's).
+    assert!(rest_only.mcp_url.is_empty());
+    assert!(rest_only.endpoints[0].mcp_url.is_none());
     let profile: Value = rest_only
         .get("/.well-known/bcp")
         .await

@@ -84,7 +84,7 @@ impl TestBridge {
         ));
         Self {
             base_url: bridge.base_url,
-            mcp_url: bridge.mcp_url,
+            mcp_url: bridge.mcp_url.unwrap_or_default(),
             addr,
             client: reqwest::Client::new(),
             endpoints,
