@@ -9,7 +9,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, Request};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, on};
-use http::header::CONTENT_TYPE;
+use http::header::{ALLOW, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode, request::Parts};
 use serde_json::Value;
 
@@ -40,7 +40,7 @@ pub struct RestFront {
 /// behind the bearer check.
 pub fn routes(front: RestFront, base: &str) -> Router {
     let mut router = Router::new();
-    let mut paths: Vec<(&'static str, MethodRouter)> = Vec::new();
+    let mut paths: Vec<(&'static str, MethodRouter, Vec<http::Method>)> = Vec::new();
     for operation in Operation::ALL {
         if front
             .pipeline
@@ -62,12 +62,30 @@ pub fn routes(front: RestFront, base: &str) -> Router {
         };
         let filter = axum::routing::MethodFilter::try_from(operation.method())
             .unwrap_or(axum::routing::MethodFilter::POST);
-        match paths.iter_mut().find(|(path, _)| *path == operation.path()) {
-            Some((_, existing)) => *existing = existing.clone().on(filter, handler),
-            None => paths.push((operation.path(), on(filter, handler))),
+        match paths
+            .iter_mut()
+            .find(|(path, ..)| *path == operation.path())
+        {
+            Some((_, existing, allowed)) => {
+                *existing = existing.clone().on(filter, handler);
+                allowed.push(operation.method());
+            }
+            None => paths.push((
+                operation.path(),
+                on(filter, handler),
+                vec![operation.method()],
+            )),
         }
     }
-    for (path, methods) in paths {
+    for (path, methods, allowed) in paths {
+        let allow = allow_header(&allowed);
+        let version = front.version;
+        // axum's own 405 is an empty text answer; an agent reads the REST error envelope.
+        let methods = methods.fallback(move || async move {
+            let mut response = Refusal::method_not_allowed().response(version);
+            response.headers_mut().insert(ALLOW, allow);
+            response
+        });
         router = router.route(&format!("{base}{path}"), methods);
     }
     let tokens = TokenCheck {
@@ -226,6 +244,15 @@ fn required_headers(operation: Operation, sent: &http::HeaderMap) -> Result<(), 
             None,
         )),
     }
+}
+
+/// The `Allow` value of a resource: its methods, and HEAD beside GET (axum answers it).
+fn allow_header(methods: &[http::Method]) -> HeaderValue {
+    let mut names: Vec<&str> = methods.iter().map(http::Method::as_str).collect();
+    if methods.contains(&http::Method::GET) {
+        names.push("HEAD");
+    }
+    HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("POST"))
 }
 
 fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), Refusal> {

@@ -803,3 +803,23 @@ async fn foreign_host_and_origin_are_forbidden_as_on_mcp() {
     .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
 }
+
+#[tokio::test]
+async fn a_wrong_method_is_405_with_the_envelope_and_allow() {
+    let bridge = TestBridge::sample().await;
+    for (method, path, allow) in [
+        (Method::GET, "/catalog/search", "POST"),
+        (Method::DELETE, "/carts/c1", "GET, PUT, HEAD"),
+        (Method::GET, "/carts", "POST"),
+    ] {
+        let reply = send(&bridge, method.clone(), path, None, &[]).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(reply.headers["content-type"], "application/json");
+        assert_eq!(reply.headers["allow"], allow, "{method} {path}");
+        assert_eq!(reply.error_message()["code"], "method_not_allowed");
+    }
+}
