@@ -8,7 +8,8 @@ use std::process::ExitCode;
 
 use bcp_bridge::logging;
 use bcp_bridge::protocol::Protocol;
-use bcp_bridge::startup::{BridgeConfig, Built, Overrides, StartError, Startup};
+use bcp_bridge::startup::server_config::Transport;
+use bcp_bridge::startup::{Bridge, BridgeConfig, Built, Overrides, StartError, Startup};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -115,7 +116,11 @@ fn announce(built: &Built, demo: bool) {
         listen = %bound,
         platform = store.platform,
         store = %store.name,
-        endpoint = %bridge.mcp_url,
+        endpoint = %bridge
+            .mcp_url
+            .as_deref()
+            .or(bridge.endpoints.first().and_then(|e| e.rest_url.as_deref()))
+            .unwrap_or("-"),
         "bcp-bridge ready"
     );
     let agents = &config.access.allowed_profiles;
@@ -143,7 +148,9 @@ fn announce(built: &Built, demo: bool) {
         } else {
             format!(" ({})", endpoint.service)
         };
-        out(&format!("MCP endpoint{tag}: {}", endpoint.mcp_url));
+        if let Some(mcp_url) = &endpoint.mcp_url {
+            out(&format!("MCP endpoint{tag}: {mcp_url}"));
+        }
         if let Some(rest_url) = &endpoint.rest_url {
             out(&format!("REST base{tag}:    {rest_url}"));
         }
@@ -154,11 +161,25 @@ fn announce(built: &Built, demo: bool) {
     }
     if demo {
         out("Try it:");
-        out(&format!(
-            "  curl -s {} -H 'Content-Type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"search_catalog\",\"arguments\":{{\"meta\":{{\"ucp-agent\":{{\"profile\":\"https://agent.example/profile.json\"}}}},\"catalog\":{{\"query\":\"blue running shoes\"}}}}}}}}'",
-            bridge.mcp_url
-        ));
+        out(&try_it(bridge));
     }
+}
+
+/// The demo's example request, on a transport that is mounted.
+fn try_it(bridge: &Bridge) -> String {
+    if let Some(mcp_url) = &bridge.mcp_url {
+        return format!(
+            "  curl -s {mcp_url} -H 'Content-Type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"search_catalog\",\"arguments\":{{\"meta\":{{\"ucp-agent\":{{\"profile\":\"https://agent.example/profile.json\"}}}},\"catalog\":{{\"query\":\"blue running shoes\"}}}}}}}}'"
+        );
+    }
+    let rest_url = bridge
+        .endpoints
+        .first()
+        .and_then(|endpoint| endpoint.rest_url.as_deref())
+        .unwrap_or_default();
+    format!(
+        "  curl -s {rest_url}/catalog/search -H 'Content-Type: application/json' -H 'Request-Id: try-1' -H 'UCP-Agent: profile=\"https://agent.example/profile.json\"' -d '{{\"query\":\"blue running shoes\"}}'"
+    )
 }
 
 /// Measured against glibc malloc and jemalloc under load (BENCHMARKS.md, "allocator").
@@ -173,16 +194,19 @@ fn main() -> ExitCode {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
                 let server = &parsed.server;
-                // The primary endpoint: the UCP one when only UCP is served.
-                let mcp_path = server
-                    .protocol
-                    .namespaces()
-                    .first()
-                    .map_or(server.mcp_path.as_str(), |namespace| {
-                        server.mcp_path_for(namespace)
-                    });
+                // The primary endpoint: the UCP one when only UCP is served; the REST base
+                // when no MCP endpoint is mounted.
+                let namespaces = server.protocol.namespaces();
+                let primary = namespaces.first();
+                let (label, path) = match primary {
+                    Some(namespace) if !server.serves(Transport::Mcp) => {
+                        ("REST base", server.rest_path_for(namespace))
+                    }
+                    Some(namespace) => ("MCP endpoint", server.mcp_path_for(namespace)),
+                    None => ("MCP endpoint", server.mcp_path.as_str()),
+                };
                 out(&format!(
-                    "{}: OK (platform {}, MCP endpoint {}{mcp_path})",
+                    "{}: OK (platform {}, {label} {}{path})",
                     config.display(),
                     parsed.platform_name(),
                     server.base_url(server.listen),

@@ -18,6 +18,7 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::access::hosts::Hosts;
+use crate::inbound::body_read::{BodyTimedOut, caused_by};
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Verdict};
@@ -44,12 +45,6 @@ pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) ->
         .into_response()
 }
 
-/// The request body did not arrive within `server.body_read_timeout_ms` (the accept loop
-/// fails the body with it).
-#[derive(Debug, thiserror::Error)]
-#[error("request body not received within the body read timeout")]
-pub struct BodyTimedOut;
-
 /// Answers of the front are JSON-RPC errors with the client's id as written.
 fn refusal(status: StatusCode, id: &str, code: i32, message: &str) -> Response {
     let message = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_owned());
@@ -61,17 +56,6 @@ fn refusal(status: StatusCode, id: &str, code: i32, message: &str) -> Response {
         body,
     )
         .into_response()
-}
-
-fn caused_by<E: std::error::Error + 'static>(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(current) = cause {
-        if current.is::<E>() {
-            return true;
-        }
-        cause = current.source();
-    }
-    false
 }
 
 /// A policy refusal of the front (signatures), with the registry's `data`.

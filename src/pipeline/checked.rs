@@ -1,6 +1,8 @@
 //! The checked call: tool, access, negotiation, validation and idempotency, in that order,
 //! around the brain step.
 
+use std::sync::OnceLock;
+
 use serde_json::Value;
 
 use super::Steps;
@@ -10,12 +12,15 @@ use crate::idempotency::Scope;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;
 
-/// Tool, access, negotiation, validation, idempotency and brain, in that order.
+/// Tool, access, negotiation, validation, idempotency and brain, in that order. Once
+/// negotiation has picked the release, its version is written to `agreed`, so a refusal
+/// after that point can be written in the release the agent agreed on.
 pub async fn checked(
     steps: &Steps,
     name: &str,
     meta: &CallMeta,
     arguments: Value,
+    agreed: &OnceLock<&'static str>,
 ) -> Result<Answer, ProtocolError> {
     let spec = steps
         .tools
@@ -27,6 +32,7 @@ pub async fn checked(
     let release = brain
         .namespace()
         .release(agreement.as_ref().map(|agreed| agreed.version));
+    let _ = agreed.set(release.version);
     spec.validate(&arguments)?;
     let capability = spec.name.capability();
     if agreement

@@ -21,6 +21,10 @@
 //! - `Err(ProtocolError)`: a typed refusal; `http_status()` and `code()` (JSON-RPC) are its
 //!   wire numbers, `to_error_data()` its JSON-RPC error object, `reason()` what may be shown.
 //!
+//! A front whose refusals name a release (REST's error envelope, `ucp.version`) calls
+//! [`Pipeline::call_released`] instead: the refusal comes with the release negotiation
+//! picked, when the call got that far.
+//!
 //! A REST front maps `POST /catalog/search` to `tool: "search_catalog"` (and so on), puts the
 //! body in `arguments`, the `UCP-Agent` profile and `Idempotency-Key` header into `meta`
 //! (`{"ucp-agent": {"profile": …}, "idempotency-key": …}`), and fills `covered` from its
@@ -37,7 +41,7 @@ pub mod schemas;
 pub mod tool_table;
 
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -97,6 +101,14 @@ fn add_message(answer: Answer, message: Message) -> Result<Answer, ProtocolError
         .map_err(|_| ProtocolError::Internal)
 }
 
+/// A refusal and the release the refused call was agreed at: `None` when it was refused
+/// before negotiation picked one (signatures, budget, unknown tool, access, negotiation).
+#[derive(Debug)]
+pub struct Refused {
+    pub error: ProtocolError,
+    pub version: Option<&'static str>,
+}
+
 /// The metrics label of a call's outcome.
 fn label(outcome: &Result<Answer, ProtocolError>) -> Label {
     match outcome {
@@ -135,11 +147,26 @@ impl Pipeline {
 
     /// One tool call through every step.
     pub async fn call(&self, call: Call<'_>) -> Result<Answer, ProtocolError> {
-        if let Some(covered) = &call.covered {
-            self.admit(covered).await?;
-        }
-        self.answer(call.tool, call.arguments, call.meta, call.peer)
+        self.call_released(call)
             .await
+            .map_err(|refused| refused.error)
+    }
+
+    /// [`Pipeline::call`], a refusal carrying the release the call was agreed at.
+    pub async fn call_released(&self, call: Call<'_>) -> Result<Answer, Refused> {
+        if let Some(covered) = &call.covered {
+            self.admit(covered).await.map_err(|error| Refused {
+                error,
+                version: None,
+            })?;
+        }
+        let agreed = OnceLock::new();
+        self.answer(call.tool, call.arguments, call.meta, call.peer, &agreed)
+            .await
+            .map_err(|error| Refused {
+                error,
+                version: agreed.get().copied(),
+            })
     }
 
     /// From the raw arguments to the encoded answer: meta completion, the inbound budget and
@@ -150,6 +177,7 @@ impl Pipeline {
         mut arguments: Map<String, Value>,
         protocol_meta: Option<&Map<String, Value>>,
         peer: Option<IpAddr>,
+        agreed: &OnceLock<&'static str>,
     ) -> Result<Answer, ProtocolError> {
         let steps = &self.steps;
         let started = Instant::now();
@@ -170,7 +198,7 @@ impl Pipeline {
                 .as_deref()
                 .unwrap_or("-")
         );
-        let checked = checked::checked(steps, tool, &meta, arguments);
+        let checked = checked::checked(steps, tool, &meta, arguments, agreed);
         let limited = steps
             .limits
             .run(tool, meta.profile.as_deref(), peer, checked);

@@ -11,24 +11,11 @@ use http::header::CONTENT_ENCODING;
 use http_body_util::LengthLimitError;
 
 use super::refusal::Refusal;
-// The accept loop fails a late body with this type, defined beside the MCP front; it
-// belongs in a module both fronts sit above (src/mcp is not this change's to edit).
-use crate::mcp::http::BodyTimedOut;
+use crate::inbound::body_read::{BodyTimedOut, caused_by};
 
 pub struct Received {
     pub raw: Bytes,
     pub decoded: Bytes,
-}
-
-fn caused_by<E: std::error::Error + 'static>(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(current) = cause {
-        if current.is::<E>() {
-            return true;
-        }
-        cause = current.source();
-    }
-    false
 }
 
 pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Received, Refusal> {

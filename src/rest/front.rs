@@ -9,7 +9,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{ConnectInfo, Path, Request};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, on};
-use http::header::CONTENT_TYPE;
+use http::header::{ALLOW, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode, request::Parts};
 use serde_json::Value;
 
@@ -31,8 +31,8 @@ pub struct RestFront {
     /// The Host and Origin rules every agent endpoint shares.
     pub hosts: Arc<Hosts>,
     pub body_limit: usize,
-    /// `ucp.version` of a refusal's envelope: the version an agent that negotiated nothing
-    /// is answered in (a refusal may come before any negotiation).
+    /// `ucp.version` of a refusal's envelope when the call was refused before negotiation
+    /// picked a release (otherwise the envelope names the agreed one).
     pub version: &'static str,
 }
 
@@ -40,7 +40,7 @@ pub struct RestFront {
 /// behind the bearer check.
 pub fn routes(front: RestFront, base: &str) -> Router {
     let mut router = Router::new();
-    let mut paths: Vec<(&'static str, MethodRouter)> = Vec::new();
+    let mut paths: Vec<(&'static str, MethodRouter, Vec<http::Method>)> = Vec::new();
     for operation in Operation::ALL {
         if front
             .pipeline
@@ -62,12 +62,30 @@ pub fn routes(front: RestFront, base: &str) -> Router {
         };
         let filter = axum::routing::MethodFilter::try_from(operation.method())
             .unwrap_or(axum::routing::MethodFilter::POST);
-        match paths.iter_mut().find(|(path, _)| *path == operation.path()) {
-            Some((_, existing)) => *existing = existing.clone().on(filter, handler),
-            None => paths.push((operation.path(), on(filter, handler))),
+        match paths
+            .iter_mut()
+            .find(|(path, ..)| *path == operation.path())
+        {
+            Some((_, existing, allowed)) => {
+                *existing = existing.clone().on(filter, handler);
+                allowed.push(operation.method());
+            }
+            None => paths.push((
+                operation.path(),
+                on(filter, handler),
+                vec![operation.method()],
+            )),
         }
     }
-    for (path, methods) in paths {
+    for (path, methods, allowed) in paths {
+        let allow = allow_header(&allowed);
+        let version = front.version;
+        // axum's own 405 is an empty text answer; an agent reads the REST error envelope.
+        let methods = methods.fallback(move || async move {
+            let mut response = Refusal::method_not_allowed().response(version);
+            response.headers_mut().insert(ALLOW, allow);
+            response
+        });
         router = router.route(&format!("{base}{path}"), methods);
     }
     let tokens = TokenCheck {
@@ -80,12 +98,30 @@ pub fn routes(front: RestFront, base: &str) -> Router {
     ))
 }
 
+/// A refusal and the release its envelope names: the one the pipeline agreed on, when the
+/// call got that far; `None` for the front's own refusals and those before negotiation.
+struct Declined {
+    refusal: Refusal,
+    version: Option<&'static str>,
+}
+
+impl From<Refusal> for Declined {
+    fn from(refusal: Refusal) -> Self {
+        Self {
+            refusal,
+            version: None,
+        }
+    }
+}
+
 impl RestFront {
     async fn handle(&self, operation: Operation, id: Option<String>, request: Request) -> Response {
         let request_id = headers::request_id(request.headers());
         let mut response = match self.answer(operation, id, request).await {
             Ok(response) => response,
-            Err(refusal) => refusal.response(self.version),
+            Err(declined) => declined
+                .refusal
+                .response(declined.version.unwrap_or(self.version)),
         };
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("request-id", value);
@@ -98,7 +134,7 @@ impl RestFront {
         operation: Operation,
         id: Option<String>,
         request: Request,
-    ) -> Result<Response, Refusal> {
+    ) -> Result<Response, Declined> {
         if operation.path().contains("{id}") && id.is_none() {
             return Err(Refusal::bad_request(
                 format!(
@@ -106,13 +142,15 @@ impl RestFront {
                     operation.resource()
                 ),
                 None,
-            ));
+            )
+            .into());
         }
         let (parts, body) = request.into_parts();
         front_door(&self.hosts, &parts)?;
         if !headers::accepts_json(&parts.headers) {
-            return Err(Refusal::not_acceptable());
+            return Err(Refusal::not_acceptable().into());
         }
+        required_headers(operation, &parts.headers)?;
         let received = body::read(&parts.headers, body, self.body_limit).await?;
         let document = self.document(operation, &parts, &received.decoded)?;
         let profile =
@@ -142,9 +180,12 @@ impl RestFront {
                 .get::<ConnectInfo<SocketAddr>>()
                 .map(|info| info.0.ip()),
         };
-        match self.pipeline.call(call).await {
+        match self.pipeline.call_released(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),
-            Err(error) => Err(Refusal::from_protocol(operation, &error)),
+            Err(refused) => Err(Declined {
+                refusal: Refusal::from_protocol(operation, &refused.error),
+                version: refused.version,
+            }),
         }
     }
 
@@ -195,6 +236,31 @@ fn answered(operation: Operation, answer: &Answer) -> Response {
         Body::from(answer.json().to_owned()),
     )
         .into_response()
+}
+
+/// The headers the OpenAPI requires on `operation`, named when one is missing. A missing
+/// `UCP-Agent` is NEG-005's `invalid_profile_url`; `[agents] default_profile` stays an MCP
+/// accommodation (a REST client always controls its headers, and the OpenAPI requires it).
+fn required_headers(operation: Operation, sent: &http::HeaderMap) -> Result<(), Refusal> {
+    match headers::first_missing(sent, operation.required_headers()) {
+        None => Ok(()),
+        Some("UCP-Agent") => Err(Refusal::bad_agent(
+            "the UCP-Agent header is required: UCP-Agent: profile=\"https://agent.example/.well-known/ucp\"",
+        )),
+        Some(name) => Err(Refusal::bad_request(
+            format!("the {name} header is required on this operation"),
+            None,
+        )),
+    }
+}
+
+/// The `Allow` value of a resource: its methods, and HEAD beside GET (axum answers it).
+fn allow_header(methods: &[http::Method]) -> HeaderValue {
+    let mut names: Vec<&str> = methods.iter().map(http::Method::as_str).collect();
+    if methods.contains(&http::Method::GET) {
+        names.push("HEAD");
+    }
+    HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("POST"))
 }
 
 fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), Refusal> {

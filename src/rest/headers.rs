@@ -50,6 +50,23 @@ fn text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     (!value.is_empty() && value.len() <= MAX_HEADER_ECHO).then_some(value)
 }
 
+/// The first of `required` (lower-case name, shown name) the request lacks or sends empty;
+/// its shown name.
+pub fn first_missing(
+    headers: &HeaderMap,
+    required: &[(&'static str, &'static str)],
+) -> Option<&'static str> {
+    required
+        .iter()
+        .find(|(name, _)| {
+            headers
+                .get_all(*name)
+                .iter()
+                .all(|value| value.as_bytes().iter().all(u8::is_ascii_whitespace))
+        })
+        .map(|(_, shown)| *shown)
+}
+
 /// The transport metadata the pipeline completes `meta` from (`Call::meta`).
 pub fn meta(profile: Option<String>, headers: &HeaderMap) -> Map<String, Value> {
     let mut meta = Map::new();
@@ -208,6 +225,22 @@ mod tests {
         assert_eq!(
             Value::Object(meta),
             json!({"ucp-agent": {"profile": "https://a.example/p"}, "idempotency-key": "k-1"})
+        );
+    }
+
+    #[test]
+    fn a_missing_or_blank_required_header_is_named() {
+        let required = [
+            ("request-id", "Request-Id"),
+            ("idempotency-key", "Idempotency-Key"),
+        ];
+        let full = headers(&[("request-id", "r"), ("idempotency-key", "k")]);
+        assert_eq!(first_missing(&full, &required), None);
+        let blank = headers(&[("request-id", "r"), ("idempotency-key", " ")]);
+        assert_eq!(first_missing(&blank, &required), Some("Idempotency-Key"));
+        assert_eq!(
+            first_missing(&HeaderMap::new(), &required),
+            Some("Request-Id")
         );
     }
 

@@ -108,6 +108,23 @@ impl Operation {
         }
     }
 
+    /// The request headers both releases' OpenAPI mark `required: true` on this operation,
+    /// as (lower-case name, name as the OpenAPI spells it): `UCP-Agent` and `Request-Id` on
+    /// every operation, `Idempotency-Key` on every mutation (cart and checkout).
+    pub fn required_headers(self) -> &'static [(&'static str, &'static str)] {
+        const EVERY: [(&str, &str); 2] = [("ucp-agent", "UCP-Agent"), ("request-id", "Request-Id")];
+        const MUTATION: [(&str, &str); 3] = [
+            ("ucp-agent", "UCP-Agent"),
+            ("request-id", "Request-Id"),
+            ("idempotency-key", "Idempotency-Key"),
+        ];
+        if self.tool().mutates() {
+            &MUTATION
+        } else {
+            &EVERY
+        }
+    }
+
     /// The create resources answer a created cart or checkout with 201 (OpenAPI
     /// `create_cart`, `create_checkout`).
     pub fn creates(self) -> bool {
@@ -214,6 +231,23 @@ mod tests {
             Some("c1".into()),
         );
         assert_eq!(other, Err("$.id"));
+    }
+
+    #[test]
+    fn idempotency_key_is_required_on_cart_mutations_only() {
+        for operation in Operation::ALL {
+            let names: Vec<&str> = operation
+                .required_headers()
+                .iter()
+                .map(|(name, _)| *name)
+                .collect();
+            assert!(names.contains(&"ucp-agent") && names.contains(&"request-id"));
+            assert_eq!(
+                names.contains(&"idempotency-key"),
+                operation.tool().mutates(),
+                "{operation:?}"
+            );
+        }
     }
 
     #[test]

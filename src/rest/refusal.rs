@@ -103,6 +103,15 @@ impl Refusal {
         Self::new(StatusCode::FORBIDDEN, "forbidden", foreign.to_string())
     }
 
+    /// A method the resource does not serve; the caller adds `Allow`.
+    pub fn method_not_allowed() -> Self {
+        Self::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "this resource does not serve this method (see the Allow header)",
+        )
+    }
+
     pub fn not_acceptable() -> Self {
         Self::new(
             StatusCode::NOT_ACCEPTABLE,

@@ -26,7 +26,7 @@ use tokio_rustls::TlsAcceptor;
 use tower_service::Service;
 
 use super::server_config::ServerConfig;
-use crate::mcp::http::BodyTimedOut;
+use crate::inbound::body_read::BodyTimedOut;
 
 /// What the accept loop needs from `[server]`.
 #[derive(Debug, Clone, Copy)]

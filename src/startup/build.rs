@@ -45,7 +45,8 @@ use crate::webhooks::invalidations::Invalidations;
 pub struct Bridge {
     pub router: Router,
     pub base_url: String,
-    pub mcp_url: String,
+    /// The primary namespace's MCP endpoint; `None` when `server.transports` mounts no MCP.
+    pub mcp_url: Option<String>,
     pub platform: SharedPlatform,
     /// One per namespace served (`server.protocol`), the primary one first.
     pub endpoints: Vec<Endpoint>,
@@ -56,7 +57,8 @@ pub struct Bridge {
 pub struct Endpoint {
     pub service: &'static str,
     pub version: &'static str,
-    pub mcp_url: String,
+    /// `None` when `server.transports` mounts no MCP endpoint.
+    pub mcp_url: Option<String>,
     /// The REST binding's base URL, when `server.transports` serves REST.
     pub rest_url: Option<String>,
     pub profile_url: String,
@@ -98,7 +100,10 @@ pub fn build(
         endpoints.push(Endpoint {
             service: door.service,
             version: door.version,
-            mcp_url: door.mcp_url.clone(),
+            mcp_url: config
+                .server
+                .serves(Transport::Mcp)
+                .then(|| door.mcp_url.clone()),
             rest_url: config.server.serves(Transport::Rest).then(|| {
                 format!(
                     "{}{}",
@@ -115,8 +120,7 @@ pub fn build(
         .fallback(routes::not_found);
     let mcp_url = endpoints
         .first()
-        .map(|endpoint| endpoint.mcp_url.clone())
-        .unwrap_or_default();
+        .and_then(|endpoint| endpoint.mcp_url.clone());
     Ok(Bridge {
         router,
         mcp_url,

@@ -137,3 +137,39 @@ fn every_subcommand_has_help() {
         assert!(String::from_utf8_lossy(&output.stdout).contains("Usage"));
     }
 }
+
+#[tokio::test]
+async fn a_rest_only_bridge_names_no_mcp_endpoint() {
+    // With `transports = ["rest"]` no MCP endpoint is mounted: the banner names the REST
+    // base and `check` does too, and no line points at an MCP path.
+    let sample =
+        std::fs::read_to_string(format!("{}/config/sample.toml", env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+    let config = std::env::temp_dir().join(format!("bcp-rest-only-{}.toml", uuid::Uuid::new_v4()));
+    std::fs::write(
+        &config,
+        sample.replacen("[server]\n", "[server]\ntransports = [\"rest\"]\n", 1),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let mut server = Running::start(&["serve", "--config", config, "--listen", "127.0.0.1:0"]);
+    let rest = server.wait_for(|line| line.starts_with("REST base"));
+    server.wait_for(|line| line.starts_with("Discovery"));
+    assert!(rest.trim_end().ends_with("/bcp"), "{rest}");
+    assert!(
+        !server
+            .banner
+            .iter()
+            .any(|line| line.contains("MCP endpoint")),
+        "{:?}",
+        server.banner
+    );
+    let checked = Command::new(BIN)
+        .args(["check", "--config", config])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&checked.stdout);
+    assert!(text.contains("REST base http://"), "{text}");
+    assert!(!text.contains("/mcp"), "{text}");
+    let _ = std::fs::remove_file(config);
+}

@@ -318,7 +318,7 @@ async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
             .endpoints
             .iter()
             .find(|endpoint| endpoint.service == service)
-            .map(|endpoint| endpoint.mcp_url.clone())
+            .and_then(|endpoint| endpoint.mcp_url.clone())
             .unwrap_or_else(|| panic!("no {service} endpoint")),
         bridge: &bridge,
         agents,

@@ -30,6 +30,7 @@ fn assert_could_shop(report: &doctor::Report) {
         "store answers",
         "catalog",
         "sample product",
+        "REST",
         "cart",
     ] {
         assert!(passed(report, name), "{name}: {text}");
@@ -49,6 +50,29 @@ async fn the_sample_store_passes_with_a_cart_round_trip() {
         "{}",
         report.render()
     );
+}
+
+#[tokio::test]
+async fn the_rest_binding_is_asked_as_an_agent_asks_it() {
+    // Over HTTP, with the headers the OpenAPI requires; the doors an agent passes with its
+    // own token, key or profile (access, signatures, negotiation) do not stop the doctor.
+    let guarded = report(
+        "[access]\nbearer_token_sha256 = [\"0000000000000000000000000000000000000000000000000000000000000000\"]\n[negotiation]\nenabled = true\n[server]\nprotocol = \"ucp\"\n",
+        false,
+    )
+    .await;
+    let text = guarded.render();
+    assert!(passed(&guarded, "REST"), "{text}");
+    assert!(
+        text.contains("/catalog/product answers the sample product"),
+        "{text}"
+    );
+    // Not served: said, and no failure.
+    let off = report("[server]\ntransports = [\"mcp\"]\n", false).await;
+    let text = off.render();
+    assert!(passed(&off, "REST"), "{text}");
+    assert!(text.contains("not served"), "{text}");
+    assert!(off.agent_could_shop(), "{text}");
 }
 
 #[tokio::test]

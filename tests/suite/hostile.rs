@@ -44,7 +44,7 @@ async fn start(extra: &str) -> Served {
     });
     Served {
         addr,
-        mcp_url: bridge.mcp_url,
+        mcp_url: bridge.mcp_url.unwrap_or_default(),
         stop,
     }
 }
@@ -161,6 +161,23 @@ async fn a_slow_body_gets_408_and_the_connection_closes() {
     assert!(started.elapsed() < Duration::from_secs(2));
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("-32600"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_slow_rest_body_gets_the_rest_408() {
+    // The accept loop's BodyTimedOut (src/inbound/body_read.rs) is read by the REST front too.
+    let served = start("[server]\nbody_read_timeout_ms = 300\n").await;
+    let mut stream = TcpStream::connect(served.addr).await.unwrap();
+    let head = format!(
+        "POST /bcp/catalog/search HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\nrequest-id: r-1\r\nucp-agent: profile=\"https://agent.example/p\"\r\ncontent-length: 100\r\n\r\n{{\"query\"",
+        served.addr
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let answer = read_to_close(&mut stream, Duration::from_secs(3))
+        .await
+        .expect("closed after the body timeout");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"request_timeout\""), "{answer}");
 }
 
 #[tokio::test]

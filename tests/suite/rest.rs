@@ -53,6 +53,13 @@ async fn send(
         .client
         .request(method, format!("{}{path}", rest_url(bridge)))
         .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""));
+    // Request-Id is required on every operation; a test that names its own sends only that.
+    if !extra
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("request-id"))
+    {
+        request = request.header("request-id", uuid::Uuid::new_v4().to_string());
+    }
     if let Some(body) = body {
         request = request
             .header("content-type", "application/json")
@@ -189,7 +196,7 @@ async fn the_cart_lifecycle_over_rest() {
         Method::PUT,
         &format!("/carts/{id}"),
         Some(&update),
-        &[],
+        &[("idempotency-key", &uuid::Uuid::new_v4().to_string())],
     )
     .await;
     assert_eq!(updated.status, StatusCode::OK, "{}", updated.text);
@@ -198,7 +205,7 @@ async fn the_cart_lifecycle_over_rest() {
         Method::PUT,
         &format!("/carts/{id}"),
         Some(&json!({"id": "cart_other", "line_items": [line("item_456", 1)]})),
-        &[],
+        &[("idempotency-key", &uuid::Uuid::new_v4().to_string())],
     )
     .await;
     assert_eq!(elsewhere.status, StatusCode::BAD_REQUEST);
@@ -283,8 +290,93 @@ async fn request_id_is_echoed() {
     .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST);
     assert_eq!(refused.headers["request-id"], id);
-    let bare = post(&bridge, "/catalog/search", json!({"query": "x"})).await;
-    assert!(bare.headers.contains_key("request-id"));
+}
+
+/// A REST request with exactly `headers` (no defaults), JSON body when given.
+async fn bare(bridge: &TestBridge, method: Method, path: &str, headers: &[(&str, &str)]) -> Reply {
+    let mut request = bridge
+        .client
+        .request(method.clone(), format!("{}{path}", rest_url(bridge)));
+    if method != Method::GET {
+        request = request
+            .header("content-type", "application/json")
+            .body("{}");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = request.send().await.unwrap();
+    Reply {
+        status: response.status(),
+        headers: response.headers().clone(),
+        text: response.text().await.unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn headers_the_openapi_requires_are_named_when_missing() {
+    let bridge = TestBridge::sample().await;
+    let agent = format!("profile=\"{AGENT_PROFILE}\"");
+    // Request-Id: required on every operation; the refusal still carries a fresh id to quote.
+    let no_id = bare(
+        &bridge,
+        Method::POST,
+        "/catalog/search",
+        &[("ucp-agent", &agent)],
+    )
+    .await;
+    assert_eq!(no_id.status, StatusCode::BAD_REQUEST, "{}", no_id.text);
+    let message = no_id.error_message();
+    assert_eq!(message["code"], "invalid_request");
+    assert!(
+        message["content"].as_str().unwrap().contains("Request-Id"),
+        "{message}"
+    );
+    assert!(no_id.headers.contains_key("request-id"));
+    // UCP-Agent: required on every operation (NEG-005's invalid_profile_url).
+    let no_agent = bare(&bridge, Method::GET, "/carts/c1", &[("request-id", "r-1")]).await;
+    assert_eq!(
+        no_agent.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        no_agent.text
+    );
+    assert_eq!(no_agent.json()["code"], "invalid_profile_url");
+    assert!(no_agent.text.contains("UCP-Agent"), "{}", no_agent.text);
+    // Idempotency-Key: required on create, update and cancel, and nowhere else.
+    let both = [("ucp-agent", agent.as_str()), ("request-id", "r-1")];
+    for (method, path) in [
+        (Method::POST, "/carts"),
+        (Method::PUT, "/carts/c1"),
+        (Method::POST, "/carts/c1/cancel"),
+    ] {
+        let reply = bare(&bridge, method.clone(), path, &both).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::BAD_REQUEST,
+            "{path}: {}",
+            reply.text
+        );
+        let message = reply.error_message();
+        assert!(
+            message["content"]
+                .as_str()
+                .unwrap()
+                .contains("Idempotency-Key"),
+            "{method} {path}: {message}"
+        );
+    }
+    let read = bare(&bridge, Method::GET, "/carts/c1", &both).await;
+    assert!(!read.text.contains("Idempotency-Key"), "{}", read.text);
+    let search = send(
+        &bridge,
+        Method::POST,
+        "/catalog/search",
+        Some(&json!({"query": "shirt"})),
+        &[],
+    )
+    .await;
+    assert_eq!(search.status, StatusCode::OK, "{}", search.text);
 }
 
 #[tokio::test]
@@ -308,6 +400,7 @@ async fn bad_requests_name_the_body_path() {
             .post(format!("{}/catalog/search", rest_url(&bridge)))
             .header("content-type", "application/json")
             .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""))
+            .header("request-id", "r-1")
             .body(raw)
             .send()
             .await
@@ -338,6 +431,7 @@ async fn media_types_and_body_size() {
         .post(&url)
         .header("content-type", "text/plain")
         .header("ucp-agent", &profile)
+        .header("request-id", "r-1")
         .body("{\"query\": \"shirt\"}")
         .send()
         .await
@@ -384,6 +478,7 @@ async fn the_agent_profile_comes_from_ucp_agent() {
             .client
             .post(&url)
             .header("content-type", "application/json")
+            .header("request-id", "r-1")
             .body(r#"{"query":"shirt"}"#);
         if let Some(header) = header {
             request = request.header("ucp-agent", header);
@@ -393,7 +488,8 @@ async fn the_agent_profile_comes_from_ucp_agent() {
         let body: Value = reply.json().await.unwrap();
         assert_eq!(body["code"], "invalid_profile_url", "{body}");
     }
-    // [agents] default_profile applies as for MCP when the header is absent.
+    // The OpenAPI requires UCP-Agent: [agents] default_profile (an MCP accommodation for
+    // clients that cannot set `_meta`) does not stand in for it over REST.
     let defaulted = TestBridge::start(&format!(
         "[agents]\ndefault_profile = \"{AGENT_PROFILE}\"\n"
     ))
@@ -402,11 +498,18 @@ async fn the_agent_profile_comes_from_ucp_agent() {
         .client
         .post(format!("{}/catalog/search", rest_url(&defaulted)))
         .header("content-type", "application/json")
+        .header("request-id", "r-1")
         .body(r#"{"query":"shirt"}"#)
         .send()
         .await
         .unwrap();
-    assert_eq!(reply.status(), StatusCode::OK);
+    assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+    let body: Value = reply.json().await.unwrap();
+    assert_eq!(body["code"], "invalid_profile_url", "{body}");
+    assert!(
+        body["content"].as_str().unwrap().contains("UCP-Agent"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
@@ -425,6 +528,7 @@ async fn an_unfetchable_profile_is_424() {
         .client
         .post(format!("{}/catalog/search", rest_url(&bridge)))
         .header("content-type", "application/json")
+        .header("request-id", "r-1")
         .header(
             "ucp-agent",
             format!("profile=\"http://127.0.0.1:{closed}/p\""),
@@ -526,6 +630,7 @@ async fn profiles_declare_rest_beside_mcp() {
         .client
         .post(format!("{base}/ucp/catalog/search"))
         .header("content-type", "application/json")
+        .header("request-id", "r-1")
         .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""))
         .body(r#"{"query":"shirt"}"#)
         .send()
@@ -558,6 +663,9 @@ async fn transports_can_be_turned_off() {
     assert_eq!(reply.status(), StatusCode::NOT_FOUND);
 
     let rest_only = TestBridge::start("[server]\ntransports = [\"rest\"]\n").await;
+    // No MCP endpoint is mounted, so none is named (`Bridge::mcp_url`, each endpoint's).
+    assert!(rest_only.mcp_url.is_empty());
+    assert!(rest_only.endpoints[0].mcp_url.is_none());
     let profile: Value = rest_only
         .get("/.well-known/bcp")
         .await
@@ -584,7 +692,11 @@ async fn signed_post(
     body: &[u8],
 ) -> Reply {
     let headers = signing.headers(signed_url, body);
-    let mut request = bridge.client.post(url).body(body.to_vec());
+    let mut request = bridge
+        .client
+        .post(url)
+        .header("request-id", "r-1")
+        .body(body.to_vec());
     for (name, value) in headers {
         request = request.header(name, value);
     }
@@ -690,4 +802,24 @@ async fn foreign_host_and_origin_are_forbidden_as_on_mcp() {
     )
     .await;
     assert_eq!(reply.status, StatusCode::OK, "{}", reply.text);
+}
+
+#[tokio::test]
+async fn a_wrong_method_is_405_with_the_envelope_and_allow() {
+    let bridge = TestBridge::sample().await;
+    for (method, path, allow) in [
+        (Method::GET, "/catalog/search", "POST"),
+        (Method::DELETE, "/carts/c1", "GET, PUT, HEAD"),
+        (Method::GET, "/carts", "POST"),
+    ] {
+        let reply = send(&bridge, method.clone(), path, None, &[]).await;
+        assert_eq!(
+            reply.status,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(reply.headers["content-type"], "application/json");
+        assert_eq!(reply.headers["allow"], allow, "{method} {path}");
+        assert_eq!(reply.error_message()["code"], "method_not_allowed");
+    }
 }

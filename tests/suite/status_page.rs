@@ -56,7 +56,10 @@ async fn both_namespaces_are_listed_when_both_are_served() {
     let bridge = TestBridge::start("[server]\nprotocol = \"both\"\n").await;
     let (_, _, body) = page(&bridge).await;
     for endpoint in &bridge.endpoints {
-        assert!(body.contains(&endpoint.mcp_url), "{body}");
+        assert!(
+            body.contains(endpoint.mcp_url.as_deref().unwrap()),
+            "{body}"
+        );
         assert!(body.contains(&endpoint.profile_url), "{body}");
     }
 }

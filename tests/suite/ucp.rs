@@ -41,7 +41,8 @@ fn through(bridge: &mut TestBridge, service: &str) {
         .find(|endpoint| endpoint.service == service)
         .unwrap_or_else(|| panic!("no {service} endpoint"))
         .mcp_url
-        .clone();
+        .clone()
+        .expect("MCP is served");
 }
 
 #[tokio::test]

@@ -764,3 +764,31 @@ async fn an_agent_speaking_only_2026_08_25_checks_out_in_2026_08_25() {
     assert_eq!(other["ucp"]["status"], "error");
     assert_clean(&agent.violations);
 }
+
+#[tokio::test]
+async fn a_rest_refusal_names_the_release_the_agent_agreed_on() {
+    // ERR-028: the error envelope's `ucp.version` is the negotiated release, not the door's
+    // unnegotiated default, for a refusal after negotiation (here, a bad field).
+    let agents = agents().await;
+    let bridge = bridge().await;
+    let rest = bridge.endpoints[0]
+        .rest_url
+        .clone()
+        .expect("REST is served");
+    for (path, version) in [("only-0825", NEW), ("only-0408", OLD)] {
+        let reply = bridge
+            .client
+            .post(format!("{rest}/catalog/search"))
+            .header("content-type", "application/json")
+            .header("request-id", "r-1")
+            .header("ucp-agent", format!("profile=\"http://{agents}/{path}\""))
+            .body(r#"{"query": "shirt", "pagination": {"limit": 0}}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+        let body: Value = reply.json().await.unwrap();
+        assert_eq!(body["ucp"]["status"], "error", "{body}");
+        assert_eq!(body["ucp"]["version"], version, "{path}: {body}");
+    }
+}

@@ -84,7 +84,7 @@ impl TestBridge {
         ));
         Self {
             base_url: bridge.base_url,
-            mcp_url: bridge.mcp_url,
+            mcp_url: bridge.mcp_url.unwrap_or_default(),
             addr,
             client: reqwest::Client::new(),
             endpoints,
@@ -204,7 +204,8 @@ impl TestBridge {
         let mut request = self
             .client
             .request(method, format!("{base}{path}"))
-            .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""));
+            .header("ucp-agent", format!("profile=\"{AGENT_PROFILE}\""))
+            .header("request-id", uuid::Uuid::new_v4().to_string());
         if let Some(body) = body {
             request = request
                 .header("content-type", "application/json")

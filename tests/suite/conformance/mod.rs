@@ -432,7 +432,14 @@ pub async fn rest_answers_as_mcp_does(bridge: &TestBridge, fixture: &Fixture) {
     assert_eq!(lines(&read_back().await), [(fixture.in_stock.clone(), 2)]);
 
     let update = json!({"id": id, "line_items": [line(&fixture.other_in_stock, 1)]});
-    let (status, updated) = bridge.rest(Method::PUT, &path, Some(&update), &[]).await;
+    let (status, updated) = bridge
+        .rest(
+            Method::PUT,
+            &path,
+            Some(&update),
+            &[("idempotency-key", &uuid::Uuid::new_v4().to_string())],
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{updated}");
     assert_eq!(
         lines(&read_back().await),

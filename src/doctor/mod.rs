@@ -1,6 +1,9 @@
 //! `bcp-bridge doctor`: what agents will see, asked of the real store with the configured
 //! credentials before any agent comes. Each check says what answered, or what failed and
-//! which configuration key to fix.
+//! which configuration key to fix. The REST binding is asked over HTTP as an agent asks it
+//! (`rest`).
+
+mod rest;
 
 use std::fmt::Write as _;
 
@@ -198,6 +201,11 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         }
         Ok(answer) => report.fail("sample product", format!("get_product answered {answer}")),
         Err(error) => report.fail("sample product", error),
+    }
+
+    match rest::sample_product(config, &sample.id).await {
+        Ok(detail) => report.pass("REST", detail),
+        Err(detail) => report.fail("REST", detail),
     }
 
     if with_cart {
