@@ -481,7 +481,7 @@ async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
             "id": id,
             "fulfillment": {"methods": [{"type": "shipping", "destinations": [sao_paulo()]}]}
         })),
-        None,
+        Some(&key()),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{put}");
@@ -494,7 +494,7 @@ async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
         Method::PUT,
         &format!("/checkout-sessions/{id}"),
         Some(json!({"id": "chk_other"})),
-        None,
+        Some(&key()),
     )
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -503,7 +503,7 @@ async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
         Method::PUT,
         &format!("/checkout-sessions/{id}"),
         Some(json!({"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "sedex"}]}]}})),
-        None,
+        Some(&key()),
     )
     .await;
     let selected: Value = serde_json::from_str(&selected).unwrap();
