@@ -96,8 +96,7 @@ inspector() {
     done
 }
 
-# Every MCP check spck-conformance has must pass or be not-applicable (the bridge serves no
-# checkout or order capability); any deviation fails. It grades REST only for a coverage
+# Every MCP check spck-conformance has must pass or be not-applicable; any deviation fails. It grades REST only for a coverage
 # percentage, so its verdict for an MCP-only server is "incomplete" by design: we read the
 # checks, not the verdict.
 # spck grades at the root profile's version and has its MCP tool checks for 2026-04-08 only, so
@@ -107,18 +106,16 @@ SPCK_MCP_REQUIRED_0825="mcp.catalog_search mcp.catalog_lookup"
 # The REST binding (issue 23): every catalog, cart and discovery check spck grades over REST.
 # spck-merchant.json names the sample store's ids so the config-gated ones run too.
 SPCK_REST_REQUIRED_COMMON="discovery.version discovery.rest_endpoint discovery.reverse_domain_names catalog.search_shape catalog.lookup_inputs catalog.empty_search catalog.lookup_by_variant catalog.search_requires_input catalog.lookup_dedup catalog.lookup_unknown_partial catalog.lookup_batch_too_large catalog.endpoints_available catalog.getproduct_both_id_kinds catalog.getproduct_variant_first catalog.getproduct_not_found catalog.getproduct_selected catalog.pagination_default_limit cart.response_shape cart.line_item_shape totals.subtotal_and_total totals.additive_non_negative"
-SPCK_REQUIRED_0408="$SPCK_MCP_REQUIRED_0408 $SPCK_REST_REQUIRED_COMMON cart.update_full_replacement cart.cancel_returns_state cart.idempotency_conflict cart.response_body_valid_json discovery.profile_no_redirect discovery.profile_cache_control"
-SPCK_REQUIRED_0825="$SPCK_MCP_REQUIRED_0825 $SPCK_REST_REQUIRED_COMMON"
+# Checkout (issue 24) on the sample store: every checkout, payment and response check spck
+# grades with the configuration it has.
+SPCK_CHECKOUT_REQUIRED_COMMON="checkout.cancel checkout.create_requires_line_items checkout.create_valid checkout.response_fields checkout.retrieve checkout.update"
+SPCK_REQUIRED_0408="$SPCK_MCP_REQUIRED_0408 $SPCK_REST_REQUIRED_COMMON $SPCK_CHECKOUT_REQUIRED_COMMON cart.update_full_replacement cart.cancel_returns_state cart.idempotency_conflict cart.response_body_valid_json cart.conversion_idempotent cart.conversion_uses_cart_contents discovery.profile_no_redirect discovery.profile_cache_control checkout.deterministic_logic checkout.error_body_valid_json checkout.idempotency_conflict checkout.protocol_error_shape checkout.response_body_valid_json payment.handler_id_validated payment.profile_handlers_registry payment.response_handlers_echo response.capabilities_relevant response.content_type_json response.envelope_every_response signals.attribution_no_effect"
+SPCK_REQUIRED_0825="$SPCK_MCP_REQUIRED_0825 $SPCK_REST_REQUIRED_COMMON $SPCK_CHECKOUT_REQUIRED_COMMON"
 # Deviations spck reports by design, each with why; any other deviation fails the run.
-# - POST /checkout-sessions: these checks run whether or not checkout is declared, and the
-#   bridge serves no checkout capability (404): response.envelope_every_response,
-#   response.content_type_json, response.capabilities_relevant, cart.conversion_uses_cart_contents,
-#   cart.conversion_idempotent, checkout.idempotency_conflict, checkout.deterministic_logic,
-#   checkout.protocol_error_shape, payment.handler_id_validated, signals.attribution_no_effect;
 # - discovery.endpoints_https: CI serves plain http on loopback (https in production);
 # - catalog.pagination_cursor_walk: spck sends the cursor at the top of the search body; both
 #   releases' search_request carry it in `pagination.cursor`, where the bridge reads it.
-SPCK_EXPECTED_DEVIATIONS="response.envelope_every_response response.content_type_json response.capabilities_relevant cart.conversion_uses_cart_contents cart.conversion_idempotent checkout.idempotency_conflict checkout.deterministic_logic checkout.protocol_error_shape payment.handler_id_validated signals.attribution_no_effect discovery.endpoints_https catalog.pagination_cursor_walk"
+SPCK_EXPECTED_DEVIATIONS="discovery.endpoints_https catalog.pagination_cursor_walk"
 spck() {
     local server=$1 required=$2 report="$OUT/spck-report-$3.json"
     local config=$ROOT/.ci/conformance/spck-merchant.json

@@ -147,6 +147,9 @@ pub struct Answer {
     /// A business error's first message code, for the merchant page (protocol vocabulary,
     /// never the buyer's words).
     reason: Option<String>,
+    /// A create call answered with a resource that already existed (a cart converted again,
+    /// CART-002): REST answers it 200, not 201 Created.
+    resumed: bool,
 }
 
 impl Answer {
@@ -173,12 +176,22 @@ impl Answer {
             })?,
             outcome,
             reason: None,
+            resumed: false,
         })
     }
 
     pub fn with_reason(mut self, reason: Option<String>) -> Self {
         self.reason = reason;
         self
+    }
+
+    pub fn resuming(mut self, resumed: bool) -> Self {
+        self.resumed = resumed;
+        self
+    }
+
+    pub fn resumed(&self) -> bool {
+        self.resumed
     }
 
     pub fn reason(&self) -> Option<&str> {
@@ -230,6 +243,7 @@ impl Answer {
             json,
             outcome,
             reason,
+            resumed: false,
         })
     }
 }

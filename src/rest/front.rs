@@ -225,7 +225,8 @@ impl RestFront {
 /// `structuredContent`. A business outcome (not found, out of stock…) is 200 with its
 /// `messages`; only a created cart is 201.
 fn answered(operation: Operation, answer: &Answer) -> Response {
-    let status = if operation.creates() && answer.outcome() == Outcome::Success {
+    let status = if operation.creates() && answer.outcome() == Outcome::Success && !answer.resumed()
+    {
         StatusCode::CREATED
     } else {
         StatusCode::OK

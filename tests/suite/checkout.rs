@@ -714,3 +714,81 @@ async fn woocommerce_serves_checkout_only_when_the_merchant_names_its_gateways()
         "{created}"
     );
 }
+
+#[tokio::test]
+async fn converting_a_cart_uses_its_contents_and_answers_the_open_checkout_again() {
+    let bridge = TestBridge::sample().await;
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta(), "cart": {"line_items": [line(SHOE, 1), line(SANDAL, 2)]}}),
+        )
+        .await;
+    let cart_id = cart["id"].as_str().unwrap();
+    // CART-001: the cart's contents win over line items sent beside its id.
+    let first = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart_id, "line_items": [line(SANDAL, 7)]}}),
+        )
+        .await;
+    assert_eq!(first["status"], "incomplete", "{first}");
+    assert_eq!(first["line_items"].as_array().unwrap().len(), 2, "{first}");
+    // CART-002: converting the same cart again answers the open checkout, not a new one.
+    let again = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart_id}}),
+        )
+        .await;
+    assert_eq!(again["id"], first["id"], "{again}");
+    // Once it is canceled, the cart converts into a new checkout.
+    bridge
+        .call(
+            "cancel_checkout",
+            json!({"meta": meta_with_key(&key()), "id": first["id"]}),
+        )
+        .await;
+    let after = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart_id}}),
+        )
+        .await;
+    assert_ne!(after["id"], first["id"], "{after}");
+}
+
+#[tokio::test]
+async fn over_rest_a_repeated_conversion_is_200_not_201() {
+    use reqwest::{Method, StatusCode};
+    let bridge = TestBridge::sample().await;
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta(), "cart": {"line_items": [line(SANDAL, 1)]}}),
+        )
+        .await;
+    let body = json!({"cart_id": cart["id"], "line_items": []});
+    // CART-002: the first conversion creates (201), the second answers the open one (200).
+    let (first, created) = rest(
+        &bridge,
+        Method::POST,
+        "/checkout-sessions",
+        Some(body.clone()),
+        Some(&key()),
+    )
+    .await;
+    assert_eq!(first, StatusCode::CREATED, "{created}");
+    let (second, again) = rest(
+        &bridge,
+        Method::POST,
+        "/checkout-sessions",
+        Some(body),
+        Some(&key()),
+    )
+    .await;
+    assert_eq!(second, StatusCode::OK, "{again}");
+    let created: Value = serde_json::from_str(&created).unwrap();
+    let again: Value = serde_json::from_str(&again).unwrap();
+    assert_eq!(again["id"], created["id"]);
+}

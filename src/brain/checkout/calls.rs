@@ -216,13 +216,14 @@ impl Brain {
         release: Release,
     ) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
-        let (source, messages) = match (&input.line_items, &input.cart_id) {
-            (Some(_), Some(_)) => {
-                return Err(BrainError::invalid(
-                    "$.checkout.cart_id",
-                    "give line_items or cart_id, not both",
-                ));
-            }
+        // CART-001: converting a cart uses the cart's contents; line items sent beside its id
+        // are ignored.
+        let line_items = input
+            .line_items
+            .as_ref()
+            .filter(|_| input.cart_id.is_none());
+        let (source, messages) = match (line_items, &input.cart_id) {
+            (_, Some(cart_id)) => (CheckoutSource::Cart(cart_id.clone()), Vec::new()),
             (None, None) => {
                 return Err(BrainError::invalid(
                     "$.checkout.line_items",
@@ -253,22 +254,26 @@ impl Brain {
                 }
                 (CheckoutSource::Lines(lines), messages)
             }
-            (None, Some(cart_id)) => (CheckoutSource::Cart(cart_id.clone()), Vec::new()),
         };
         let draft = CheckoutDraft {
             source,
             context: buyer_context(&input.context),
             buyer: input.buyer.as_ref().map(buyer).unwrap_or_default(),
         };
-        let created = match brain.create(&draft).await {
+        let (created, resumed) = match brain.create(&draft).await {
             Ok(created) => created,
             Err(error) => return self.checkout_outcome(Err(error), messages, release),
         };
-        // The rest of the payload (address, options, codes) is an update of the new checkout.
+        // The rest of the payload (address, options, codes; the buyer too when the cart's
+        // open checkout was resumed) is an update of the checkout.
         let mut update = update_parts(&input)?;
-        update.buyer = None;
+        if !resumed {
+            update.buyer = None;
+        }
         if is_empty(&update) {
-            return self.checkout_answer(created, messages, release);
+            return self
+                .checkout_answer(created, messages, release)
+                .map(|answer| answer.resuming(resumed));
         }
         let id = created.state.id.clone();
         let mut line_messages = created.messages;
@@ -279,6 +284,7 @@ impl Brain {
             judged
         });
         self.checkout_outcome(outcome, messages, release)
+            .map(|answer| answer.resuming(resumed))
     }
 
     pub async fn get_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {

@@ -11,7 +11,7 @@ pub mod status;
 
 use crate::model::CartLineInput;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutState, Order, Placement, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Placement, Stage,
 };
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
@@ -44,7 +44,17 @@ pub struct Completion {
 pub struct CheckoutBrain {
     port: SharedCheckout,
     ledger: Ledger,
+    /// The open checkout each cart was converted into (cart id → checkout id), so converting
+    /// the same cart again answers that checkout (CART-002). Per process: replicas that
+    /// share no memory each keep their own.
+    conversions: moka::future::Cache<String, String>,
 }
+
+/// Carts remembered for conversion; past it the oldest are forgotten (a forgotten cart
+/// converts into a new checkout, as a store would without the rule).
+const MAX_CONVERSIONS: u64 = 100_000;
+/// How long a conversion is remembered after it was last used: a day, as idempotency keys.
+const CONVERSION_IDLE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 
 fn gone(id: &str) -> BrainError {
     BrainError::Platform(PlatformError::InvalidAt {
@@ -63,6 +73,10 @@ impl CheckoutBrain {
         Self {
             port,
             ledger: Ledger::default(),
+            conversions: moka::future::Cache::builder()
+                .max_capacity(MAX_CONVERSIONS)
+                .time_to_idle(CONVERSION_IDLE)
+                .build(),
         }
     }
 
@@ -106,13 +120,40 @@ impl CheckoutBrain {
         Ok(Ok(current))
     }
 
-    pub async fn create(&self, draft: &CheckoutDraft) -> Result<Judged, BrainError> {
+    /// The new checkout, or (`true`) the open one the same cart was converted into.
+    pub async fn create(&self, draft: &CheckoutDraft) -> Result<(Judged, bool), BrainError> {
+        let cart = match &draft.source {
+            CheckoutSource::Cart(cart) => Some(cart),
+            CheckoutSource::Lines(_) => None,
+        };
+        if let Some(cart) = cart
+            && let Some(open) = self.open_conversion(cart).await
+        {
+            return Ok((open, true));
+        }
         let outcome = self.port.create_checkout(draft).await?;
         let mut judged = self.judge(outcome.checkout);
         judged
             .messages
             .splice(0..0, line_messages(&outcome.problems));
-        Ok(judged)
+        if let Some(cart) = cart {
+            self.conversions
+                .insert(cart.clone(), judged.state.id.clone())
+                .await;
+        }
+        Ok((judged, false))
+    }
+
+    /// The checkout `cart` was converted into, while it is still open (CART-002).
+    async fn open_conversion(&self, cart: &str) -> Option<Judged> {
+        let id = self.conversions.get(cart).await?;
+        match self.get(&id).await {
+            Ok(judged) if !judged.status.is_terminal() && !self.ledger.frozen(&id) => Some(judged),
+            _ => {
+                self.conversions.invalidate(cart).await;
+                None
+            }
+        }
     }
 
     pub async fn get(&self, id: &str) -> Result<Judged, BrainError> {

@@ -85,7 +85,7 @@ async fn an_offline_gateway_places_a_real_order_that_reads_back() {
         },
     );
     let mut mark = store.mark();
-    let created = brain.create(&draft(store)).await.unwrap();
+    let created = brain.create(&draft(store)).await.unwrap().0;
     // GET /cart for a session, one add-item, one read of the result.
     assert_eq!(served(store, &mut mark, "create (1 line)").await, 3);
     assert_eq!(created.status, Status::Incomplete);
@@ -205,7 +205,7 @@ async fn without_an_offline_gateway_the_buyer_pays_on_the_order_pay_page() {
             pay_with: Some("pix_test".into()),
         },
     );
-    let created = brain.create(&draft(store)).await.unwrap();
+    let created = brain.create(&draft(store)).await.unwrap().0;
     let id = created.state.id.clone();
     let addressed = brain
         .update(
