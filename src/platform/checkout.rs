@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use super::port::PlatformError;
+use super::error::PlatformError;
 use crate::model::checkout::{
     Address, Buyer, CheckoutDraft, CheckoutState, CodeOutcome, Order, PaymentHandler, Placement,
 };
