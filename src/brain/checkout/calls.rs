@@ -18,14 +18,16 @@ use crate::protocol::envelope::{HandlerDeclaration, Status};
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
 
+/// A buyer-typed text field: blank means not given.
+fn clean(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
+        .map(str::to_owned)
+}
+
 fn buyer(input: &BuyerIn) -> Buyer {
-    let clean = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(str::trim)
-            .filter(|value| !value.is_empty())
-            .map(str::to_owned)
-    };
     Buyer {
         first_name: clean(&input.first_name),
         last_name: clean(&input.last_name),
@@ -35,13 +37,6 @@ fn buyer(input: &BuyerIn) -> Buyer {
 }
 
 fn address(input: &AddressIn) -> Address {
-    let clean = |value: &Option<String>| {
-        value
-            .as_deref()
-            .map(str::trim)
-            .filter(|value| !value.is_empty())
-            .map(str::to_owned)
-    };
     Address {
         first_name: clean(&input.first_name),
         last_name: clean(&input.last_name),
