@@ -31,6 +31,9 @@ pub struct RestFront {
     /// The Host and Origin rules every agent endpoint shares.
     pub hosts: Arc<Hosts>,
     pub body_limit: usize,
+    /// Whether `[agents] default_profile` is set: it then stands in for a missing
+    /// `UCP-Agent`, as it stands in for a missing `meta` over MCP.
+    pub default_profile: bool,
     /// `ucp.version` of a refusal's envelope when the call was refused before negotiation
     /// picked a release (otherwise the envelope names the agreed one).
     pub version: &'static str,
@@ -150,7 +153,7 @@ impl RestFront {
         if !headers::accepts_json(&parts.headers) {
             return Err(Refusal::not_acceptable().into());
         }
-        required_headers(operation, &parts.headers)?;
+        required_headers(operation, &parts.headers, self.default_profile)?;
         let received = body::read(&parts.headers, body, self.body_limit).await?;
         let document = self.document(operation, &parts, &received.decoded)?;
         let profile =
@@ -240,10 +243,21 @@ fn answered(operation: Operation, answer: &Answer) -> Response {
 }
 
 /// The headers the OpenAPI requires on `operation`, named when one is missing. A missing
-/// `UCP-Agent` is NEG-005's `invalid_profile_url`; `[agents] default_profile` stays an MCP
-/// accommodation (a REST client always controls its headers, and the OpenAPI requires it).
-fn required_headers(operation: Operation, sent: &http::HeaderMap) -> Result<(), Refusal> {
-    match headers::first_missing(sent, operation.required_headers()) {
+/// `UCP-Agent` is NEG-005's `invalid_profile_url`, unless the merchant configured
+/// `[agents] default_profile`: then, as over MCP, the call is served as that profile (with
+/// an info message saying so).
+fn required_headers(
+    operation: Operation,
+    sent: &http::HeaderMap,
+    default_profile: bool,
+) -> Result<(), Refusal> {
+    let required: Vec<(&'static str, &'static str)> = operation
+        .required_headers()
+        .iter()
+        .copied()
+        .filter(|(name, _)| !(default_profile && *name == "ucp-agent"))
+        .collect();
+    match headers::first_missing(sent, &required) {
         None => Ok(()),
         Some("UCP-Agent") => Err(Refusal::bad_agent(
             "the UCP-Agent header is required: UCP-Agent: profile=\"https://agent.example/.well-known/ucp\"",

@@ -259,6 +259,7 @@ fn namespace_routes(
             access: Access::new(&config.access),
             hosts: common.hosts.clone(),
             body_limit: config.limits.max_body_bytes,
+            default_profile: config.agents.default_profile.is_some(),
             version: namespace.release(None).version,
         };
         served = served.merge(rest::routes(front, &rest_path));

@@ -488,8 +488,8 @@ async fn the_agent_profile_comes_from_ucp_agent() {
         let body: Value = reply.json().await.unwrap();
         assert_eq!(body["code"], "invalid_profile_url", "{body}");
     }
-    // The OpenAPI requires UCP-Agent: [agents] default_profile (an MCP accommodation for
-    // clients that cannot set `_meta`) does not stand in for it over REST.
+    // With [agents] default_profile the merchant lets agents without a profile in: a call
+    // without UCP-Agent is served as that profile, as over MCP, and the answer says so.
     let defaulted = TestBridge::start(&format!(
         "[agents]\ndefault_profile = \"{AGENT_PROFILE}\"\n"
     ))
@@ -503,13 +503,16 @@ async fn the_agent_profile_comes_from_ucp_agent() {
         .send()
         .await
         .unwrap();
-    assert_eq!(reply.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(reply.status(), StatusCode::OK);
     let body: Value = reply.json().await.unwrap();
-    assert_eq!(body["code"], "invalid_profile_url", "{body}");
-    assert!(
-        body["content"].as_str().unwrap().contains("UCP-Agent"),
-        "{body}"
-    );
+    assert!(!body["products"].as_array().unwrap().is_empty(), "{body}");
+    let notice = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|message| message["code"] == "default_profile")
+        .unwrap_or_else(|| panic!("no default_profile notice: {body}"));
+    assert_eq!(notice["type"], "info", "{body}");
 }
 
 #[tokio::test]
