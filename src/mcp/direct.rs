@@ -154,7 +154,7 @@ pub fn error_frame(id: &str, error: &ProtocolError) -> Vec<u8> {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id.as_bytes());
     out.extend_from_slice(br#","error":"#);
-    if serde_json::to_writer(&mut out, &error.to_error_data()).is_err() {
+    if serde_json::to_writer(&mut out, &super::refusal::error_data(error)).is_err() {
         out.truncate(0);
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         out.extend_from_slice(id.as_bytes());

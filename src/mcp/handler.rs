@@ -15,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
+use super::refusal::error_data;
 use crate::pipeline::agents::META_EXAMPLE;
 use crate::pipeline::{Call, Pipeline, ProtocolError};
 
@@ -115,12 +116,12 @@ impl ServerHandler for BcpMcp {
             Ok(answer) => {
                 let value = answer
                     .to_value()
-                    .map_err(|_| ProtocolError::Internal.to_error_data())?;
+                    .map_err(|_| error_data(&ProtocolError::Internal))?;
                 Ok(CallToolResult::structured(value)
                     .with_meta(Some(merchant_text_meta()))
                     .into())
             }
-            Err(error) => Err(error.to_error_data()),
+            Err(error) => Err(error_data(&error)),
         }
     }
 }

@@ -60,7 +60,7 @@ fn refusal(status: StatusCode, id: &str, code: i32, message: &str) -> Response {
 
 /// A policy refusal of the front (signatures), with the registry's `data`.
 fn refused_by(id: &str, error: &ProtocolError) -> Response {
-    let error_json = serde_json::to_string(&error.to_error_data())
+    let error_json = serde_json::to_string(&crate::mcp::refusal::error_data(error))
         .unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.to_owned());
     (
         error.http_status(),

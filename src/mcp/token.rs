@@ -29,7 +29,7 @@ pub async fn require_token(State(access): State<Access>, request: Request, next:
             } else {
                 "Bearer"
             };
-            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": error.to_error_data()});
+            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": crate::mcp::refusal::error_data(&error)});
             (
                 error.http_status(),
                 [

@@ -2,14 +2,16 @@
 //! of `arguments.meta`; MCP's own `params._meta` may carry the same keys, and a merchant can
 //! name a default agent profile so such clients work from their first call.
 
-use rmcp::model::JsonObject;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use url::Url;
 
 use crate::protocol::request::CallMeta;
 use crate::protocol::{Message, MessageCode};
 use crate::settings::ConfigProblem;
+
+/// A JSON object, as the arguments and the transport's metadata arrive.
+type JsonObject = Map<String, Value>;
 
 /// What a client must send, shown wherever a call lacks it.
 pub const META_EXAMPLE: &str =

@@ -19,7 +19,7 @@
 //! - `Ok(Answer)`: the answer's JSON bytes (`answer.json()`), written once by the brain; a
 //!   business error is an answer too (`answer.outcome()`);
 //! - `Err(ProtocolError)`: a typed refusal; `http_status()` and `code()` (JSON-RPC) are its
-//!   wire numbers, `to_error_data()` its JSON-RPC error object, `reason()` what may be shown.
+//!   wire numbers, `data()` its registry data, `reason()` what may be shown.
 //!
 //! A front whose refusals name a release (REST's error envelope, `ucp.version`) calls
 //! [`Pipeline::call_released`] instead: the refusal comes with the release negotiation

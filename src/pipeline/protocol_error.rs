@@ -1,8 +1,8 @@
 //! The pipeline's typed refusal: every failure of a call becomes one `ProtocolError`, which
-//! knows its JSON-RPC code and HTTP status; each front writes it in its own wire format.
+//! knows its JSON-RPC code, HTTP status and registry `data`; each front writes it in its own
+//! wire format (`mcp::refusal`, `rest::refusal`).
 
 use http::StatusCode;
-use rmcp::model::{ErrorCode, ErrorData};
 use serde_json::{Value, json};
 
 use crate::access::AccessDenied;
@@ -140,8 +140,10 @@ impl ProtocolError {
         }
     }
 
-    pub fn to_error_data(&self) -> ErrorData {
-        let data = match self {
+    /// The registry's `data` object of this refusal (`code`/`content`, `retry_after`, the
+    /// argument path), which each front writes in its own error shape.
+    pub fn data(&self) -> Option<Value> {
+        match self {
             Self::InvalidParams { data, .. } => data.clone(),
             Self::UnknownTool(_) => None,
             Self::Negotiation { code, content } => {
@@ -159,8 +161,7 @@ impl ProtocolError {
                 retry_after_secs, ..
             } => Some(json!({ "retry_after": retry_after_secs })),
             Self::Internal | Self::Unauthorized | Self::Forbidden | Self::Conflict => None,
-        };
-        ErrorData::new(ErrorCode(self.code()), self.to_string(), data)
+        }
     }
 }
 
@@ -331,9 +332,8 @@ mod tests {
             (-32001, StatusCode::UNPROCESSABLE_ENTITY)
         );
         assert_eq!(error.reason(), "profile_malformed");
-        let data = error.to_error_data().data;
         assert_eq!(
-            data,
+            error.data(),
             Some(json!({ "code": "profile_malformed", "content": "not a profile" }))
         );
     }
@@ -341,10 +341,9 @@ mod tests {
     #[test]
     fn a_signature_refusal_writes_its_wire_code() {
         let error = ProtocolError::from(SignatureError::KeyNotFound("no such key".into()));
-        let data = error.to_error_data();
-        assert_eq!(data.message, "Signing key not found");
+        assert_eq!(error.to_string(), "Signing key not found");
         assert_eq!(
-            data.data,
+            error.data(),
             Some(json!({ "code": "key_not_found", "content": "no such key" }))
         );
     }
