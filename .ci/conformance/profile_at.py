@@ -6,9 +6,13 @@ checks only for 2026-04-08; the bridge's root profile is 2026-08-25 with a 2026-
 This front answers `/.well-known/ucp` with the leaf so the 2026-04-08 checks run against the
 real bridge (every other request, MCP included, is relayed unchanged).
 
-usage: profile_at.py LISTEN_PORT BRIDGE_BASE RELEASE
+It serves TLS with CERT and KEY when given, and trusts the bridge's certificate through
+SSL_CERT_FILE, as any client of the run does.
+
+usage: profile_at.py LISTEN_PORT BRIDGE_BASE RELEASE [CERT KEY]
 """
 import http.server
+import ssl
 import sys
 import urllib.error
 import urllib.request
@@ -50,4 +54,9 @@ class Relay(http.server.BaseHTTPRequestHandler):
         pass
 
 
-http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Relay).serve_forever()
+server = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Relay)
+if len(sys.argv) > 5:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[4], sys.argv[5])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()

@@ -77,10 +77,11 @@ impl Brain {
             context.language.as_deref().unwrap_or(""),
             context.currency.as_deref().unwrap_or(""),
         ]);
-        let upstream_cursor = match request.pagination.cursor.as_deref() {
-            Some(token) => Some(cursor::decode(token, &fingerprint).map_err(|error| {
-                BrainError::invalid("catalog.pagination.cursor", error.to_string())
-            })?),
+        let upstream_cursor = match request.cursor() {
+            Some((token, path)) => Some(
+                cursor::decode(token, &fingerprint)
+                    .map_err(|error| BrainError::invalid(path, error.to_string()))?,
+            ),
             None => None,
         };
 

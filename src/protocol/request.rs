@@ -149,6 +149,23 @@ pub struct SearchIn {
     pub attribution: Option<IgnoredAny>,
     #[serde(default)]
     pub pagination: PaginationIn,
+    /// The cursor where spck-conformance 0.4.0 sends it (the top of the body), read only when
+    /// `pagination.cursor` is absent: ignored, it would silently restart the walk at page one.
+    /// Unpublished, so agents keep learning the spec's place.
+    #[serde(default)]
+    #[schemars(skip)]
+    pub cursor: Option<String>,
+}
+
+impl SearchIn {
+    /// The page cursor and the path it came from, for errors.
+    pub fn cursor(&self) -> Option<(&str, &'static str)> {
+        match (&self.pagination.cursor, &self.cursor) {
+            (Some(cursor), _) => Some((cursor, "catalog.pagination.cursor")),
+            (None, Some(cursor)) => Some((cursor, "catalog.cursor")),
+            (None, None) => None,
+        }
+    }
 }
 
 // `ids`' upper bound is the configured batch limit: `pipeline::schemas` writes it.

@@ -100,17 +100,8 @@ pub fn build(
         endpoints.push(Endpoint {
             service: door.service,
             version: door.version,
-            mcp_url: config
-                .server
-                .serves(Transport::Mcp)
-                .then(|| door.mcp_url.clone()),
-            rest_url: config.server.serves(Transport::Rest).then(|| {
-                format!(
-                    "{}{}",
-                    common.base_url,
-                    config.server.rest_path_for(namespace)
-                )
-            }),
+            mcp_url: door.mcp_url.clone(),
+            rest_url: door.rest_url.clone(),
             profile_url: door.profile_url.clone(),
         });
         doors.push(door);
@@ -274,11 +265,16 @@ fn namespace_routes(
             get(routes::versioned_profile),
         );
     }
+    let mcp = config.server.serves(Transport::Mcp);
     let door = Door {
         service: namespace.service,
         version: namespace.version,
-        mcp_url: format!("{base_url}{mcp_path}"),
-        mcp_path,
+        mcp_url: mcp.then(|| format!("{base_url}{mcp_path}")),
+        mcp_path: mcp.then_some(mcp_path),
+        rest_url: config
+            .server
+            .serves(Transport::Rest)
+            .then(|| format!("{base_url}{rest_path}")),
         profile_url: format!("{base_url}{}", namespace.profile_paths[0]),
     };
     Ok((

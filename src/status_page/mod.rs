@@ -52,9 +52,12 @@ impl Default for StatusPageSetting {
 pub struct Door {
     pub service: &'static str,
     pub version: &'static str,
-    pub mcp_url: String,
-    /// The endpoint's path, which the playground posts to (same origin as the page).
-    pub mcp_path: String,
+    /// `None` when `[server] transports` mounts no MCP endpoint.
+    pub mcp_url: Option<String>,
+    /// The MCP endpoint's path, which the playground posts to (same origin as the page).
+    pub mcp_path: Option<String>,
+    /// The REST binding's base URL, when `[server] transports` serves REST.
+    pub rest_url: Option<String>,
     pub profile_url: String,
 }
 

@@ -23,7 +23,7 @@
   }
 
   const playground = byId("playground");
-  if (!playground) return;
+  if (!playground || !playground.dataset.mcpPath) return; // REST only: no playground
   const form = byId("search-form");
   const query = byId("q");
   const profile = byId("profile");

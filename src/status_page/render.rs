@@ -85,12 +85,12 @@ fn agents_section(out: &mut String, context: &PageContext) {
             escape(door.service),
             escape(door.version)
         );
-        copyable(
-            out,
-            "MCP endpoint",
-            &door.mcp_url,
-            &format!("mcp-url-{index}"),
-        );
+        if let Some(mcp_url) = &door.mcp_url {
+            copyable(out, "MCP endpoint", mcp_url, &format!("mcp-url-{index}"));
+        }
+        if let Some(rest_url) = &door.rest_url {
+            copyable(out, "REST endpoint", rest_url, &format!("rest-url-{index}"));
+        }
         copyable(
             out,
             "Discovery",
@@ -181,11 +181,14 @@ fn activity_section(out: &mut String, context: &PageContext) {
 }
 
 fn playground_section(out: &mut String, context: &PageContext) {
-    let mcp_path = context
+    let Some(mcp_path) = context
         .doors
-        .first()
-        .map(|door| door.mcp_path.as_str())
-        .unwrap_or("/bcp/mcp");
+        .iter()
+        .find_map(|door| door.mcp_path.as_deref())
+    else {
+        out.push_str(r#"<section id="playground"><h2>Playground</h2><p class="note">The playground speaks MCP, and <code>[server] transports</code> serves none: use the REST endpoint above (README, "REST").</p></section>"#);
+        return;
+    };
     // With a default profile the playground sends no meta at all, as a stock MCP client does.
     let (profile_value, profile_hint) = match &context.default_profile {
         Some(profile) => (

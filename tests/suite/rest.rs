@@ -135,6 +135,53 @@ async fn catalog_operations_answer_the_bytes_mcp_answers() {
 }
 
 #[tokio::test]
+async fn a_cursor_at_the_top_of_the_body_pages_on() {
+    // CAT-024: the spec's place is `pagination.cursor`; a client that sends the cursor at the
+    // top of the body (spck-conformance 0.4.0 does) gets the same second page, not page one.
+    let bridge = TestBridge::sample().await;
+    let first = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "blue", "pagination": {"limit": 2}}),
+    )
+    .await
+    .json();
+    let cursor = first["pagination"]["cursor"].as_str().unwrap().to_owned();
+    let spec = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "blue", "pagination": {"limit": 2, "cursor": cursor}}),
+    )
+    .await;
+    let top = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "blue", "pagination": {"limit": 2}, "cursor": cursor}),
+    )
+    .await;
+    assert_eq!(top.status, StatusCode::OK, "{}", top.text);
+    assert_eq!(top.text, spec.text);
+    assert_ne!(top.json()["products"], first["products"]);
+
+    // The spec's place wins when both are sent; a bad top-level cursor is named where it is.
+    let both = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "blue", "pagination": {"limit": 2, "cursor": cursor}, "cursor": "junk"}),
+    )
+    .await;
+    assert_eq!(both.text, spec.text);
+    let bad = post(
+        &bridge,
+        "/catalog/search",
+        json!({"query": "blue", "cursor": "junk"}),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.text);
+    assert_eq!(bad.error_message()["path"], "$.cursor");
+}
+
+#[tokio::test]
 async fn business_outcomes_are_200_with_messages() {
     // CAT-019, CAT-020: an unknown product is an answer (200, ucp.status error, messages),
     // the same bytes as over MCP; so is an unknown cart.

@@ -61,7 +61,27 @@ async fn both_namespaces_are_listed_when_both_are_served() {
             "{body}"
         );
         assert!(body.contains(&endpoint.profile_url), "{body}");
+        assert!(
+            body.contains(endpoint.rest_url.as_deref().unwrap()),
+            "REST endpoint listed beside MCP: {body}"
+        );
     }
+}
+
+#[tokio::test]
+async fn a_rest_only_bridge_lists_no_mcp_endpoint() {
+    let bridge = TestBridge::start("[server]\ntransports = [\"rest\"]\n").await;
+    let (status, _, body) = page(&bridge).await;
+    assert_eq!(status, StatusCode::OK);
+    let rest_url = bridge.endpoints[0].rest_url.as_deref().unwrap();
+    assert!(body.contains(rest_url), "{body}");
+    assert!(!body.contains("MCP endpoint"), "{body}");
+    assert!(!body.contains("/bcp/mcp"), "no MCP path anywhere: {body}");
+    assert!(!body.contains("data-mcp-path"), "{body}");
+    assert!(
+        body.contains("serves none"),
+        "the playground says why: {body}"
+    );
 }
 
 #[tokio::test]
