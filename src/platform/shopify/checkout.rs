@@ -379,6 +379,9 @@ impl CheckoutPort for ShopifyCheckout {
             CartAddressInput, CartDeliveryAddressInput, CartSelectableAddressInput, CountryCode,
             Variables,
         };
+        if !is_cart_id(id) {
+            return Ok(None);
+        }
         // Shopify refuses the whole mutation over a country outside its enum.
         let country = match text(&address.address_country) {
             Some(given) => Some(market::country_code(&given).ok_or_else(|| {
@@ -390,9 +393,6 @@ impl CheckoutPort for ShopifyCheckout {
             })?),
             None => None,
         };
-        if !is_cart_id(id) {
-            return Ok(None);
-        }
         let names = self.names.get(id).await.unwrap_or_default();
         let data = self
             .client
