@@ -18,6 +18,7 @@
 //! replica reads it as canceled. A checkout made from a cart cancels that cart with it.
 
 mod raw;
+mod refusals;
 mod state;
 
 use std::sync::Arc;
@@ -26,7 +27,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 use iso_currency::Currency;
 
-use self::raw::{Payload, RawCheckout, RawUserError, RawWarning};
+use self::raw::{Payload, RawCheckout, RawWarning};
+use self::refusals::{DESTINATION_PATH, address_path, bad, buyer_path, not_applied, settle};
 use self::state::Names;
 use super::cart::Carts;
 use super::client::Storefront;
@@ -51,7 +53,6 @@ const MAX_NAMES: u64 = 100_000;
 const NAMES_IDLE: Duration = Duration::from_secs(10 * 24 * 3600);
 
 const OPTION_PATH: &str = "$.fulfillment.methods[0].groups[0].selected_option_id";
-const DESTINATION_PATH: &str = "$.fulfillment.methods[0].destinations[0]";
 
 pub struct ShopifyCheckout {
     client: Arc<Storefront>,
@@ -59,98 +60,6 @@ pub struct ShopifyCheckout {
     carts: Arc<Carts>,
     currency: Currency,
     names: moka::future::Cache<String, Names>,
-}
-
-fn bad(message: impl Into<String>) -> PlatformError {
-    PlatformError::BadResponse(message.into())
-}
-
-/// Shopify refused a whole write: the cart is unknown (`cartId`), or the input is wrong.
-/// Field paths and codes only: a message may echo the buyer's data.
-fn refused(errors: &[RawUserError], path: impl Fn(&RawUserError) -> String) -> PlatformError {
-    match errors.first() {
-        Some(error) => PlatformError::InvalidAt {
-            path: path(error),
-            message: format!("the store refused it ({})", error.code),
-        },
-        None => bad("the store answered a write without its cart"),
-    }
-}
-
-fn unknown_cart(errors: &[RawUserError]) -> bool {
-    errors
-        .iter()
-        .any(|error| error.field.last().is_some_and(|field| field == "cartId"))
-}
-
-/// A write's answer: the cart (`None` for an unknown or cancelled one), or the refusal.
-fn settle(
-    payload: Option<Payload>,
-    what: &str,
-    path: impl Fn(&RawUserError) -> String,
-) -> Result<Option<RawCheckout>, PlatformError> {
-    let payload = payload.ok_or_else(|| bad(format!("{what} answered without a payload")))?;
-    if unknown_cart(&payload.errors) {
-        return Ok(None);
-    }
-    match payload.cart {
-        Some(cart) if payload.errors.is_empty() => Ok(Some(cart).filter(|cart| !cart.cancelled())),
-        _ => Err(refused(&payload.errors, path)),
-    }
-}
-
-/// A buyer field Shopify refused, by where the agent sent it.
-fn buyer_path(error: &RawUserError) -> String {
-    match error.field.last().map(String::as_str) {
-        Some("email") => "$.buyer.email".to_owned(),
-        Some("phone") => "$.buyer.phone_number".to_owned(),
-        _ => "$.buyer".to_owned(),
-    }
-}
-
-/// An address field Shopify refused, named as the agent spelled it (postal_address).
-fn address_path(error: &RawUserError) -> String {
-    let field = match error.field.last().map(String::as_str) {
-        Some("address1") => "street_address",
-        Some("address2") => "extended_address",
-        Some("city") => "address_locality",
-        Some("provinceCode") => "address_region",
-        Some("zip") => "postal_code",
-        Some("countryCode") => "address_country",
-        Some("firstName") => "first_name",
-        Some("lastName") => "last_name",
-        Some("phone") => "phone_number",
-        _ => return DESTINATION_PATH.to_owned(),
-    };
-    format!("{DESTINATION_PATH}.{field}")
-}
-
-/// Shopify's reason for not applying a code, in the spec's words.
-fn refusal(code: &str) -> CodeRefusal {
-    match code {
-        "DISCOUNT_CURRENTLY_INACTIVE" => CodeRefusal::Expired,
-        "DISCOUNT_ELIGIBLE_CUSTOMER_MISSING" => CodeRefusal::NotLoggedIn,
-        "DISCOUNT_CUSTOMER_NOT_ELIGIBLE" | "DISCOUNT_CUSTOMER_USAGE_LIMIT_REACHED" => {
-            CodeRefusal::Ineligible
-        }
-        "DISCOUNT_CODE_NOT_HONOURED" => CodeRefusal::CombinationDisallowed,
-        _ => CodeRefusal::Invalid,
-    }
-}
-
-/// The code Shopify holds but does not apply, with the reason its warnings give.
-fn not_applied(code: &str, warnings: &[RawWarning]) -> RefusedCode {
-    let warning = warnings
-        .iter()
-        .find(|warning| warning.code.starts_with("DISCOUNT_"));
-    RefusedCode {
-        code: code.to_owned(),
-        refusal: warning.map_or(CodeRefusal::Invalid, |warning| refusal(&warning.code)),
-        reason: warning.map_or_else(
-            || "The store does not apply this code to this checkout".to_owned(),
-            |warning| warning.message.clone(),
-        ),
-    }
 }
 
 fn holds(codes: &[(String, bool)], code: &str) -> bool {
@@ -609,56 +518,5 @@ impl CheckoutPort for ShopifyCheckout {
 
     async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
         Ok(None)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::panic)]
-    use super::*;
-
-    fn error(field: &[&str], code: &str) -> RawUserError {
-        RawUserError {
-            code: code.to_owned(),
-            field: field.iter().map(|part| (*part).to_owned()).collect(),
-        }
-    }
-
-    #[test]
-    fn refused_fields_are_named_as_the_agent_sent_them_without_shopifys_words() {
-        let zip = error(
-            &["addresses", "0", "address", "deliveryAddress", "zip"],
-            "INVALID_ZIP_CODE_FOR_COUNTRY",
-        );
-        assert_eq!(
-            address_path(&zip),
-            "$.fulfillment.methods[0].destinations[0].postal_code"
-        );
-        assert_eq!(
-            buyer_path(&error(&["buyerIdentity", "email"], "INVALID")),
-            "$.buyer.email"
-        );
-        match refused(&[zip], address_path) {
-            PlatformError::InvalidAt { message, .. } => {
-                assert_eq!(
-                    message,
-                    "the store refused it (INVALID_ZIP_CODE_FOR_COUNTRY)"
-                )
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(unknown_cart(&[error(&["cartId"], "INVALID")]));
-    }
-
-    #[test]
-    fn a_code_shopify_holds_but_does_not_apply_says_why() {
-        let warnings = [RawWarning {
-            code: "DISCOUNT_CURRENTLY_INACTIVE".into(),
-            message: "Code is not active".into(),
-        }];
-        let refused = not_applied("OLD", &warnings);
-        assert_eq!(refused.refusal, CodeRefusal::Expired);
-        assert_eq!(refused.reason, "Code is not active");
-        assert_eq!(not_applied("X", &[]).refusal, CodeRefusal::Invalid);
     }
 }
