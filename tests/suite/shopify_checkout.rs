@@ -573,3 +573,99 @@ async fn buyer_data_reaches_shopify_and_no_log_line() {
         assert!(!logged.contains(secret), "{secret} in the log");
     }
 }
+
+#[tokio::test]
+async fn automatic_discounts_lines_and_a_converted_carts_one_checkout() {
+    let (_standin, bridge) = setup().await;
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta(), "cart": {"line_items": [line(&variant(MUG_VARIANT), 3)]}}),
+        )
+        .await;
+    let first = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart["id"]}}),
+        )
+        .await;
+    // CART-002: converting the same cart again answers the open checkout.
+    let again = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart["id"]}}),
+        )
+        .await;
+    assert_eq!(again["id"], first["id"], "{again}");
+    let id = first["id"].as_str().unwrap().to_owned();
+    // DSC-006/DSC-012: Shopify's automatic discount, with no code and no allocation (it is
+    // on the whole cart); DSC-008: in the totals.
+    let automatic = &first["discounts"]["applied"][0];
+    assert_eq!(automatic["title"], AUTOMATIC_TITLE, "{first}");
+    assert_eq!(automatic["automatic"], true);
+    assert!(automatic.get("code").is_none());
+    assert_eq!(automatic["amount"], 400);
+    assert_eq!(total(&first, "subtotal"), Some(5400));
+    assert_eq!(total(&first, "discount"), Some(-400));
+    assert_eq!(total(&first, "total"), Some(5000));
+    // Another country, another of the store's rates; the total adds it to Shopify's.
+    let mut lisbon = new_york();
+    lisbon["address_country"] = json!("PT");
+    lisbon["postal_code"] = json!("1100-148");
+    let addressed = update(
+        &bridge,
+        &id,
+        json!({"fulfillment": {"methods": [{"type": "shipping", "destinations": [lisbon]}]}}),
+    )
+    .await;
+    assert_eq!(offered(&addressed), [("intl-25".to_owned(), 2500)]);
+    let selected = update(&bridge, &id, select(&addressed, "intl-25")).await;
+    assert_eq!(
+        total(&selected, "total"),
+        Some(5400 - 400 + 2500),
+        "{selected}"
+    );
+    let coded = update(&bridge, &id, json!({"discounts": {"codes": ["SAVE10"]}})).await;
+    assert_eq!(total(&coded, "discount"), Some(-(540 + 400)), "{coded}");
+    assert_eq!(total(&coded, "total"), Some(5400 - 540 - 400 + 2500));
+    // The lines change through Shopify's cart: one mug is no trio.
+    let fewer = update(
+        &bridge,
+        &id,
+        json!({"line_items": [line(&variant(MUG_VARIANT), 1)]}),
+    )
+    .await;
+    assert_eq!(fewer["line_items"][0]["quantity"], 1, "{fewer}");
+    assert_eq!(total(&fewer, "subtotal"), Some(1800));
+    assert_eq!(total(&fewer, "discount"), Some(-180));
+    assert!(
+        fewer["discounts"]["applied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|discount| discount["title"] != AUTOMATIC_TITLE),
+        "{fewer}"
+    );
+    // CHK-052: a write to a checkout that does not exist is not found.
+    let unknown = update(
+        &bridge,
+        "gid://shopify/Cart/nope?key=k0",
+        json!({"discounts": {"codes": ["SAVE10"]}}),
+    )
+    .await;
+    assert_eq!(unknown["messages"][0]["code"], "not_found", "{unknown}");
+    // The checkout was the cart: once canceled, the cart is gone with it.
+    bridge
+        .call(
+            "cancel_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id}),
+        )
+        .await;
+    let converted = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"cart_id": cart["id"]}}),
+        )
+        .await;
+    assert_eq!(converted["messages"][0]["code"], "not_found", "{converted}");
+}

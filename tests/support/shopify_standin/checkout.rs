@@ -1,17 +1,18 @@
 //! The stand-in's checkout side of a cart, shaped like the Storefront schema: the buyer
 //! identity, one selectable delivery address, delivery groups whose options depend on the
-//! address's country, and discount codes (`cartBuyerIdentityUpdate`,
+//! address's country, discount codes and one automatic discount (`cartBuyerIdentityUpdate`,
 //! `cartDeliveryAddressesReplace`, `cartSelectedDeliveryOptionsUpdate`,
 //! `cartDiscountCodesUpdate`). As on Shopify, `cost.totalAmount` is the merchandise after
 //! discounts: shipping is priced on the checkout page, not in the cart total.
 //!
 //! The store's rules: US addresses get Standard (5.0), Express (15.5) and a shop pickup
 //! (PICK_UP, 0.0); other countries International (25.0); North Korea (KP) nothing. `SAVE10`
-//! takes 10% off every line; `SUMMER2024` is inactive; any other code does not exist.
+//! takes 10% off every line; `SUMMER2024` is inactive; any other code does not exist. Three
+//! or more mugs take 4.0 off the order (`Mug trio`, automatic, on the whole cart).
 
 use serde_json::{Value, json};
 
-use super::{CartRec, cents, money, money_cents};
+use super::{CartRec, MUG_VARIANT, cents, money, money_cents};
 
 pub const STANDARD: &str = "standard-5";
 pub const EXPRESS: &str = "express-15";
@@ -19,6 +20,8 @@ pub const PICKUP: &str = "pickup-shop";
 pub const INTERNATIONAL: &str = "intl-25";
 pub const GOOD_CODE: &str = "SAVE10";
 pub const INACTIVE_CODE: &str = "SUMMER2024";
+pub const AUTOMATIC_TITLE: &str = "Mug trio";
+const AUTOMATIC_OFF: i64 = 400;
 
 #[derive(Default)]
 pub struct CheckoutRec {
@@ -111,8 +114,26 @@ pub fn extend(cart: &CartRec, out: &mut Value) {
             total += subtotal - off;
         }
     }
-    // Line-level discounts are already out of the subtotal; there is no cart-level one.
-    out["cost"] = json!({"subtotalAmount": money_cents(total), "totalAmount": money_cents(total)});
+    // Line-level discounts are already out of the subtotal; a cart-level one is out of the
+    // total only.
+    let mugs: u32 = cart
+        .lines
+        .iter()
+        .filter(|line| line.variant == MUG_VARIANT)
+        .map(|line| line.quantity)
+        .sum();
+    let automatic = if mugs >= 3 { AUTOMATIC_OFF } else { 0 };
+    out["cost"] = json!({"subtotalAmount": money_cents(total), "totalAmount": money_cents(total - automatic)});
+    out["discountAllocations"] = if automatic > 0 {
+        json!([{
+            "__typename": "CartAutomaticDiscountAllocation",
+            "title": AUTOMATIC_TITLE,
+            "discountedAmount": money_cents(automatic),
+            "targetType": "LINE_ITEM",
+        }])
+    } else {
+        json!([])
+    };
     let checkout = &cart.checkout;
     out["buyerIdentity"] = json!({
         "email": checkout.email,
@@ -152,7 +173,6 @@ pub fn extend(cart: &CartRec, out: &mut Value) {
             .map(|code| json!({"code": code, "applicable": applicable(code)}))
             .collect::<Vec<_>>()
     );
-    out["discountAllocations"] = json!([]);
 }
 
 fn error(field: &[&str], code: &str, message: &str) -> Value {
