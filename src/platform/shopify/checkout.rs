@@ -4,8 +4,9 @@
 //! restarted bridge, addresses the same checkout without shared state.
 //!
 //! Round trips: lines go through the cart port (`Carts`: create, replace, cancel), then one
-//! `CheckoutGet` reads the checkout; the buyer (`cartBuyerIdentityUpdate`) and a code are one
-//! read and one write, as is an option (`cartSelectedDeliveryOptionsUpdate`); the address
+//! `CheckoutGet` reads the checkout; the buyer (`cartBuyerIdentityUpdate`), a code
+//! (`cartDiscountCodesUpdate`, one more write when Shopify does not apply it) and an option
+//! (`cartSelectedDeliveryOptionsUpdate`) are one read and one write each; the address
 //! (`cartDeliveryAddressesReplace`) is one write, whose answer carries the groups and options
 //! Shopify priced for it.
 //!
