@@ -17,7 +17,9 @@ HERE = Path(__file__).resolve().parent.parent
 # Optional input fields the bridge never sends are left out of the generated structs.
 INPUT_KEEP = {
     "CartInput": {"lines", "attributes", "buyerIdentity"},
-    "CartBuyerIdentityInput": {"countryCode"},
+    "CartBuyerIdentityInput": {"countryCode", "email", "phone"},
+    "CartSelectableAddressInput": {"address", "selected", "oneTimeUse"},
+    "CartAddressInput": {"deliveryAddress"},
     "CartLineInput": {"merchandiseId", "quantity"},
     "CartLineUpdateInput": {"id", "quantity", "merchandiseId"},
     "ProductFilter": {"price", "available", "category"},
@@ -63,7 +65,7 @@ for fields in used.values():
 for abstract, members in abstract_members.items():
     t = full.type_map[abstract]
     if isinstance(t, GraphQLInterfaceType):
-        for m in members:
+        for m in sorted(members):
             used.setdefault(m, set()).update(used.get(abstract, set()))
 if "BaseCartLine" in used:
     for impl in ("CartLine", "ComponentizableCartLine"):
@@ -94,14 +96,14 @@ def need(t):
     keep[t.name] = None
     if isinstance(t, GraphQLUnionType):
         members = [m for m in t.types if m.name in abstract_members.get(t.name, set())]
-        for m in members:
+        for m in sorted(members):
             need(m)
         keep[t.name] = ("union", t, members)
         return
     names = used.get(t.name, set())
     if isinstance(t, GraphQLInterfaceType) and "id" in t.fields:
         names = names | {"id"}
-    for n in names:
+    for n in sorted(names):
         f = t.fields[n]
         need(f.type)
         for a in f.args.values():
@@ -117,6 +119,11 @@ for a in IN_CONTEXT.args.values():
 # Interfaces whose implementations appear in inline fragments.
 for abstract in list(abstract_members):
     need(full.type_map[abstract])
+    # An interface's implementations named in inline fragments are reachable only through it
+    # (BaseCartLine's are kept out: a `Node` selection would then have to name cart lines).
+    if isinstance(full.type_map[abstract], GraphQLInterfaceType) and abstract != "BaseCartLine":
+        for member in sorted(abstract_members[abstract]):
+            need(full.type_map[member])
 
 built = {}
 

@@ -39,6 +39,7 @@ mod secrets;
 mod seeds;
 mod shopify_cart;
 mod shopify_catalog;
+mod shopify_checkout;
 mod shopify_end_to_end;
 mod shopify_errors;
 mod shopify_schema;

@@ -23,6 +23,9 @@ use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
+mod checkout;
+pub use checkout::{AUTOMATIC_TITLE, EXPRESS, INACTIVE_CODE, PICKUP, STANDARD};
+
 pub const TOKEN: &str = "shpat_standin_TOKEN_4f2a9c";
 pub const CURRENCY: &str = "USD";
 
@@ -83,6 +86,7 @@ struct CartRec {
     id: String,
     lines: Vec<CartLineRec>,
     attributes: Vec<(String, String)>,
+    checkout: checkout::CheckoutRec,
 }
 
 #[derive(Default)]
@@ -230,6 +234,16 @@ impl Standin {
             .carts
             .get(cart_id)
             .map(|cart| cart.attributes.clone())
+            .unwrap_or_default()
+    }
+
+    /// The discount codes the cart holds, applicable or not.
+    pub fn cart_codes(&self, cart_id: &str) -> Vec<String> {
+        let carts = self.inner.carts.lock().unwrap();
+        carts
+            .carts
+            .get(cart_id)
+            .map(|cart| cart.checkout.codes())
             .unwrap_or_default()
     }
 
@@ -1022,14 +1036,16 @@ impl Inner {
                 }))
             })
             .collect();
-        json!({
+        let mut out = json!({
             "id": cart.id,
             "checkoutUrl": format!("https://standin-shop.myshopify.com/cart/c/{token}"),
             "updatedAt": "2026-11-29T12:00:00Z",
             "attributes": cart.attributes.iter().map(|(key, value)| json!({"key": key, "value": value})).collect::<Vec<_>>(),
             "cost": {"subtotalAmount": money_cents(total), "totalAmount": money_cents(total)},
             "lines": {"nodes": lines},
-        })
+        });
+        checkout::extend(cart, &mut out);
+        out
     }
 
     /// Adds lines the way Shopify does: unknown merchandise refuses the whole call, sold-out
@@ -1118,7 +1134,7 @@ impl Inner {
         let mut carts = self.carts.lock().unwrap();
         let Carts { carts, next } = &mut *carts;
         match operation {
-            "CartGet" => {
+            "CartGet" | "CheckoutGet" => {
                 let cart = vars["id"].as_str().and_then(|id| carts.get(id));
                 json!({"data": {"cart": cart.map(|cart| self.cart_json(cart))}})
             }
@@ -1127,6 +1143,7 @@ impl Inner {
                 let id = format!("gid://shopify/Cart/c{next}x?key=k{next}");
                 let mut cart = CartRec {
                     id: id.clone(),
+                    checkout: checkout::CheckoutRec::default(),
                     lines: Vec::new(),
                     attributes: vars["input"]["attributes"]
                         .as_array()
@@ -1143,6 +1160,7 @@ impl Inner {
                         })
                         .unwrap_or_default(),
                 };
+                cart.checkout.country_from_create(&vars["input"]);
                 let lines = vars["input"]["lines"]
                     .as_array()
                     .cloned()
@@ -1162,7 +1180,8 @@ impl Inner {
                     "CartLinesUpdate" => "cartLinesUpdate",
                     "CartLinesRemove" => "cartLinesRemove",
                     "CartAttributesUpdate" => "cartAttributesUpdate",
-                    other => panic!("stand-in: unexpected operation {other}"),
+                    other => checkout::payload_name(other)
+                        .unwrap_or_else(|| panic!("stand-in: unexpected operation {other}")),
                 };
                 let Some(cart) = vars["cartId"].as_str().and_then(|id| carts.get_mut(id)) else {
                     let error = json!({"field": ["cartId"], "message": "The specified cart does not exist.", "code": "INVALID"});
@@ -1208,6 +1227,9 @@ impl Inner {
                         } else {
                             Err(unknown)
                         }
+                    }
+                    other if checkout::payload_name(other).is_some() => {
+                        checkout::mutate(cart, other, vars)
                     }
                     "CartLinesRemove" => {
                         let ids: Vec<&str> = vars["lineIds"]

@@ -52,7 +52,7 @@ use async_trait::async_trait;
 pub const CANCELLED_ATTRIBUTE: &str = "_bcp_cancelled";
 const ATTRIBUTION_ATTRIBUTE: &str = "_bcp_attribution";
 /// Shopify keeps an untouched cart for ten days; the expiry is counted from its last update.
-const CART_LIFETIME_DAYS: i64 = 10;
+pub(super) const CART_LIFETIME_DAYS: i64 = 10;
 
 #[derive(Debug, Clone)]
 pub struct RawLine {
@@ -217,7 +217,7 @@ fn bad(error: impl std::fmt::Display) -> PlatformError {
     PlatformError::BadResponse(error.to_string())
 }
 
-fn money(raw: &RawMoney, currency: Currency) -> Result<i64, PlatformError> {
+pub(super) fn money(raw: &RawMoney, currency: Currency) -> Result<i64, PlatformError> {
     let currency = if raw.currency.is_empty() {
         currency
     } else {
@@ -250,7 +250,7 @@ type Titles = HashMap<String, String>;
 
 /// "Camiseta — M"; a variant titled like its product (or Shopify's "Default Title") adds
 /// nothing.
-fn display_title(product: &str, variant: &str) -> String {
+pub(super) fn display_title(product: &str, variant: &str) -> String {
     if variant.is_empty() || variant == "Default Title" || variant == product {
         product.to_owned()
     } else {
@@ -662,6 +662,8 @@ impl CartPort for Carts {
                                     country_code: Some(wire::cart_create::CountryCode::Other(
                                         country,
                                     )),
+                                    email: None,
+                                    phone: None,
                                 }
                             }),
                             lines: Some(

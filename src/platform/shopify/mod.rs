@@ -1,13 +1,14 @@
-//! Shopify through the Storefront GraphQL API: catalog reads and carts. The adapter fetches
-//! and normalises; the brain applies the protocol rules.
+//! Shopify through the Storefront GraphQL API: catalog reads, carts and checkout. The adapter
+//! fetches and normalises; the brain applies the protocol rules.
 //!
 //! The roles every adapter folder shares: `settings` (config keys), `ids` (agent ids → typed
 //! ids), `wire` (the typed operations of `graphql/`), `client` (transport and error mapping),
-//! `mapping` (Shopify → model), `catalog` and `cart` (the ports); and its own `market` (buyer
-//! country and language) and `taxonomy` (category table).
+//! `mapping` (Shopify → model), `catalog`, `cart` and `checkout` (the ports); and its own
+//! `market` (buyer country and language) and `taxonomy` (category table).
 
 mod cart;
 mod catalog;
+mod checkout;
 mod client;
 mod ids;
 mod mapping;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use self::cart::Carts;
 use self::catalog::Catalog;
+use self::checkout::ShopifyCheckout;
 use self::client::Storefront;
 use self::settings::ShopifySettings;
 use crate::platform::factory::{BuildContext, PlatformFactory};
@@ -123,16 +125,18 @@ fn build(
         default_country: settings.country.clone(),
         default_language: settings.language.clone(),
     });
-    let carts = Carts {
-        client,
+    let carts = Arc::new(Carts {
+        client: client.clone(),
         catalog: catalog.clone(),
         currency,
         default_country: settings.country.clone(),
-    };
-    Ok(Arc::new(Platform::new(
-        info,
-        catalog.clone(),
-        Arc::new(carts),
-        catalog,
-    )))
+    });
+    // Checkout is on for every Shopify store, unlike WooCommerce's `[checkout]` opt-in: the
+    // Storefront API cannot take payment, so complete only hands the buyer to Shopify's own
+    // checkout page (the cart's checkoutUrl, where a cart already sends them). No agent can
+    // place an order or move money through it; the merchant has nothing to approve.
+    let checkout = ShopifyCheckout::new(client, carts.clone(), currency);
+    Ok(Arc::new(
+        Platform::new(info, catalog.clone(), carts, catalog).with_checkout(Arc::new(checkout)),
+    ))
 }

@@ -129,3 +129,48 @@ pub struct CartCancel;
     variables_derives = "Debug"
 )]
 pub struct VariantTitles;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/checkout.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CheckoutGet;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/checkout.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CheckoutBuyerUpdate;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/checkout.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CheckoutAddressReplace;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/checkout.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CheckoutOptionSelect;
+
+#[derive(GraphQLQuery)]
+#[graphql(
+    schema_path = "graphql/storefront.subset.graphql",
+    query_path = "graphql/checkout.graphql",
+    response_derives = "Debug",
+    variables_derives = "Debug"
+)]
+pub struct CheckoutCodesUpdate;
