@@ -42,7 +42,7 @@ pub fn group_id(kind: MethodKind) -> String {
     format!("{}_items", kind.as_str())
 }
 
-fn selected<'a>(info: &'a LogisticsInfo) -> Option<&'a Sla> {
+fn selected(info: &LogisticsInfo) -> Option<&Sla> {
     let id = info.selected_sla.as_deref()?;
     info.slas.iter().find(|sla| sla.id == id)
 }
