@@ -361,27 +361,39 @@ impl CheckoutPort for VtexCheckout {
             .send(id, &["coupons"], json!({"text": code}), "applying a coupon")
             .await?;
         let checkout = self.state(&form).await?;
-        // VTEX answers a refused coupon with HTTP 200 and a message in its own words.
-        let message = form.messages.iter().find(|message| {
+        // Whether the orderForm now holds the code decides: VTEX answers a refused coupon with
+        // HTTP 200 and a message, and messages can outlive the call that raised them.
+        if held(&checkout.codes, code) {
+            return Ok(Some(CodeOutcome {
+                checkout,
+                refused: None,
+            }));
+        }
+        let about_coupons = |message: &&super::wire::CartMessage| {
             message
                 .code
                 .as_deref()
                 .is_some_and(|code| code.starts_with("coupon"))
-                && message.status != "info"
-        });
-        let refused = match message {
-            Some(message) => Some(RefusedCode {
+        };
+        let lowered = code.to_lowercase();
+        let message = form
+            .messages
+            .iter()
+            .filter(about_coupons)
+            .find(|message| message.text.to_lowercase().contains(&lowered))
+            .or_else(|| form.messages.iter().rfind(about_coupons));
+        let refused = Some(match message {
+            Some(message) => RefusedCode {
                 code: code.to_owned(),
                 refusal: refusal(message.code.as_deref().unwrap_or_default()),
                 reason: message.text.clone(),
-            }),
-            None if !held(&checkout.codes, code) => Some(RefusedCode {
+            },
+            None => RefusedCode {
                 code: code.to_owned(),
                 refusal: CodeRefusal::Invalid,
                 reason: format!("The store did not apply code {code}"),
-            }),
-            None => None,
-        };
+            },
+        });
         Ok(Some(CodeOutcome { checkout, refused }))
     }
 
