@@ -267,6 +267,12 @@ async fn the_address_brings_the_store_slas_and_selecting_one_reprices_with_the_s
     assert_eq!(method["destinations"][0]["name"], "Loja Centro");
     assert_eq!(total(&pickup, "fulfillment"), Some(0));
     assert_eq!(total(&pickup, "total"), Some(ITEMS));
+    // A pickup method with the store's point holds to the UCP checkout schema too.
+    let schemas = crate::schemas::Schemas::load();
+    for answer in [&answer, &pickup] {
+        let problems = crate::schemas::problems(&schemas.checkout, answer);
+        assert!(problems.is_empty(), "{problems:#?}\n{answer}");
+    }
     // ... and back to delivery from the pickup group.
     let back = select(&bridge, &id, &methods[0].2, "Normal").await;
     assert_eq!(options(&back)[0].1, "shipping");
