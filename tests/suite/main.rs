@@ -55,6 +55,7 @@ mod untrusted_text;
 mod upstream;
 mod upstream_counts;
 mod vtex;
+mod vtex_checkout;
 mod woo_cart;
 mod woo_catalog;
 mod woo_round_trips;

@@ -148,10 +148,24 @@ impl Carts {
 
     /// `https://{store}/checkout/?orderFormId={id}#/cart`: the shared-cart handoff.
     fn checkout_url(&self, id: &str) -> Option<String> {
+        self.checkout_step(id, "/cart")
+    }
+
+    /// `https://{store}/checkout/?orderFormId={id}#{step}`: the store's own checkout page for
+    /// this orderForm, opened at `step` (query before the hash, as VTEX's shared cart has it).
+    pub(super) fn checkout_step(&self, id: &str, step: &str) -> Option<String> {
         let mut url = self.storefront.join("checkout/").ok()?;
         url.query_pairs_mut().append_pair("orderFormId", id);
-        url.set_fragment(Some("/cart"));
+        url.set_fragment(Some(step));
         Some(url.into())
+    }
+
+    pub(super) fn currency(&self) -> Currency {
+        self.currency
+    }
+
+    pub(super) async fn cookie(&self, id: &str) -> Option<String> {
+        self.owners.cookie(id).await
     }
 
     fn state(&self, form: &OrderForm) -> Result<CartState, PlatformError> {
@@ -176,7 +190,12 @@ impl Carts {
         Ok(form)
     }
 
-    async fn fetch(&self, id: &str) -> Result<Option<(OrderForm, Option<String>)>, PlatformError> {
+    /// The orderForm and its ownership cookie; `None` for an id that names no cart, or an
+    /// emptied one (a cancelled cart stays gone).
+    pub(super) async fn fetch(
+        &self,
+        id: &str,
+    ) -> Result<Option<(OrderForm, Option<String>)>, PlatformError> {
         if !valid_id(id) {
             return Ok(None);
         }
@@ -198,7 +217,7 @@ impl Carts {
             .unwrap_or_else(|| self.seller.clone())
     }
 
-    async fn write(
+    pub(super) async fn write(
         &self,
         method: Method,
         id: &str,
@@ -252,9 +271,13 @@ impl Carts {
     }
 }
 
-#[async_trait]
-impl CartPort for Carts {
-    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+impl Carts {
+    /// A new orderForm holding `lines`, and the lines the store refused: what a new cart and
+    /// a new checkout from lines both are.
+    pub(super) async fn new_form(
+        &self,
+        lines: &[CartLineInput],
+    ) -> Result<(OrderForm, Vec<LineProblem>), PlatformError> {
         let response = self
             .api
             .get(
@@ -273,15 +296,11 @@ impl CartPort for Carts {
                 "new orderForm: no orderFormId".to_owned(),
             ));
         }
-        if draft.lines.is_empty() {
-            return Ok(CartOutcome {
-                cart: self.state(&created)?,
-                problems: Vec::new(),
-            });
+        if lines.is_empty() {
+            return Ok((created, Vec::new()));
         }
         let cookie = self.owners.cookie(&id).await;
-        let items: Vec<Value> = draft
-            .lines
+        let items: Vec<Value> = lines
             .iter()
             .map(|line| {
                 json!({"id": line.item_id, "quantity": line.quantity, "seller": self.seller_of(&line.item_id)})
@@ -297,28 +316,21 @@ impl CartPort for Carts {
                 "adding items",
             )
             .await?;
-        Ok(CartOutcome {
-            problems: judge(&draft.lines, &form),
-            cart: self.state(&form)?,
-        })
+        let problems = judge(lines, &form);
+        Ok((form, problems))
     }
 
-    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        match self.fetch(id).await? {
-            Some((form, _)) => self.state(&form).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    async fn replace(
+    /// Makes the orderForm's lines exactly `lines` (one `PATCH items`); `None` for an
+    /// orderForm the store does not hold.
+    pub(super) async fn replace_form(
         &self,
         id: &str,
-        draft: &CartDraft,
-    ) -> Result<Option<CartOutcome>, PlatformError> {
+        lines: &[CartLineInput],
+    ) -> Result<Option<(OrderForm, Vec<LineProblem>)>, PlatformError> {
         let Some((form, cookie)) = self.fetch(id).await? else {
             return Ok(None);
         };
-        let items = self.replacement(&form, &draft.lines);
+        let items = self.replacement(&form, lines);
         let form = if items.is_empty() {
             form
         } else {
@@ -337,24 +349,22 @@ impl CartPort for Carts {
         if let Some(stray) = form
             .items
             .iter()
-            .find(|item| !draft.lines.iter().any(|line| line.item_id == item.id))
+            .find(|item| !lines.iter().any(|line| line.item_id == item.id))
         {
             return Err(PlatformError::BadResponse(format!(
                 "replacing items: the store kept item {} the update removed",
                 stray.id
             )));
         }
-        Ok(Some(CartOutcome {
-            problems: judge(&draft.lines, &form),
-            cart: self.state(&form)?,
-        }))
+        let problems = judge(lines, &form);
+        Ok(Some((form, problems)))
     }
 
-    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+    /// Empties the orderForm (it then reads as gone); `None` for one the store does not hold.
+    pub(super) async fn empty_form(&self, id: &str) -> Result<Option<OrderForm>, PlatformError> {
         let Some((form, cookie)) = self.fetch(id).await? else {
             return Ok(None);
         };
-        let before = self.state(&form)?;
         self.write(
             Method::POST,
             id,
@@ -364,7 +374,46 @@ impl CartPort for Carts {
             "emptying the cart",
         )
         .await?;
-        Ok(Some(before))
+        Ok(Some(form))
+    }
+}
+
+#[async_trait]
+impl CartPort for Carts {
+    async fn create(&self, draft: &CartDraft) -> Result<CartOutcome, PlatformError> {
+        let (form, problems) = self.new_form(&draft.lines).await?;
+        Ok(CartOutcome {
+            cart: self.state(&form)?,
+            problems,
+        })
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        match self.fetch(id).await? {
+            Some((form, _)) => self.state(&form).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn replace(
+        &self,
+        id: &str,
+        draft: &CartDraft,
+    ) -> Result<Option<CartOutcome>, PlatformError> {
+        Ok(match self.replace_form(id, &draft.lines).await? {
+            Some((form, problems)) => Some(CartOutcome {
+                cart: self.state(&form)?,
+                problems,
+            }),
+            None => None,
+        })
+    }
+
+    async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
+        match self.empty_form(id).await? {
+            Some(form) => self.state(&form).map(Some),
+            None => Ok(None),
+        }
     }
 }
 

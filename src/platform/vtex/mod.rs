@@ -1,12 +1,15 @@
 //! VTEX through the routes its own storefront calls without admin scope: Intelligent Search v1
 //! (or the legacy `catalog_system/pub` search where a store has no Intelligent Search) for the
 //! catalog, and the Checkout orderForm (`/api/checkout/pub`) as the cart, handed off at
-//! `/checkout/?orderFormId=…#/cart`. Fetch and normalise only; protocol rules live in the
-//! brain.
+//! `/checkout/?orderFormId=…#/cart`, and as the checkout, handed off at its `#/payment` step.
+//! Fetch and normalise only; protocol rules live in the brain.
 
+mod address;
 mod cart;
 mod catalog;
 mod categories;
+mod checkout;
+mod checkout_state;
 mod client;
 mod ids;
 mod mapping;
@@ -20,6 +23,7 @@ use std::time::Duration;
 
 use self::cart::Carts;
 use self::catalog::{Catalog, Where};
+use self::checkout::VtexCheckout;
 use self::client::VtexApi;
 use self::owners::Owners;
 use self::stack::StackProbe;
@@ -85,7 +89,7 @@ fn build(
         settings.currency,
         settings.storefront.clone(),
     ));
-    let carts = Carts::new(
+    let carts = Arc::new(Carts::new(
         api.clone(),
         catalog.clone(),
         Owners::new(Duration::from_secs(settings.cart_ttl_secs)),
@@ -93,7 +97,7 @@ fn build(
         settings.storefront.clone(),
         settings.sales_channel,
         settings.seller.clone(),
-    );
+    ));
     let info = StoreInfo {
         platform: "vtex",
         name: settings.name.clone(),
@@ -113,10 +117,14 @@ fn build(
         // orderForm then answers for quantities it clamps.
         cart_lines: LineJudge::Brain,
     };
-    Ok(Arc::new(Platform::new(
-        info,
-        catalog.clone(),
-        Arc::new(carts),
-        catalog,
-    )))
+    // Checkout is on without a `[checkout]` opt-in (which WooCommerce needs): it places no
+    // order and takes no payment, it only fills the store's own orderForm and hands the buyer
+    // to the store's payment page, the same handoff the cart already makes.
+    let checkout = Arc::new(VtexCheckout::new(
+        carts.clone(),
+        Duration::from_secs(settings.cart_ttl_secs),
+    ));
+    Ok(Arc::new(
+        Platform::new(info, catalog.clone(), carts, catalog).with_checkout(checkout),
+    ))
 }

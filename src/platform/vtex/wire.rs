@@ -189,12 +189,26 @@ pub struct CartItem {
     pub image_url: Option<String>,
     pub availability: String,
     pub price_definition: Option<PriceDefinition>,
+    /// The promotions and manual prices that changed the line, each its whole line's amount.
+    pub price_tags: Vec<PriceTag>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PriceTag {
+    /// `discount@price-<promotion>#…`, `DISCOUNT@MANUALPRICE`…
+    pub name: String,
+    /// Cents, negative for a discount.
+    pub value: i64,
+    /// The promotion's id (`ratesAndBenefitsData.rateAndBenefitsIdentifiers[].id`).
+    pub identifier: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Totalizer {
     pub id: String,
+    pub name: String,
     pub value: i64,
 }
 
@@ -222,6 +236,83 @@ pub struct OrderForm {
     pub messages: Vec<CartMessage>,
     pub store_preferences_data: StorePreferences,
     pub client_profile_data: Option<Value>,
+    pub shipping_data: Option<ShippingData>,
+    pub marketing_data: Option<MarketingData>,
+    pub rates_and_benefits_data: Option<RatesAndBenefits>,
+}
+
+/// A postal address as the orderForm spells it (`country` is ISO 3166-1 alpha-3).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct VtexAddress {
+    pub address_type: Option<String>,
+    pub receiver_name: Option<String>,
+    pub postal_code: Option<String>,
+    pub city: Option<String>,
+    pub state: Option<String>,
+    pub country: Option<String>,
+    pub street: Option<String>,
+    pub number: Option<String>,
+    pub neighborhood: Option<String>,
+    pub complement: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PickupStoreInfo {
+    pub friendly_name: Option<String>,
+    pub address: Option<VtexAddress>,
+    pub additional_info: Option<String>,
+}
+
+/// One way an item can be delivered or collected; `price` is the item's share, in cents.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Sla {
+    pub id: String,
+    pub name: String,
+    /// `delivery` or `pickup-in-point`.
+    pub delivery_channel: String,
+    pub price: i64,
+    /// `3bd` (business days), `2d`, `4h`…
+    pub shipping_estimate: Option<String>,
+    pub shipping_estimate_date: Option<String>,
+    pub pickup_point_id: Option<String>,
+    pub pickup_store_info: Option<PickupStoreInfo>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct LogisticsInfo {
+    pub item_index: usize,
+    pub item_id: String,
+    pub selected_sla: Option<String>,
+    pub selected_delivery_channel: Option<String>,
+    pub slas: Vec<Sla>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ShippingData {
+    pub address: Option<VtexAddress>,
+    pub logistics_info: Vec<LogisticsInfo>,
+    /// Sent back as they are when only the selection changes.
+    pub selected_addresses: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct MarketingData {
+    /// One code, or several joined by commas where the store allows several.
+    pub coupon: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct RatesAndBenefits {
+    /// `{id, name, matchedParameters{"couponCode@Marketing": code}…}` per promotion that
+    /// applied; untyped because VTEX documents the items loosely.
+    pub rate_and_benefits_identifiers: Vec<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

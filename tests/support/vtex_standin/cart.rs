@@ -22,12 +22,19 @@ pub struct Line {
     pub sku: String,
     pub quantity: u32,
     pub seller: String,
+    /// The SLA chosen for this line; `None` is the best delivery SLA once there is an address.
+    pub sla: Option<String>,
 }
 
 pub struct Form {
     pub owner: String,
     pub lines: Vec<Line>,
     pub messages: Vec<Value>,
+    /// `clientProfileData` as attached (the fields sent, nothing else).
+    pub profile: serde_json::Map<String, Value>,
+    /// `selectedAddresses[0]` as attached.
+    pub address: Option<Value>,
+    pub coupon: Option<String>,
 }
 
 pub fn cookie_of(headers: &HeaderMap) -> Option<String> {
@@ -62,7 +69,7 @@ impl Inner {
         })
     }
 
-    fn form_json(&self, id: &str, owner: bool) -> Value {
+    pub fn form_json(&self, id: &str, owner: bool) -> Value {
         let form = &self.forms[id];
         let mut body: Value = serde_json::from_str(NEW).unwrap();
         let template: Value = serde_json::from_str::<Value>(WITH_ITEM).unwrap()["items"][0].clone();
@@ -106,6 +113,7 @@ impl Inner {
         };
         body["messages"] = json!(form.messages);
         body["paymentData"]["payments"] = json!([]);
+        self.checkout_parts(id, &mut body);
         if !owner {
             let profile = &mut body["clientProfileData"];
             for key in ["email", "firstName", "lastName", "document", "phone"] {
@@ -133,6 +141,9 @@ impl Inner {
                 owner: owner.clone(),
                 lines: Vec::new(),
                 messages: Vec::new(),
+                profile: serde_json::Map::new(),
+                address: None,
+                coupon: None,
             },
         );
         let body = self.form_json(&id, true);
@@ -205,13 +216,20 @@ impl Inner {
                     }
                 }
             }
+            ("POST", "attachments/clientProfileData") => self.attach_profile(&id, &request),
+            ("POST", "attachments/shippingData") => {
+                if let Some(refused) = self.attach_shipping(&id, &request) {
+                    return refused;
+                }
+            }
+            ("POST", "coupons") => self.apply_coupon(&id, &request),
             _ => return vtex_error(StatusCode::NOT_FOUND, "CHK0000", "Rota não encontrada"),
         }
         let body = self.form_json(&id, true);
         json_response(StatusCode::OK, &body, &[])
     }
 
-    fn message(&mut self, id: &str, code: &str, text: String, status: &str) {
+    pub fn message(&mut self, id: &str, code: &str, text: String, status: &str) {
         self.forms
             .get_mut(id)
             .unwrap()
@@ -278,6 +296,7 @@ impl Inner {
                 sku,
                 quantity,
                 seller,
+                sla: None,
             }),
         }
     }

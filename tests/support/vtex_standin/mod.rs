@@ -2,8 +2,8 @@
 //! own storefront calls, shaped exactly like the example bodies of VTEX's OpenAPI files
 //! (shared `br-platforms/vtex/examples`, copied into `fixtures/`): Intelligent Search v1
 //! `product-search`, the legacy `catalog_system/pub` search, the category tree and the
-//! Checkout orderForm (create, get, items, items/update, removeAll) with its ownership
-//! cookie and `{"error":{"code","message","exception"}}` bodies. It counts every request and
+//! Checkout orderForm (create, get, items, items/update, removeAll, the clientProfileData and
+//! shippingData attachments, coupons) with its ownership cookie and `{"error":{"code","message","exception"}}` bodies. It counts every request and
 //! can throttle (429 with Retry-After and the `Ratelimit-*` headers VTEX documents) or act as
 //! a store without Intelligent Search (404 there).
 
@@ -20,11 +20,13 @@ use tokio_util::sync::CancellationToken;
 
 mod cart;
 mod catalog;
+mod checkout;
 
 pub use catalog::{
     CLOCK, CLOCK_SKU, FOOD, FOOD_SKU, FOUNTAIN_SKU, MUG_FIRST, MUG_PRICES, MUG_SKU_FIRST, MUGS,
     TEE, TEE_SKUS,
 };
+pub use checkout::{CODE, EXPIRED_CODE, PICKUP_POINT};
 
 pub struct Inner {
     products: Vec<catalog::Entry>,
@@ -205,5 +207,31 @@ impl VtexStandin {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The `clientProfileData` fields the bridge attached to an orderForm.
+    pub fn profile_of(&self, id: &str) -> serde_json::Map<String, Value> {
+        let inner = self.inner.lock().unwrap();
+        inner
+            .forms
+            .get(id)
+            .map(|form| form.profile.clone())
+            .unwrap_or_default()
+    }
+
+    /// Each line's selected SLA (`None`: the best delivery one), in index order.
+    pub fn slas_of(&self, id: &str) -> Vec<Option<String>> {
+        let inner = self.inner.lock().unwrap();
+        inner
+            .forms
+            .get(id)
+            .map(|form| form.lines.iter().map(|line| line.sla.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The orderForm as VTEX answers its owner.
+    pub fn form(&self, id: &str) -> Value {
+        let inner = self.inner.lock().unwrap();
+        inner.form_json(id, true)
     }
 }

@@ -1,0 +1,474 @@
+//! Checkout over the same orderForm the cart is: the checkout id IS the orderFormId (as a
+//! WooCommerce checkout id is its cart's), so converting a cart checks that orderForm out and
+//! nothing is copied. The buyer goes in `attachments/clientProfileData`, the address in
+//! `attachments/shippingData` (the answer carries each item's SLAs), an option is
+//! `shippingData.logisticsInfo[].selectedSla` for the group's items, codes are `coupons`.
+//! Every number is the orderForm's own.
+//!
+//! VTEX takes payment only on its own checkout page, and the public API has no way to place
+//! an order without a payment: complete hands the buyer to that page's payment step for this
+//! orderForm and places nothing. The order comes to exist when the buyer pays there.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use moka::future::Cache;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::address;
+use super::cart::Carts;
+use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
+use super::wire::OrderForm;
+use crate::model::CartLineInput;
+use crate::model::checkout::MethodKind;
+use crate::model::checkout::{
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
+    EscalationReason, Order, OrderLine, PaymentHandler, Placement, RefusedCode,
+};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::port::PlatformError;
+
+/// The buyers and addresses kept, one per checkout, for as long as the cart's ownership
+/// cookie is kept; past it they are read back from the orderForm.
+const MAX_CHECKOUTS: u64 = 200_000;
+
+/// `messages[].code`s the coupon route answers a refused code with, in the spec's words.
+fn refusal(code: &str) -> CodeRefusal {
+    match code {
+        "couponExpired" => CodeRefusal::Expired,
+        "couponNotApplicable" | "couponNotEligible" => CodeRefusal::Ineligible,
+        _ => CodeRefusal::Invalid,
+    }
+}
+
+pub struct VtexCheckout {
+    carts: Arc<Carts>,
+    kept: Cache<String, Arc<Kept>>,
+}
+
+fn held(codes: &[String], code: &str) -> bool {
+    codes.iter().any(|held| held.eq_ignore_ascii_case(code))
+}
+
+impl VtexCheckout {
+    pub fn new(carts: Arc<Carts>, ttl: Duration) -> Self {
+        Self {
+            carts,
+            kept: Cache::builder()
+                .max_capacity(MAX_CHECKOUTS)
+                .time_to_idle(ttl)
+                .build(),
+        }
+    }
+
+    async fn kept(&self, id: &str) -> Arc<Kept> {
+        self.kept.get(id).await.unwrap_or_default()
+    }
+
+    async fn keep(&self, id: &str, change: impl FnOnce(&mut Kept)) {
+        let mut kept = (*self.kept(id).await).clone();
+        change(&mut kept);
+        self.kept.insert(id.to_owned(), Arc::new(kept)).await;
+    }
+
+    /// The store's checkout page at the payment step for this orderForm; VTEX's checkout
+    /// opens the first step still missing data instead when there is one.
+    fn payment_url(&self, id: &str) -> Option<String> {
+        self.carts.checkout_step(id, "/payment")
+    }
+
+    async fn state(&self, form: &OrderForm) -> Result<CheckoutState, PlatformError> {
+        let id = &form.order_form_id;
+        checkout_state::state(
+            form,
+            self.carts.currency(),
+            self.payment_url(id),
+            &*self.kept(id).await,
+        )
+    }
+
+    /// The checkout as the store holds it; `None` for an id that names no orderForm, or an
+    /// emptied (cancelled) one.
+    async fn fetch(&self, id: &str) -> Result<Option<OrderForm>, PlatformError> {
+        Ok(self.carts.fetch(id).await?.map(|(form, _)| form))
+    }
+
+    /// One write to an orderForm the store holds (checked by `fetch` first); the full
+    /// orderForm it answers.
+    async fn send(
+        &self,
+        id: &str,
+        tail: &[&str],
+        body: Value,
+        what: &str,
+    ) -> Result<OrderForm, PlatformError> {
+        let cookie = self.carts.cookie(id).await;
+        self.carts
+            .write(Method::POST, id, tail, body, cookie.as_deref(), what)
+            .await
+    }
+
+    async fn attach_buyer(&self, id: &str, buyer: &Buyer) -> Result<OrderForm, PlatformError> {
+        // Only what the agent gave: VTEX keeps what a field left out already holds. No
+        // document (CPF) is ever made up; the store's page asks for it when it needs one.
+        let mut profile = serde_json::Map::new();
+        for (key, value) in [
+            ("email", &buyer.email),
+            ("firstName", &buyer.first_name),
+            ("lastName", &buyer.last_name),
+            ("phone", &buyer.phone_number),
+        ] {
+            if let Some(value) = value {
+                profile.insert(key.to_owned(), json!(value));
+            }
+        }
+        self.send(
+            id,
+            &["attachments", "clientProfileData"],
+            Value::Object(profile),
+            "attaching the buyer",
+        )
+        .await
+    }
+}
+
+/// The placement's order: no VTEX order exists until the buyer pays on the store's page, so
+/// this names the orderForm the payment step will turn into one (never read back:
+/// `reads_orders` is false).
+fn handoff(state: &CheckoutState, url: &str) -> Order {
+    let selected = state
+        .fulfillment
+        .iter()
+        .flat_map(|method| &method.groups)
+        .find_map(|group| {
+            let id = group.selected_option.as_ref()?;
+            group.options.iter().find(|option| option.id == *id)
+        });
+    Order {
+        id: state.id.clone(),
+        checkout_id: state.id.clone(),
+        label: None,
+        permalink_url: url.to_owned(),
+        store_status: "orderForm".to_owned(),
+        paid: false,
+        lines: state
+            .lines
+            .iter()
+            .map(|line| OrderLine {
+                id: line.id.clone(),
+                variant_id: Some(line.variant_id.clone()),
+                sku: None,
+                title: line.title.clone(),
+                quantity: line.quantity,
+                unit_price: line.unit_price,
+                total: line.total,
+            })
+            .collect(),
+        currency: state.currency,
+        totals: state.totals,
+        shipping_address: state.address.clone(),
+        fulfillment_title: selected.map(|option| option.title.clone()),
+        codes: state.codes.clone(),
+        placed_at: None,
+    }
+}
+
+#[async_trait]
+impl CheckoutPort for VtexCheckout {
+    fn handlers(&self) -> &[PaymentHandler] {
+        &[]
+    }
+
+    fn reads_orders(&self) -> bool {
+        false
+    }
+
+    async fn create_checkout(
+        &self,
+        draft: &CheckoutDraft,
+    ) -> Result<CheckoutOutcome, PlatformError> {
+        let (mut form, problems) = match &draft.source {
+            CheckoutSource::Cart(cart) => {
+                let form = self
+                    .fetch(cart)
+                    .await?
+                    .ok_or_else(|| PlatformError::InvalidAt {
+                        path: "$.cart_id".into(),
+                        message: format!("no cart {cart}"),
+                    })?;
+                (form, Vec::new())
+            }
+            CheckoutSource::Lines(lines) => self.carts.new_form(lines).await?,
+        };
+        let id = form.order_form_id.clone();
+        // A cart checked out again starts from what the orderForm holds, not a stale buyer.
+        self.kept.invalidate(&id).await;
+        if !draft.buyer.is_empty() {
+            form = self.attach_buyer(&id, &draft.buyer).await?;
+            self.keep(&id, |kept| kept.buyer = Some(draft.buyer.clone()))
+                .await;
+        }
+        Ok(CheckoutOutcome {
+            checkout: self.state(&form).await?,
+            problems,
+        })
+    }
+
+    async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        match self.fetch(id).await? {
+            Some(form) => self.state(&form).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    async fn set_lines(
+        &self,
+        id: &str,
+        lines: &[CartLineInput],
+    ) -> Result<Option<CheckoutOutcome>, PlatformError> {
+        // An emptied orderForm reads as gone (that is how a cancel sticks): a checkout is
+        // ended with cancel, not by removing its last line.
+        if lines.is_empty() {
+            return Err(PlatformError::InvalidAt {
+                path: "$.checkout.line_items".into(),
+                message: "a checkout keeps at least one line; cancel it to end it".into(),
+            });
+        }
+        let Some((form, problems)) = self.carts.replace_form(id, lines).await? else {
+            return Ok(None);
+        };
+        Ok(Some(CheckoutOutcome {
+            checkout: self.state(&form).await?,
+            problems,
+        }))
+    }
+
+    async fn set_buyer(
+        &self,
+        id: &str,
+        buyer: &Buyer,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        if self.fetch(id).await?.is_none() {
+            return Ok(None);
+        }
+        let form = self.attach_buyer(id, buyer).await?;
+        self.keep(id, |kept| kept.buyer = Some(buyer.clone())).await;
+        self.state(&form).await.map(Some)
+    }
+
+    async fn set_destination(
+        &self,
+        id: &str,
+        address: &Address,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        if self.fetch(id).await?.is_none() {
+            return Ok(None);
+        }
+        let buyer = self.kept(id).await.buyer.clone().unwrap_or_default();
+        // No `logisticsInfo`: VTEX then selects the best delivery SLA itself (never a
+        // pickup point), which the agent may change.
+        let body = json!({
+            "clearAddressIfPostalCodeNotFound": false,
+            "selectedAddresses": [address::to_vtex(address, &buyer)?],
+        });
+        let form = self
+            .send(
+                id,
+                &["attachments", "shippingData"],
+                body,
+                "attaching the address",
+            )
+            .await?;
+        self.keep(id, |kept| kept.address = Some(address.clone()))
+            .await;
+        self.state(&form).await.map(Some)
+    }
+
+    async fn select_option(
+        &self,
+        id: &str,
+        group_id: &str,
+        option_id: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let Some(form) = self.fetch(id).await? else {
+            return Ok(None);
+        };
+        let current = self.state(&form).await?;
+        let Some(group) = current
+            .fulfillment
+            .iter()
+            .flat_map(|method| &method.groups)
+            .find(|group| group.id == group_id)
+        else {
+            return Err(PlatformError::InvalidAt {
+                path: "$.fulfillment.methods[0].groups".into(),
+                message: format!("no fulfillment group {group_id}"),
+            });
+        };
+        if !group.options.iter().any(|option| option.id == option_id) {
+            return Err(PlatformError::InvalidAt {
+                path: "$.fulfillment.methods[0].groups[0].selected_option_id".into(),
+                message: format!("{option_id} is not one of group {group_id}'s options"),
+            });
+        }
+        let mut logistics = Vec::new();
+        for (index, item) in form.items.iter().enumerate() {
+            if !group.line_ids.contains(&item.unique_id) {
+                continue;
+            }
+            let sla = info_of(&form, index)
+                .and_then(|info| info.slas.iter().find(|sla| sla.id == option_id));
+            let delivery_channel = match sla.map(channel) {
+                Some(MethodKind::Pickup) => PICKUP_CHANNEL,
+                _ => "delivery",
+            };
+            logistics.push(json!({
+                "itemIndex": index,
+                "selectedSla": option_id,
+                "selectedDeliveryChannel": delivery_channel,
+            }));
+        }
+        // The address goes back as the orderForm holds it: a shipping attachment without it
+        // would clear it.
+        let addresses = form
+            .shipping_data
+            .as_ref()
+            .map(|data| data.selected_addresses.clone())
+            .unwrap_or_default();
+        let body = json!({
+            "clearAddressIfPostalCodeNotFound": false,
+            "selectedAddresses": addresses,
+            "logisticsInfo": logistics,
+        });
+        let form = self
+            .send(
+                id,
+                &["attachments", "shippingData"],
+                body,
+                "selecting an SLA",
+            )
+            .await?;
+        self.state(&form).await.map(Some)
+    }
+
+    async fn apply_code(&self, id: &str, code: &str) -> Result<Option<CodeOutcome>, PlatformError> {
+        if self.fetch(id).await?.is_none() {
+            return Ok(None);
+        }
+        let form = self
+            .send(id, &["coupons"], json!({"text": code}), "applying a coupon")
+            .await?;
+        let checkout = self.state(&form).await?;
+        // Whether the orderForm now holds the code decides: VTEX answers a refused coupon with
+        // HTTP 200 and a message, and messages can outlive the call that raised them.
+        if held(&checkout.codes, code) {
+            return Ok(Some(CodeOutcome {
+                checkout,
+                refused: None,
+            }));
+        }
+        let about_coupons = |message: &&super::wire::CartMessage| {
+            message
+                .code
+                .as_deref()
+                .is_some_and(|code| code.starts_with("coupon"))
+        };
+        let lowered = code.to_lowercase();
+        let message = form
+            .messages
+            .iter()
+            .filter(about_coupons)
+            .find(|message| message.text.to_lowercase().contains(&lowered))
+            .or_else(|| form.messages.iter().rfind(about_coupons));
+        let refused = Some(match message {
+            Some(message) => RefusedCode {
+                code: code.to_owned(),
+                refusal: refusal(message.code.as_deref().unwrap_or_default()),
+                reason: message.text.clone(),
+            },
+            None => RefusedCode {
+                code: code.to_owned(),
+                refusal: CodeRefusal::Invalid,
+                reason: format!("The store did not apply code {code}"),
+            },
+        });
+        Ok(Some(CodeOutcome { checkout, refused }))
+    }
+
+    async fn remove_code(
+        &self,
+        id: &str,
+        code: &str,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let Some(form) = self.fetch(id).await? else {
+            return Ok(None);
+        };
+        let codes = checkout_state::codes(&form);
+        if !held(&codes, code) {
+            return self.state(&form).await.map(Some);
+        }
+        // The coupon route replaces what the orderForm holds: the codes that stay, or none.
+        let rest: Vec<&str> = codes
+            .iter()
+            .filter(|held| !held.eq_ignore_ascii_case(code))
+            .map(String::as_str)
+            .collect();
+        let form = self
+            .send(
+                id,
+                &["coupons"],
+                json!({"text": rest.join(",")}),
+                "removing a coupon",
+            )
+            .await?;
+        self.state(&form).await.map(Some)
+    }
+
+    async fn place(
+        &self,
+        id: &str,
+        _handler_id: Option<&str>,
+    ) -> Result<Option<Placement>, PlatformError> {
+        let Some(state) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
+        let url = state.continue_url.clone().ok_or_else(|| {
+            PlatformError::BadResponse("the store's checkout page is not a URL".into())
+        })?;
+        Ok(Some(Placement::Escalated {
+            order: handoff(&state, &url),
+            url,
+            reason: EscalationReason::Payment,
+        }))
+    }
+
+    async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        // An orderForm cannot be deleted: emptying it is what ends it (an empty orderForm
+        // reads as gone, for the cart of the same id too), so the store's payment page can
+        // no longer buy what the agent cancelled. Buyer data stays in VTEX's orderForm,
+        // which VTEX expires on its own; the bridge forgets its copy.
+        let Some(form) = self.carts.empty_form(id).await? else {
+            return Ok(None);
+        };
+        let before = self.state(&form).await?;
+        self.kept.invalidate(id).await;
+        Ok(Some(before))
+    }
+
+    async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coupon_messages_map_to_the_spec_refusals() {
+        assert_eq!(refusal("couponExpired"), CodeRefusal::Expired);
+        assert_eq!(refusal("couponNotFound"), CodeRefusal::Invalid);
+    }
+}
