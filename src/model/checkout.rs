@@ -282,6 +282,10 @@ pub enum Placement {
     },
     /// The handler refused the payment; the checkout is still open. Store's words.
     Declined { reason: String },
+    /// Nothing was placed: the store takes orders on its own page only (the checkout's
+    /// `continue_url`, as Shopify's Storefront and VTEX's orderForm do), so the checkout
+    /// stays open and escalated, and a later completion hands off the same way.
+    HandedOff,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

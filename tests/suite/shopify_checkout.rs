@@ -261,6 +261,21 @@ async fn a_shopify_cart_checks_out_on_shopifys_page_at_the_stores_prices() {
         .structured_bytes("complete_checkout", arguments)
         .await;
     assert_eq!(first, replay);
+    // Nothing was placed, so a new key hands off again rather than claiming an order exists.
+    let again = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
+        )
+        .await;
+    assert_eq!(again["status"], "requires_escalation", "{again}");
+    assert_eq!(again["continue_url"], checkout_url.as_str());
+    assert!(
+        again
+            .get("messages")
+            .is_none_or(|list| !list.to_string().contains("checkout_immutable")),
+        "{again}"
+    );
 
     // CHK-028: an open checkout cancels; Shopify cannot delete a cart, so it is marked and
     // emptied (its checkoutUrl sells nothing), and reads back canceled (CHK-057).

@@ -376,7 +376,13 @@ impl CheckoutBrain {
                     .at("$.payment".to_owned()),
                 ))
             }
-            Ok(Some(_)) => {
+            // No order exists to place twice, so the key releases the checkout: another
+            // completion hands off again, as the checkout read just before says.
+            Ok(Some(Placement::HandedOff)) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                Ok(before)
+            }
+            Ok(Some(Placement::Placed(_) | Placement::Escalated { .. })) => {
                 self.ledger.settle(id, key, Settled::Placed);
                 self.get(id).await
             }

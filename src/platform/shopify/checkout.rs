@@ -454,55 +454,14 @@ impl CheckoutPort for ShopifyCheckout {
         self.state(&cart).await.map(Some)
     }
 
-    /// Hands the buyer to Shopify's page: nothing is placed here (Shopify creates the order
-    /// when the buyer pays there), so the checkout stays open and keeps escalating to it. The
-    /// order in the answer is the cart as handed over, under the checkout's own id; the brain
-    /// records the hand-off and reads the checkout again.
+    /// Shopify creates the order when the buyer pays on its page: nothing is placed here,
+    /// and the checkout keeps escalating to the cart's `checkoutUrl`.
     async fn place(
         &self,
-        id: &str,
+        _id: &str,
         _handler_id: Option<&str>,
     ) -> Result<Option<Placement>, PlatformError> {
-        let Some(raw) = self.open(id).await? else {
-            return Ok(None);
-        };
-        let state = self.state(&raw).await?;
-        let url = state
-            .continue_url
-            .clone()
-            .ok_or_else(|| bad("the cart has no checkoutUrl"))?;
-        let order = Order {
-            id: state.id.clone(),
-            checkout_id: state.id.clone(),
-            label: None,
-            permalink_url: url.clone(),
-            store_status: "awaiting_payment".to_owned(),
-            paid: false,
-            lines: state
-                .lines
-                .iter()
-                .map(|line| crate::model::checkout::OrderLine {
-                    id: line.id.clone(),
-                    variant_id: Some(line.variant_id.clone()),
-                    sku: None,
-                    title: line.title.clone(),
-                    quantity: line.quantity,
-                    unit_price: line.unit_price,
-                    total: line.total,
-                })
-                .collect(),
-            currency: state.currency,
-            totals: state.totals,
-            shipping_address: state.address.clone(),
-            fulfillment_title: None,
-            codes: state.codes.clone(),
-            placed_at: None,
-        };
-        Ok(Some(Placement::Escalated {
-            order,
-            url,
-            reason: crate::model::checkout::EscalationReason::Payment,
-        }))
+        Ok(Some(Placement::HandedOff))
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {

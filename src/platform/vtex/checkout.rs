@@ -24,8 +24,8 @@ use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
-    EscalationReason, Order, OrderLine, PaymentHandler, Placement, RefusedCode,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
+    PaymentHandler, Placement, RefusedCode,
 };
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
 use crate::platform::port::PlatformError;
@@ -131,47 +131,6 @@ impl VtexCheckout {
             "attaching the buyer",
         )
         .await
-    }
-}
-
-/// The placement's order: no VTEX order exists until the buyer pays on the store's page, so
-/// this names the orderForm the payment step will turn into one (never read back:
-/// `reads_orders` is false).
-fn handoff(state: &CheckoutState, url: &str) -> Order {
-    let selected = state
-        .fulfillment
-        .iter()
-        .flat_map(|method| &method.groups)
-        .find_map(|group| {
-            let id = group.selected_option.as_ref()?;
-            group.options.iter().find(|option| option.id == *id)
-        });
-    Order {
-        id: state.id.clone(),
-        checkout_id: state.id.clone(),
-        label: None,
-        permalink_url: url.to_owned(),
-        store_status: "orderForm".to_owned(),
-        paid: false,
-        lines: state
-            .lines
-            .iter()
-            .map(|line| OrderLine {
-                id: line.id.clone(),
-                variant_id: Some(line.variant_id.clone()),
-                sku: None,
-                title: line.title.clone(),
-                quantity: line.quantity,
-                unit_price: line.unit_price,
-                total: line.total,
-            })
-            .collect(),
-        currency: state.currency,
-        totals: state.totals,
-        shipping_address: state.address.clone(),
-        fulfillment_title: selected.map(|option| option.title.clone()),
-        codes: state.codes.clone(),
-        placed_at: None,
     }
 }
 
@@ -426,22 +385,14 @@ impl CheckoutPort for VtexCheckout {
         self.state(&form).await.map(Some)
     }
 
+    /// VTEX creates the order when the buyer pays on its checkout's payment step: nothing is
+    /// placed here, and the checkout keeps escalating there.
     async fn place(
         &self,
-        id: &str,
+        _id: &str,
         _handler_id: Option<&str>,
     ) -> Result<Option<Placement>, PlatformError> {
-        let Some(state) = self.get_checkout(id).await? else {
-            return Ok(None);
-        };
-        let url = state.continue_url.clone().ok_or_else(|| {
-            PlatformError::BadResponse("the store's checkout page is not a URL".into())
-        })?;
-        Ok(Some(Placement::Escalated {
-            order: handoff(&state, &url),
-            url,
-            reason: EscalationReason::Payment,
-        }))
+        Ok(Some(Placement::HandedOff))
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
