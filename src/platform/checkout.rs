@@ -26,12 +26,17 @@ pub struct CheckoutOutcome {
 
 #[async_trait]
 pub trait CheckoutPort: Send + Sync + 'static {
-    /// The handlers an agent may complete with (the bridge can place with them); empty when
-    /// the buyer always pays on the store's page.
-    fn handlers(&self) -> &[PaymentHandler];
+    /// The handlers an agent may complete with (the bridge can place with them); none for a
+    /// store where the buyer always pays on its own page.
+    fn handlers(&self) -> &[PaymentHandler] {
+        &[]
+    }
 
-    /// Whether `get_order` answers for orders placed through the bridge.
-    fn reads_orders(&self) -> bool;
+    /// Whether `get_order` answers for orders placed through the bridge; a store that only
+    /// hands off reads none.
+    fn reads_orders(&self) -> bool {
+        false
+    }
 
     async fn create_checkout(
         &self,
@@ -90,8 +95,11 @@ pub trait CheckoutPort: Send + Sync + 'static {
     /// Cancels an open checkout and returns it as it was just before.
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError>;
 
-    /// An order placed through this bridge, by the id its checkout answered with.
-    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError>;
+    /// An order placed through this bridge, by the id its checkout answered with (only asked
+    /// when `reads_orders`).
+    async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
+        Ok(None)
+    }
 }
 
 pub type SharedCheckout = Arc<dyn CheckoutPort>;

@@ -2,6 +2,7 @@
 //! journey an agent takes from a cart to a placed order. Requirement ids are those of
 //! requirements/checkout.json.
 
+use crate::support::debug_bridge::DebugBridge;
 use crate::support::values::{line, totals};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
@@ -561,45 +562,7 @@ async fn rest_checkout_sessions_answer_the_bytes_mcp_answers() {
 /// holds the buyer's name, email, phone or address.
 #[tokio::test]
 async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
-    use crate::support::binary::Running;
-    let dir = std::env::temp_dir().join(format!("bcp-buyer-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("bridge.toml");
-    std::fs::write(&config, "[negotiation]\nenabled = false\n").unwrap();
-    let log = dir.join("bridge.log");
-    let mut bridge = Running::start_logging_with_env(
-        &[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &log,
-        &[("RUST_LOG", "debug")],
-    );
-    let endpoint = bridge.endpoint();
-    let base = endpoint.trim_end_matches("/bcp/mcp").to_owned();
-    let client = reqwest::Client::new();
-    let mut next = 0;
-    let mut call = async |tool: &str, arguments: Value| -> Value {
-        next += 1;
-        let reply: Value = client
-            .post(&endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(
-                json!({"jsonrpc": "2.0", "id": next, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
-                    .to_string(),
-            )
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        reply["result"]["structuredContent"].clone()
-    };
+    let mut bridge = DebugBridge::start("buyer-logs", "");
     let (name, surname, email, phone) = (
         "Genoveva",
         "Quixabeira",
@@ -607,7 +570,8 @@ async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
         "+5511987650123",
     );
     let (street, city, postal) = ("Rua Zulmira Tavares 4321", "Itaquaquecetuba", "08599-777");
-    let created = call(
+    let created = bridge
+        .call(
         "create_checkout",
         json!({"meta": meta_with_key(&key()), "checkout": {
             "line_items": [line(SANDAL, 1)],
@@ -616,7 +580,8 @@ async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_owned();
-    call(
+    bridge
+        .call(
         "update_checkout",
         json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
             "first_name": name, "last_name": surname, "street_address": street,
@@ -625,12 +590,14 @@ async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
         }]}]}}}),
     )
     .await;
-    call(
+    bridge
+        .call(
         "update_checkout",
         json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "pac"}]}]}}}),
     )
     .await;
-    let completed = call(
+    let completed = bridge
+        .call(
         "complete_checkout",
         json!({"meta": meta_with_key(&key()), "id": id, "checkout": {"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}}}),
     )
@@ -638,24 +605,20 @@ async fn buyer_data_is_in_no_log_line_and_not_on_the_merchant_page() {
     assert_eq!(completed["status"], "completed", "{completed}");
     // The answer carries the buyer (it is theirs); nothing else may.
     assert_eq!(completed["buyer"]["email"], email);
-    let page = client
-        .get(format!("{base}/"))
+    let page = bridge
+        .client()
+        .get(format!("{}/", bridge.base_url()))
         .send()
         .await
         .unwrap()
         .text()
         .await
         .unwrap();
-    drop(bridge);
-    let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        logged.contains("DEBUG") || logged.contains("debug"),
-        "the log ran at debug"
-    );
-    for secret in [name, surname, email, phone, street, city, postal] {
-        assert!(!logged.contains(secret), "{secret} in the log");
+    let secrets = [name, surname, email, phone, street, city, postal];
+    for secret in secrets {
         assert!(!page.contains(secret), "{secret} on the merchant page");
     }
+    bridge.assert_log_holds_none(&secrets);
 }
 
 async fn tool_names(bridge: &TestBridge) -> Vec<String> {

@@ -4,6 +4,7 @@
 //! checkoutUrl (the Storefront API takes no payment). Requirement ids are those of
 //! requirements/checkout.json.
 
+use crate::support::debug_bridge::DebugBridge;
 use crate::support::shopify_standin::*;
 use crate::support::values::{line, totals};
 use crate::support::{TestBridge, meta, meta_with_key};
@@ -493,49 +494,8 @@ async fn shopify_serves_checkout_without_orders_and_over_rest() {
 /// Shopify (they are the order's) but no log line.
 #[tokio::test]
 async fn buyer_data_reaches_shopify_and_no_log_line() {
-    use crate::support::binary::Running;
     let standin = Standin::start();
-    let dir = std::env::temp_dir().join(format!("bcp-shopify-buyer-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("bridge.toml");
-    std::fs::write(
-        &config,
-        format!("{}\n[negotiation]\nenabled = false\n", standin.config("")),
-    )
-    .unwrap();
-    let log = dir.join("bridge.log");
-    let mut bridge = Running::start_logging_with_env(
-        &[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &log,
-        &[("RUST_LOG", "debug")],
-    );
-    let endpoint = bridge.endpoint();
-    let client = reqwest::Client::new();
-    let mut next = 0;
-    let mut call = async |tool: &str, arguments: Value| -> Value {
-        next += 1;
-        let reply: Value = client
-            .post(&endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(
-                json!({"jsonrpc": "2.0", "id": next, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
-                    .to_string(),
-            )
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        reply["result"]["structuredContent"].clone()
-    };
+    let mut bridge = DebugBridge::start("shopify-buyer-logs", &standin.config(""));
     let (name, surname, email, phone) = (
         "Genoveva",
         "Quixabeira",
@@ -543,7 +503,8 @@ async fn buyer_data_reaches_shopify_and_no_log_line() {
         "+12125550187",
     );
     let (street, city, postal) = ("4321 Zulmira Tavares Blvd", "Poughkeepsie", "12601");
-    let created = call(
+    let created = bridge
+        .call(
         "create_checkout",
         json!({"meta": meta_with_key(&key()), "checkout": {
             "line_items": [line(&variant(MUG_VARIANT), 1)],
@@ -552,7 +513,8 @@ async fn buyer_data_reaches_shopify_and_no_log_line() {
     )
     .await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let addressed = call(
+    let addressed = bridge
+        .call(
         "update_checkout",
         json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
             "first_name": name, "last_name": surname, "street_address": street,
@@ -561,32 +523,29 @@ async fn buyer_data_reaches_shopify_and_no_log_line() {
         }]}]}}}),
     )
     .await;
-    call(
-        "update_checkout",
-        json!({"meta": meta(), "id": id, "checkout": select(&addressed, STANDARD)}),
-    )
-    .await;
-    let completed = call(
-        "complete_checkout",
-        json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
-    )
-    .await;
+    bridge
+        .call(
+            "update_checkout",
+            json!({"meta": meta(), "id": id, "checkout": select(&addressed, STANDARD)}),
+        )
+        .await;
+    let completed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
+        )
+        .await;
     assert_eq!(completed["status"], "requires_escalation", "{completed}");
     // The answer carries the buyer (it is theirs), read back from Shopify.
     assert_eq!(completed["buyer"]["email"], email);
     assert_eq!(completed["buyer"]["phone_number"], phone);
     assert_eq!(completed["buyer"]["last_name"], surname);
     let sent = standin.bodies().join("\n");
-    drop(bridge);
-    let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        logged.contains("DEBUG") || logged.contains("debug"),
-        "the log ran at debug"
-    );
-    for secret in [name, surname, email, phone, street, city, postal] {
+    let secrets = [name, surname, email, phone, street, city, postal];
+    for secret in secrets {
         assert!(sent.contains(secret), "{secret} did not reach Shopify");
-        assert!(!logged.contains(secret), "{secret} in the log");
     }
+    bridge.assert_log_holds_none(&secrets);
 }
 
 #[tokio::test]

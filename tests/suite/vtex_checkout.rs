@@ -4,6 +4,7 @@
 //! the buyer to the store's payment step for that orderForm. Requirement ids are those of
 //! requirements/checkout.json.
 
+use crate::support::debug_bridge::DebugBridge;
 use crate::support::values::{line, totals};
 use crate::support::vtex_standin::{
     CLOCK_SKU, CODE, EXPIRED_CODE, MUG_SKU_FIRST, PICKUP_POINT, VtexStandin,
@@ -575,49 +576,8 @@ async fn a_checkout_from_lines_over_rest_attaches_the_buyer_and_answers_what_mcp
 /// never a log line, even at `debug`, across a whole VTEX checkout.
 #[tokio::test]
 async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
-    use crate::support::binary::Running;
     let vtex = VtexStandin::start().await;
-    let dir = std::env::temp_dir().join(format!("bcp-vtex-buyer-logs-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("bridge.toml");
-    std::fs::write(
-        &config,
-        vtex.config("") + "\n[negotiation]\nenabled = false\n",
-    )
-    .unwrap();
-    let log = dir.join("bridge.log");
-    let mut bridge = Running::start_logging_with_env(
-        &[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ],
-        &log,
-        &[("RUST_LOG", "debug")],
-    );
-    let endpoint = bridge.endpoint();
-    let client = reqwest::Client::new();
-    let mut next = 0;
-    let mut call = async |tool: &str, arguments: Value| -> Value {
-        next += 1;
-        let reply: Value = client
-            .post(&endpoint)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .body(
-                json!({"jsonrpc": "2.0", "id": next, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
-                    .to_string(),
-            )
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        reply["result"]["structuredContent"].clone()
-    };
+    let mut bridge = DebugBridge::start("vtex-buyer-logs", &vtex.config(""));
     let (name, surname, email, phone) = (
         "Genoveva",
         "Quixabeira",
@@ -625,7 +585,8 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
         "+5511987650123",
     );
     let (street, city, postal) = ("Rua Zulmira Tavares 4321", "Itaquaquecetuba", "08599-777");
-    let created = call(
+    let created = bridge
+        .call(
         "create_checkout",
         json!({"meta": meta_with_key(&key()), "checkout": {
             "line_items": [line(CLOCK_SKU, 1)],
@@ -637,7 +598,8 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
         .as_str()
         .unwrap_or_else(|| panic!("{created}"))
         .to_owned();
-    call(
+    bridge
+        .call(
         "update_checkout",
         json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
             "first_name": name, "last_name": surname, "street_address": street,
@@ -646,11 +608,12 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
         }]}]}}}),
     )
     .await;
-    let completed = call(
-        "complete_checkout",
-        json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
-    )
-    .await;
+    let completed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
+        )
+        .await;
     assert_eq!(completed["status"], "requires_escalation", "{completed}");
     assert_eq!(completed["buyer"]["email"], email);
     // The address went to VTEX as its form: street and number apart, the country alpha-3.
@@ -659,15 +622,7 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
     assert_eq!(sent["number"], "4321");
     assert_eq!(sent["country"], "BRA");
     assert_eq!(sent["receiverName"], format!("{name} {surname}"));
-    drop(bridge);
-    let logged = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        logged.contains("DEBUG") || logged.contains("debug"),
-        "the log ran at debug"
-    );
-    for secret in [
+    bridge.assert_log_holds_none(&[
         name, surname, email, phone, street, city, postal, "Zulmira", "4321",
-    ] {
-        assert!(!logged.contains(secret), "{secret} in the log");
-    }
+    ]);
 }

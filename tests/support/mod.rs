@@ -3,6 +3,7 @@
 
 pub mod binary;
 pub mod chromium;
+pub mod debug_bridge;
 pub mod hostile;
 pub mod redis;
 pub mod shopify_standin;

@@ -40,8 +40,8 @@ use super::wire::{
     CheckoutOptionSelect,
 };
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
-    PaymentHandler, Placement, RefusedCode,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
+    Placement, RefusedCode,
 };
 use crate::model::{CartDraft, CartLineInput, LineProblem};
 use crate::platform::cart::CartPort;
@@ -174,14 +174,6 @@ impl ShopifyCheckout {
 
 #[async_trait]
 impl CheckoutPort for ShopifyCheckout {
-    fn handlers(&self) -> &[PaymentHandler] {
-        &[]
-    }
-
-    fn reads_orders(&self) -> bool {
-        false
-    }
-
     async fn create_checkout(
         &self,
         draft: &CheckoutDraft,
@@ -474,9 +466,5 @@ impl CheckoutPort for ShopifyCheckout {
         }
         self.names.invalidate(id).await;
         Ok(Some(before))
-    }
-
-    async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
-        Ok(None)
     }
 }

@@ -24,8 +24,8 @@ use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
-    PaymentHandler, Placement, RefusedCode,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
+    Placement, RefusedCode,
 };
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
 use crate::platform::port::PlatformError;
@@ -136,14 +136,6 @@ impl VtexCheckout {
 
 #[async_trait]
 impl CheckoutPort for VtexCheckout {
-    fn handlers(&self) -> &[PaymentHandler] {
-        &[]
-    }
-
-    fn reads_orders(&self) -> bool {
-        false
-    }
-
     async fn create_checkout(
         &self,
         draft: &CheckoutDraft,
@@ -406,10 +398,6 @@ impl CheckoutPort for VtexCheckout {
         let before = self.state(&form).await?;
         self.kept.invalidate(id).await;
         Ok(Some(before))
-    }
-
-    async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
-        Ok(None)
     }
 }
 
