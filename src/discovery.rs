@@ -59,6 +59,9 @@ pub fn profile(
                     version,
                     spec: namespace.spec_url(*capability, version),
                     schema: namespace.schema_url(*capability, version),
+                    extends: capability
+                        .extends()
+                        .map(|parent| namespace.capability_name(parent)),
                 }],
             )
         })

@@ -29,9 +29,12 @@ pub async fn checked(
     steps.access.check_profile(meta)?;
     let agreement = steps.negotiator.check(meta).await?;
     let brain = &steps.brain;
-    let release = brain
+    let mut release = brain
         .namespace()
         .release(agreement.as_ref().map(|agreed| agreed.version));
+    if let Some(agreed) = &agreement {
+        release = release.agreed(|capability| agreed.covers(capability));
+    }
     let _ = agreed.set(release.version);
     spec.validate(&arguments)?;
     let capability = spec.name.capability();

@@ -230,6 +230,8 @@ impl ToolTable {
                 Capability::Cart => capabilities.cart,
                 Capability::Checkout => checkout,
                 Capability::Order => checkout && orders,
+                // No tool of its own: extensions ride on checkout's tools.
+                Capability::Fulfillment | Capability::Discount => false,
             };
             if !served {
                 continue;
@@ -294,6 +296,9 @@ impl ToolTable {
             .map(|spec| spec.name.capability())
             .collect();
         capabilities.dedup();
+        if capabilities.contains(&Capability::Checkout) {
+            capabilities.extend(Capability::CHECKOUT_EXTENSIONS);
+        }
         capabilities
     }
 }

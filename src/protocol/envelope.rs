@@ -15,16 +15,34 @@ pub enum Capability {
     Cart,
     Checkout,
     Order,
+    /// Extends checkout: shipping destinations, the store's options, their selection.
+    Fulfillment,
+    /// Extends checkout: codes applied and refused, automatic discounts.
+    Discount,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 7] = [
         Self::CatalogSearch,
         Self::CatalogLookup,
         Self::Cart,
         Self::Checkout,
         Self::Order,
+        Self::Fulfillment,
+        Self::Discount,
     ];
+
+    /// The extensions of checkout this bridge serves wherever it serves checkout: every
+    /// checkout port prices shipping options and takes codes.
+    pub const CHECKOUT_EXTENSIONS: [Capability; 2] = [Self::Fulfillment, Self::Discount];
+
+    /// The capability an extension extends (`extends` in a profile); `None` for a root one.
+    pub fn extends(self) -> Option<Capability> {
+        match self {
+            Self::Fulfillment | Self::Discount => Some(Self::Checkout),
+            _ => None,
+        }
+    }
 
     fn suffix(self) -> &'static str {
         match self {
@@ -33,6 +51,8 @@ impl Capability {
             Self::Cart => "cart",
             Self::Checkout => "checkout",
             Self::Order => "order",
+            Self::Fulfillment => "fulfillment",
+            Self::Discount => "discount",
         }
     }
 
@@ -43,6 +63,8 @@ impl Capability {
             Self::Cart => "cart.json",
             Self::Checkout => "checkout.json",
             Self::Order => "order.json",
+            Self::Fulfillment => "fulfillment.json",
+            Self::Discount => "discount.json",
         }
     }
 }
@@ -91,6 +113,9 @@ impl Edition {
             (Self::Ucp20260825, Capability::Checkout) => "shopping/checkout",
             (Self::Ucp20260408, Capability::Order) => "order",
             (Self::Ucp20260825, Capability::Order) => "shopping/order",
+            // Both releases' own examples link the extensions without the vertical.
+            (_, Capability::Fulfillment) => "fulfillment",
+            (_, Capability::Discount) => "discount",
         }
     }
 
@@ -107,6 +132,44 @@ impl Edition {
 pub struct Release {
     pub version: &'static str,
     pub edition: Edition,
+    /// The checkout extensions in force for the call: all of them, unless the agent's
+    /// profile names capabilities and leaves some out (OVR-005).
+    pub extensions: Extensions,
+}
+
+/// Which of `Capability::CHECKOUT_EXTENSIONS` a call's answers declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extensions {
+    pub fulfillment: bool,
+    pub discount: bool,
+}
+
+impl Extensions {
+    pub const ALL: Extensions = Extensions {
+        fulfillment: true,
+        discount: true,
+    };
+
+    pub fn holds(self, capability: Capability) -> bool {
+        match capability {
+            Capability::Fulfillment => self.fulfillment,
+            Capability::Discount => self.discount,
+            _ => false,
+        }
+    }
+}
+
+impl Release {
+    /// The release with only the extensions `agreed` keeps (the agent's intersection).
+    pub fn agreed(self, agreed: impl Fn(Capability) -> bool) -> Release {
+        Release {
+            extensions: Extensions {
+                fulfillment: self.extensions.fulfillment && agreed(Capability::Fulfillment),
+                discount: self.extensions.discount && agreed(Capability::Discount),
+            },
+            ..self
+        }
+    }
 }
 
 impl Namespace {
@@ -136,6 +199,7 @@ impl Namespace {
         Release {
             version,
             edition: (self.edition_of)(version),
+            extensions: Extensions::ALL,
         }
     }
 
@@ -182,15 +246,23 @@ impl Namespace {
         )
     }
 
-    /// The response envelope carrying only the capability of the operation.
+    /// The response envelope carrying the capability of the operation and, for checkout, the
+    /// extensions in force for the call.
     pub fn envelope(&self, release: Release, capability: Capability, status: Status) -> Ucp {
         let mut capabilities = BTreeMap::new();
-        capabilities.insert(
-            self.capability_name(capability),
-            vec![CapabilityVersion {
-                version: release.version,
-            }],
-        );
+        let extensions = Capability::CHECKOUT_EXTENSIONS
+            .into_iter()
+            .filter(|extension| {
+                extension.extends() == Some(capability) && release.extensions.holds(*extension)
+            });
+        for named in std::iter::once(capability).chain(extensions) {
+            capabilities.insert(
+                self.capability_name(named),
+                vec![CapabilityVersion {
+                    version: release.version,
+                }],
+            );
+        }
         Ucp {
             version: release.version,
             status: match status {

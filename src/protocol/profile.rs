@@ -16,6 +16,9 @@ pub struct CapabilityEntry {
     pub version: &'static str,
     pub spec: String,
     pub schema: String,
+    /// The capability an extension extends (the string form both releases allow).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -158,7 +158,12 @@ async fn a_checkout_from_a_cart_is_incomplete_with_what_is_missing_by_path() {
             .unwrap()
             .keys()
             .collect::<Vec<_>>(),
-        ["br.dev.bcp.shopping.checkout"]
+        // The checkout and the extensions in force (no agent narrowed them).
+        [
+            "br.dev.bcp.shopping.checkout",
+            "br.dev.bcp.shopping.discount",
+            "br.dev.bcp.shopping.fulfillment"
+        ]
     );
     assert_eq!(checkout["status"], "incomplete");
     assert_eq!(checkout["line_items"].as_array().unwrap().len(), 2);
@@ -754,4 +759,53 @@ async fn over_rest_a_repeated_conversion_is_200_not_201() {
     let created: Value = serde_json::from_str(&created).unwrap();
     let again: Value = serde_json::from_str(&again).unwrap();
     assert_eq!(again["id"], created["id"]);
+}
+
+/// A checkout made with an address and a selection: the address prices the options, the
+/// selection is tried on them, and one the new checkout never handed out is a warning, not a
+/// refusal of the whole create (spck's fulfillment probes send ids of their own).
+#[tokio::test]
+async fn a_create_with_an_address_and_a_selection_makes_the_checkout() {
+    let bridge = TestBridge::sample().await;
+    let create = |group: &str, option: &str| {
+        json!({"meta": meta_with_key(&key()), "checkout": {
+            "line_items": [line(SANDAL, 1)],
+            "fulfillment": {"methods": [{"type": "shipping",
+                "destinations": [{"address_country": "BR", "address_region": "SP", "postal_code": "01310-100"}],
+                "groups": [{"id": group, "selected_option_id": option}]}]}
+        }})
+    };
+    let guessed = bridge.call("create_checkout", create("g1", "std")).await;
+    assert_eq!(guessed["status"], "incomplete", "{guessed}");
+    let group = &guessed["fulfillment"]["methods"][0]["groups"][0];
+    assert!(
+        !group["options"].as_array().unwrap().is_empty(),
+        "{guessed}"
+    ); // FUL-008
+    assert_eq!(group["selected_option_id"], Value::Null);
+    let messages = guessed["messages"].as_array().unwrap();
+    let warning = messages
+        .iter()
+        .find(|message| message["type"] == "warning")
+        .unwrap_or_else(|| panic!("{guessed}"));
+    assert_eq!(warning["code"], "invalid");
+    assert_eq!(
+        warning["path"],
+        "$.fulfillment.methods[0].groups[0].selected_option_id"
+    );
+    // The address was taken: no message still asks for it.
+    assert!(
+        !paths(&guessed).contains(&"$.fulfillment.methods".to_owned()),
+        "{guessed}"
+    );
+    // The ids the store hands out (deterministic here) select at create.
+    let chosen = bridge.call("create_checkout", create("grp_1", "pac")).await;
+    let group = &chosen["fulfillment"]["methods"][0]["groups"][0];
+    assert_eq!(group["selected_option_id"], "pac", "{chosen}");
+    assert!(
+        chosen["messages"]
+            .as_array()
+            .is_none_or(|list| list.iter().all(|message| message["type"] != "warning")),
+        "{chosen}"
+    );
 }

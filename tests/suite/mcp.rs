@@ -251,8 +251,22 @@ async fn discovery_profile_advertises_what_is_served() {
                 "br.dev.bcp.shopping.catalog.lookup",
                 "br.dev.bcp.shopping.catalog.search",
                 "br.dev.bcp.shopping.checkout",
+                "br.dev.bcp.shopping.discount",
+                "br.dev.bcp.shopping.fulfillment",
                 "br.dev.bcp.shopping.order"
             ]
+        );
+        // The extensions name what they extend; root capabilities name nothing.
+        for extension in ["discount", "fulfillment"] {
+            assert_eq!(
+                capabilities[&format!("br.dev.bcp.shopping.{extension}")][0]["extends"],
+                "br.dev.bcp.shopping.checkout"
+            );
+        }
+        assert!(
+            capabilities["br.dev.bcp.shopping.cart"][0]
+                .get("extends")
+                .is_none()
         );
         for entries in capabilities.values() {
             assert!(

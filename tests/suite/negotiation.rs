@@ -27,6 +27,19 @@ fn profile(version: &str) -> Response {
         .into_response()
 }
 
+/// A current profile declaring exactly `capabilities`.
+fn declaring(capabilities: &[&str]) -> Response {
+    let declared: serde_json::Map<String, Value> = capabilities
+        .iter()
+        .map(|name| ((*name).to_owned(), json!([{"version": "2026-07-28"}])))
+        .collect();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"ucp": {"version": "2026-07-28", "capabilities": declared}}).to_string(),
+    )
+        .into_response()
+}
+
 /// An agent's profile host, on loopback.
 async fn profile_server() -> (SocketAddr, Hits) {
     let hits = Hits::default();
@@ -34,6 +47,16 @@ async fn profile_server() -> (SocketAddr, Hits) {
         .route("/current", get(|| async { profile("2026-07-28") }))
         .route("/older", get(|| async { profile("2026-07-14") }))
         .route("/future", get(|| async { profile("2099-01-01") }))
+        .route(
+            "/checkout-only",
+            get(|| async {
+                declaring(&["br.dev.bcp.shopping.checkout", "br.dev.bcp.shopping.order"])
+            }),
+        )
+        .route(
+            "/discount-only",
+            get(|| async { declaring(&["br.dev.bcp.shopping.discount"]) }),
+        )
         .route("/garbage", get(|| async { "<html>not a profile</html>" }))
         .route("/no-version", get(|| async { "{\"name\": \"agent\"}" }))
         .route("/missing", get(|| async { (AxumStatus::NOT_FOUND, "no") }))
@@ -316,4 +339,54 @@ fn restricted_ranges() {
     for ip in ["8.8.8.8", "2001:4860:4860::8888", "100.128.0.1"] {
         assert!(!is_restricted(ip.parse().unwrap()), "{ip}");
     }
+}
+
+#[tokio::test]
+async fn checkout_answers_declare_only_the_extensions_the_agent_shares() {
+    let (addr, _) = profile_server().await;
+    let bridge = bridge().await;
+    let create = |profile: &str| {
+        json!({"meta": {"ucp-agent": {"profile": profile}, "idempotency-key": uuid::Uuid::new_v4().to_string()},
+               "checkout": {"line_items": [{"item": {"id": "item_123"}, "quantity": 1}]}})
+    };
+    // OVR-005: an agent naming checkout but neither extension gets answers without them.
+    let narrowed = bridge
+        .call(
+            "create_checkout",
+            create(&format!("http://{addr}/checkout-only")),
+        )
+        .await;
+    let names: Vec<&String> = narrowed["ucp"]["capabilities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(names, ["br.dev.bcp.shopping.checkout"], "{narrowed}");
+    // An agent that names no capability has no opinion: both extensions are in force.
+    let open = bridge
+        .call("create_checkout", create(&format!("http://{addr}/current")))
+        .await;
+    let names: Vec<&String> = open["ucp"]["capabilities"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "br.dev.bcp.shopping.checkout",
+            "br.dev.bcp.shopping.discount",
+            "br.dev.bcp.shopping.fulfillment"
+        ]
+    );
+    // OVR-012: an extension without its parent is excluded, which leaves nothing shared.
+    let orphan = bridge
+        .call(
+            "create_checkout",
+            create(&format!("http://{addr}/discount-only")),
+        )
+        .await;
+    assert_eq!(orphan["ucp"]["status"], "error", "{orphan}");
+    assert_eq!(orphan["messages"][0]["code"], "capabilities_incompatible");
+    assert!(orphan.get("id").is_none(), "no checkout was made: {orphan}");
 }

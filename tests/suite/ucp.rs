@@ -10,11 +10,13 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 // The sample store implements the checkout port: checkout is declared beside the cart.
-const UCP_CAPABILITIES: [&str; 5] = [
+const UCP_CAPABILITIES: [&str; 7] = [
     "dev.ucp.shopping.cart",
     "dev.ucp.shopping.catalog.lookup",
     "dev.ucp.shopping.catalog.search",
     "dev.ucp.shopping.checkout",
+    "dev.ucp.shopping.discount",
+    "dev.ucp.shopping.fulfillment",
     "dev.ucp.shopping.order",
 ];
 

@@ -265,14 +265,54 @@ impl Brain {
         if !resumed {
             update.buyer = None;
         }
-        if is_empty(&update) {
+        // A new checkout has handed out no group or option ids yet, so a selection sent with
+        // its creation is tried after the address has priced the options, and one the store
+        // does not hold becomes a warning: the checkout is made either way.
+        let selections = if resumed {
+            Vec::new()
+        } else {
+            std::mem::take(&mut update.selections)
+        };
+        if is_empty(&update) && selections.is_empty() {
             return self
                 .checkout_answer(created, messages, release)
                 .map(|answer| answer.resuming(resumed));
         }
         let id = created.state.id.clone();
-        let mut line_messages = created.messages;
-        let outcome = brain.update(&id, &update).await.map(|mut judged| {
+        // Only the store's refusals of lines outlive the create: the rest of its messages
+        // describe the state the update replaces.
+        let stale = super::status::judge(created.state.clone()).messages;
+        let mut line_messages = created.messages.clone();
+        line_messages.retain(|message| !stale.contains(message));
+        let mut outcome = if is_empty(&update) {
+            Ok(Judged {
+                messages: Vec::new(),
+                ..created
+            })
+        } else {
+            brain.update(&id, &update).await
+        };
+        if let (Ok(judged), false) = (&mut outcome, selections.is_empty()) {
+            let choose = CheckoutUpdate {
+                selections,
+                ..CheckoutUpdate::default()
+            };
+            match brain.update(&id, &choose).await {
+                Ok(chosen) => *judged = chosen,
+                Err(error @ BrainError::InvalidParams { .. })
+                | Err(error @ BrainError::Platform(PlatformError::InvalidAt { .. })) => {
+                    judged.messages.push(
+                        Message::warning(
+                            MessageCode::Invalid,
+                            format!("{error}; choose one of the options this checkout lists"),
+                        )
+                        .at("$.fulfillment.methods[0].groups[0].selected_option_id"),
+                    );
+                }
+                Err(error) => outcome = Err(error),
+            }
+        }
+        let outcome = outcome.map(|mut judged| {
             // The store's refusals of lines at create stay in the answer.
             line_messages.retain(|message| !judged.messages.contains(message));
             judged.messages.splice(0..0, line_messages);
