@@ -175,6 +175,11 @@ async fn addressed(bridge: &TestBridge, fixture: &CheckoutFixture) -> (String, V
 async fn ready(bridge: &TestBridge, fixture: &CheckoutFixture) -> (String, Value) {
     let (id, addressed) = addressed(bridge, fixture).await;
     let selected = update(bridge, &id, selection(&addressed, &fixture.option.0)).await;
+    assert_eq!(
+        offered(&selected).1.as_ref(),
+        Some(&fixture.option.0),
+        "{selected}"
+    );
     (id, selected)
 }
 
