@@ -24,7 +24,7 @@ use axum::{Json, Router};
 use serde_json::{Value, json};
 
 mod checkout;
-pub use checkout::{AUTOMATIC_TITLE, EXPRESS, INACTIVE_CODE, PICKUP, STANDARD};
+pub use checkout::{AUTOMATIC_TITLE, EXPRESS, GOOD_CODE, INACTIVE_CODE, PICKUP, STANDARD};
 
 pub const TOKEN: &str = "shpat_standin_TOKEN_4f2a9c";
 pub const CURRENCY: &str = "USD";

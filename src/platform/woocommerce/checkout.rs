@@ -101,6 +101,9 @@ struct Session {
 #[derive(Clone)]
 struct Placed {
     order: Order,
+    /// The checkout's lines as they were placed: the order read names items by SKU and its
+    /// own item ids only, not by the ids the checkout's lines had.
+    lines: Vec<crate::model::CartLine>,
     key: String,
     email: String,
     pay_url: Option<String>,
@@ -339,20 +342,7 @@ impl WooCheckout {
         let order = &placed.order;
         CheckoutState {
             id: id.to_owned(),
-            lines: order
-                .lines
-                .iter()
-                .map(|line| crate::model::CartLine {
-                    id: line.id.clone(),
-                    variant_id: line.sku.clone().unwrap_or_default(),
-                    title: line.title.clone(),
-                    unit_price: line.unit_price,
-                    quantity: line.quantity,
-                    subtotal: line.total,
-                    total: line.total,
-                    image_url: None,
-                })
-                .collect(),
+            lines: placed.lines.clone(),
             currency: order.currency,
             buyer: session.buyer.clone(),
             address: session.address.clone(),
@@ -439,7 +429,12 @@ impl WooCheckout {
                 .iter()
                 .zip(items.iter().chain(std::iter::repeat(&Value::Null)))
                 .map(|(line, item)| OrderLine {
-                    id: line.id.clone(),
+                    // Every item of an order read carries the order key as its `key`; its
+                    // `id` is the order item's own.
+                    id: item
+                        .get("id")
+                        .and_then(Value::as_u64)
+                        .map_or_else(|| line.id.clone(), |item| item.to_string()),
                     variant_id: None,
                     sku: item.get("sku").and_then(Value::as_str).map(str::to_owned),
                     title: line.title.clone(),
@@ -576,6 +571,15 @@ impl CheckoutPort for WooCheckout {
         };
         if !status.is_success() {
             return Err(upstream("cart", status, &value));
+        }
+        // A cancelled checkout is an emptied cart the bridge forgot, as a cancelled cart is
+        // (cart.rs): it is not found, rather than an empty open checkout.
+        let empty = value
+            .get("items")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if empty && !self.lock().contains_key(id) {
+            return Ok(None);
         }
         self.state(id, &value, &session).map(Some)
     }
@@ -737,6 +741,11 @@ impl CheckoutPort for WooCheckout {
                 "placing an order the buyer pays on the store's page ([checkout] pay_with)",
             ))?,
         };
+        // The lines as they are placed, under the ids the checkout gave them: once placed the
+        // cart is empty and the order read names its items by SKU only.
+        let Some(before) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
         let address = session.address.clone().unwrap_or_default();
         let email = session.buyer.email.clone().unwrap_or_default();
         let body = json!({
@@ -798,6 +807,7 @@ impl CheckoutPort for WooCheckout {
             .flatten();
         self.lock().entry(id.to_owned()).or_default().placed = Some(Placed {
             order: order.clone(),
+            lines: before.lines,
             key,
             email,
             pay_url: pay_url.clone(),

@@ -6,6 +6,7 @@
 //! platform file describes its store with one `Fixture` (how to start it, which ids play
 //! which role).
 
+mod checkout;
 mod real_woocommerce;
 mod sample;
 mod shopify;
@@ -18,6 +19,9 @@ use std::collections::HashSet;
 use futures_util::future::LocalBoxFuture;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+
+use checkout::*;
+pub use checkout::{CheckoutFixture, Ends};
 
 use crate::support::values::{line, lines};
 use crate::support::{TestBridge, meta, meta_with_fresh_key, meta_with_key};
@@ -37,7 +41,7 @@ macro_rules! platforms {
 /// One `#[tokio::test]` per scenario for the fixture `$fixture`.
 macro_rules! scenarios {
     ($fixture:path) => {
-        scenarios!(@each $fixture;
+        scenarios!(@each $fixture; catalog_start;
             search_walks_every_page_once,
             lookup_correlates_mixed_ids_and_reports_unknowns,
             get_product_relaxes_and_signals,
@@ -48,21 +52,37 @@ macro_rules! scenarios {
             idempotent_replay,
             rest_answers_as_mcp_does,
         );
+        scenarios!(@each $fixture; checkout_start;
+            checkout_from_a_cart_has_the_carts_lines,
+            address_options_select_reprices,
+            code_applied_then_refused,
+            complete_then_replayed,
+            cancel_an_open_checkout,
+            escalation_page_shows_the_same_items_and_total,
+        );
     };
-    (@each $fixture:path; $($scenario:ident),* $(,)?) => {$(
+    (@each $fixture:path; $start:ident; $($scenario:ident),* $(,)?) => {$(
         #[tokio::test]
         async fn $scenario() {
             // A platform that cannot run here (a real store not stood up) says so and why.
             let Some(fixture) = $fixture(stringify!($scenario)) else {
                 return;
             };
-            let store = (fixture.start)().await;
+            let store = crate::conformance::$start(&fixture)().await;
             crate::conformance::$scenario(&store.bridge, &fixture).await;
         }
     )*};
 }
 
 platforms!(sample, shopify, woocommerce, real_woocommerce, vtex);
+
+fn catalog_start(fixture: &Fixture) -> fn() -> LocalBoxFuture<'static, Store> {
+    fixture.start
+}
+
+fn checkout_start(fixture: &Fixture) -> fn() -> LocalBoxFuture<'static, Store> {
+    fixture.checkout.start
+}
 
 /// A running store under test: the bridge, and whatever must stay alive behind it.
 pub struct Store {
@@ -91,6 +111,8 @@ pub struct Fixture {
     pub sold_out: String,
     pub low_stock: (String, u64),
     pub unknown_item: String,
+    /// The checkout scenarios' store and data (checkout.rs).
+    pub checkout: CheckoutFixture,
 }
 
 /// get_product on a product with two option axes: `keep` and `drop` cannot both be met, so

@@ -3,7 +3,7 @@
 //! Branco/40 sold out; "Cinto de Couro" has 3 left; 12 "Bermuda"s page a search. Without the
 //! store every scenario says on stderr that it is skipped, and why.
 
-use super::{Fixture, Relaxation, Store};
+use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::real_woo::store::{real_store, shared};
 use serde_json::json;
 
@@ -47,5 +47,30 @@ pub fn fixture(scenario: &str) -> Option<Fixture> {
         sold_out: id("oculos"),
         low_stock: (id("cinto"), 3),
         unknown_item: "999999".into(),
+        // The store's Brazil zone (PAC selected by the store, SEDEX chosen), its `bcp10` and
+        // expired `vencido`, real orders placed with the offline `bacs` gateway.
+        checkout: CheckoutFixture {
+            start: || {
+                Box::pin(async {
+                    let turn = shared().await;
+                    let store = real_store("conformance").unwrap_or_else(|| unreachable!());
+                    Store {
+                        bridge: store.bridge("[checkout]\nplace_with = [\"bacs\"]").await,
+                        _upstream: Box::new(turn),
+                    }
+                })
+            },
+            lines: vec![(id("garrafa"), 2)],
+            address: json!({
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+                "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+            }),
+            option: (store.text("rate_sedex"), 2990),
+            code: "BCP10".into(),
+            refused: ("vencido".into(), "discount_code_expired"),
+            ends: Ends::Places { handler: "bacs" },
+            page: false,
+        },
     })
 }

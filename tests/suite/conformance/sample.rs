@@ -2,7 +2,7 @@
 //! Size, where Red/15 does not exist and Red/11 is sold out; the kettle is sold out and the
 //! moka pot has 2 left.
 
-use super::{Fixture, Relaxation, Store};
+use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::support::TestBridge;
 use serde_json::json;
 
@@ -41,5 +41,34 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
         sold_out: "prod_electric_kettle_default".into(),
         low_stock: ("prod_moka_pot_default".into(), 2),
         unknown_item: "no_such_item".into(),
+        // The sample store's own checkout: Correios rates for Brazil (none selected until
+        // the buyer chooses), BEMVINDO10, VERAO2025 expired, orders placed with its test
+        // handler. Under R$ 300 of items, so shipping is not free.
+        checkout: CheckoutFixture {
+            start: || {
+                Box::pin(async {
+                    Store {
+                        bridge: TestBridge::sample().await,
+                        _upstream: Box::new(()),
+                    }
+                })
+            },
+            lines: vec![
+                ("item_123".into(), 1),
+                ("prod_chinelo_praia_azm_3334".into(), 2),
+            ],
+            address: json!({
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+                "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+            }),
+            option: ("sedex".into(), 2990),
+            code: "bemvindo10".into(),
+            refused: ("VERAO2025".into(), "discount_code_expired"),
+            ends: Ends::Places {
+                handler: "sample_test_approve",
+            },
+            page: false,
+        },
     })
 }

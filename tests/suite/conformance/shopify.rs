@@ -2,10 +2,11 @@
 //! combination listed and Mega Fluff sold out but in Medium; the desk lamp is sold out and
 //! the soy candle has 2 left.
 
-use super::{Fixture, Relaxation, Store};
+use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::support::TestBridge;
 use crate::support::shopify_standin::{
-    CANDLE_VARIANT, CAT, LAMP_VARIANT, MUG, MUG_VARIANT, SOCK_FIRST, Standin, tee_variant,
+    CANDLE_VARIANT, CAT, EXPRESS, GOOD_CODE, INACTIVE_CODE, LAMP_VARIANT, MUG, MUG_VARIANT,
+    SOCK_FIRST, Standin, tee_variant,
 };
 use serde_json::json;
 
@@ -52,5 +53,31 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
         sold_out: variant(LAMP_VARIANT),
         low_stock: (variant(CANDLE_VARIANT), 2),
         unknown_item: variant(777),
+        // A checkout is the Storefront cart: the store's delivery options (none selected
+        // until chosen), SAVE10, SUMMER2024 inactive; the buyer pays on the cart's
+        // checkoutUrl, a myshopify.com page the stand-in does not serve.
+        checkout: CheckoutFixture {
+            start: || {
+                Box::pin(async {
+                    let standin = Standin::start();
+                    let bridge = TestBridge::start(&standin.config("")).await;
+                    Store {
+                        bridge,
+                        _upstream: Box::new(standin),
+                    }
+                })
+            },
+            lines: vec![(variant(MUG_VARIANT), 2), (variant(tee_variant(0, 0)), 1)],
+            address: json!({
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "350 5th Ave", "address_locality": "New York",
+                "address_region": "NY", "postal_code": "10118", "address_country": "US"
+            }),
+            option: (EXPRESS.into(), 1550),
+            code: GOOD_CODE.to_lowercase(),
+            refused: (INACTIVE_CODE.into(), "discount_code_expired"),
+            ends: Ends::HandsOff,
+            page: false,
+        },
     })
 }

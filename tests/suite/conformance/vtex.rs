@@ -2,10 +2,11 @@
 //! Amarelo/M sold out; five "Caneca Gato" mugs page the search; the fountain is sold out and
 //! the dry food has 2 units (the catalog only says "available": AvailableQuantity is capped).
 
-use super::{Fixture, Relaxation, Store};
+use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::support::TestBridge;
 use crate::support::vtex_standin::{
-    CLOCK, CLOCK_SKU, FOOD_SKU, FOUNTAIN_SKU, MUG_FIRST, MUG_SKU_FIRST, TEE, TEE_SKUS, VtexStandin,
+    CLOCK, CLOCK_SKU, CODE, FOOD_SKU, FOUNTAIN_SKU, MUG_FIRST, MUG_SKU_FIRST, TEE, TEE_SKUS,
+    VtexStandin,
 };
 use serde_json::json;
 
@@ -54,5 +55,34 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
         sold_out: FOUNTAIN_SKU.into(),
         low_stock: (FOOD_SKU.into(), 2),
         unknown_item: "777777".into(),
+        // The orderForm is the checkout: the store's SLAs for the address (VTEX selects its
+        // best delivery one itself), its coupons; the buyer pays on the store's checkout page
+        // for the orderForm, which the stand-in serves from its own state.
+        checkout: CheckoutFixture {
+            start: || {
+                Box::pin(async {
+                    let vtex = VtexStandin::start().await;
+                    let bridge =
+                        TestBridge::start(&(vtex.config("") + "\n[cache]\nenabled = false\n"))
+                            .await;
+                    Store {
+                        bridge,
+                        _upstream: Box::new(vtex),
+                    }
+                })
+            },
+            lines: vec![(CLOCK_SKU.into(), 1), (MUG_SKU_FIRST.to_string(), 2)],
+            address: json!({
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+                "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+            }),
+            // Per unit × the 3 units the group ships.
+            option: ("Expressa".into(), 9_000),
+            code: CODE.to_lowercase(),
+            refused: ("NOPE10".into(), "discount_code_invalid"),
+            ends: Ends::HandsOff,
+            page: true,
+        },
     })
 }

@@ -1,9 +1,9 @@
 //! The Store API stand-in (tests/support/woo_standin/): "Logo Tee" (11) is Size × Color with
 //! M/Blue (15) sold out; the stand-in is told Logo Tee S/Blue (13) has 2 left.
 
-use super::{Fixture, Relaxation, Store};
+use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::support::TestBridge;
-use crate::support::woo_standin::WooStandin;
+use crate::support::woo_standin::{COUPON, EXPIRED_COUPON, RATES, WooStandin};
 use serde_json::json;
 
 pub fn fixture(_scenario: &str) -> Option<Fixture> {
@@ -43,5 +43,33 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
         sold_out: "15".into(),
         low_stock: ("13".into(), 2),
         unknown_item: "999".into(),
+        // The Store API checkout routes (update-customer, select-shipping-rate, apply-coupon,
+        // checkout, order): the zone's rates with the first (PAC) selected by the store,
+        // `bcp10`, `vencido` expired, orders placed with the offline `bacs` gateway.
+        checkout: CheckoutFixture {
+            start: || {
+                Box::pin(async {
+                    let woo = WooStandin::start().await;
+                    let bridge =
+                        TestBridge::start(&woo.config("\n[checkout]\nplace_with = [\"bacs\"]"))
+                            .await;
+                    Store {
+                        bridge,
+                        _upstream: Box::new(woo),
+                    }
+                })
+            },
+            lines: vec![("10".into(), 2), ("16".into(), 1)],
+            address: json!({
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+                "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+            }),
+            option: (RATES[1].0.into(), RATES[1].4),
+            code: COUPON.to_uppercase(),
+            refused: (EXPIRED_COUPON.into(), "discount_code_expired"),
+            ends: Ends::Places { handler: "bacs" },
+            page: false,
+        },
     })
 }

@@ -219,3 +219,62 @@ impl Inner {
         body["value"] = json!(items + discounts + shipping.unwrap_or(0));
     }
 }
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+fn reais(cents: i64) -> String {
+    format!("R$ {},{:02}", cents / 100, cents % 100)
+}
+
+impl Inner {
+    /// `GET /checkout/?orderFormId=…`: the store's checkout page for an orderForm (the
+    /// `#/payment` step is the browser's fragment), rendered from the form's own items and
+    /// value as the real page renders them: one row per item (name, quantity, line total) and
+    /// the total the buyer will pay.
+    pub fn checkout_page(&self, query: &str) -> Response {
+        let id = url::form_urlencoded::parse(query.as_bytes())
+            .find(|(key, _)| key == "orderFormId")
+            .map(|(_, value)| value.into_owned())
+            .filter(|id| self.forms.contains_key(id));
+        let Some(id) = id else {
+            return Response::builder()
+                .status(StatusCode::NOT_FOUND)
+                .header("content-type", "text/html; charset=utf-8")
+                .body(axum::body::Body::from(
+                    "<!doctype html><title>Carrinho</title><p>Seu carrinho está vazio.</p>",
+                ))
+                .unwrap();
+        };
+        let form = self.form_json(&id, true);
+        let rows: String = form["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                format!(
+                    "<tr data-item><td class=\"name\">{}</td><td class=\"quantity\">{}</td><td class=\"price\">{}</td></tr>",
+                    escape(item["name"].as_str().unwrap_or("")),
+                    item["quantity"],
+                    reais(item["priceDefinition"]["total"].as_i64().unwrap_or(0))
+                )
+            })
+            .collect();
+        let total = form["value"].as_i64().unwrap_or(0);
+        let html = format!(
+            "<!doctype html><html lang=\"pt-BR\"><head><meta charset=\"utf-8\"><title>Checkout</title></head>\
+             <body><h1>Pagamento</h1><table><thead><tr><th>Produto</th><th>Qtd.</th><th>Valor</th></tr></thead>\
+             <tbody>{rows}</tbody></table><p data-total=\"{total}\">Total: {}</p></body></html>",
+            reais(total)
+        );
+        Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "text/html; charset=utf-8")
+            .body(axum::body::Body::from(html))
+            .unwrap()
+    }
+}

@@ -127,6 +127,9 @@ async fn handle(
     if let Some(rest) = path.strip_prefix("/api/checkout/pub/orderForm/") {
         return inner.order_form_route(method.as_str(), rest, &headers, &body);
     }
+    if path == "/checkout/" && method == Method::GET {
+        return inner.checkout_page(&query);
+    }
     vtex_error(StatusCode::NOT_FOUND, "404", "Not Found")
 }
 

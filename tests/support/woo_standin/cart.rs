@@ -160,6 +160,7 @@ impl Inner {
         for key in ["total_shipping", "total_shipping_tax"] {
             cart["totals"][key] = Value::Null;
         }
+        self.checkout_parts(user, &mut cart);
         cart
     }
 
@@ -466,10 +467,12 @@ impl Inner {
                 self.sessions.get_mut(user).unwrap().remove(index);
                 (StatusCode::OK, self.cart_json(user))
             }
-            _ => (
-                StatusCode::NOT_FOUND,
-                json!({"code": "rest_no_route", "message": "No route was found matching the URL and request method.", "data": {"status": 404}}),
-            ),
+            _ => self.checkout_op(user, method, path, input).unwrap_or_else(|| {
+                (
+                    StatusCode::NOT_FOUND,
+                    json!({"code": "rest_no_route", "message": "No route was found matching the URL and request method.", "data": {"status": 404}}),
+                )
+            }),
         }
     }
 }

@@ -22,9 +22,11 @@ use tokio_util::sync::CancellationToken;
 
 mod cart;
 mod catalog;
+mod checkout;
 
 pub use cart::{GUEST_NONCE, token_for};
 pub use catalog::{V3_KEY, V3_SECRET};
+pub use checkout::{COUPON, EXPIRED_COUPON, RATES};
 
 const PREFIX: &str = "/wp-json/wc/store/v1";
 
@@ -63,6 +65,13 @@ struct Inner {
     writes_only: bool,
     /// Ids whose catalog flags ignore the stock table (a sale happened after the listing).
     stale: Vec<u64>,
+    /// Each session's addresses, selected rate and coupons.
+    customers: HashMap<String, checkout::Customer>,
+    /// Orders placed through `POST /checkout`, by order id.
+    orders: HashMap<u64, checkout::Placed>,
+    next_order: u64,
+    /// This stand-in's own URL, for the links its answers hold.
+    base_url: String,
 }
 
 pub struct WooStandin {
@@ -188,7 +197,10 @@ async fn handle(
         (Method::GET, p) if p.starts_with("/products/") && p.matches('/').count() == 2 => {
             inner.product_route(&p["/products/".len()..])
         }
-        (_, p) if p.starts_with("/cart") || p == "/batch" => {
+        (Method::GET, p) if p.starts_with("/order/") => {
+            inner.order_route(&p["/order/".len()..], &uri)
+        }
+        (_, p) if p.starts_with("/cart") || p == "/batch" || p == "/checkout" => {
             inner.cart_route(&method, p, &headers, &body)
         }
         _ => error(
@@ -215,10 +227,15 @@ impl WooStandin {
             next_session: 0,
             stale: Vec::new(),
             writes_only: false,
+            customers: HashMap::new(),
+            orders: HashMap::new(),
+            next_order: 0,
+            base_url: String::new(),
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        inner.lock().unwrap().base_url = format!("http://{addr}");
         let shutdown = CancellationToken::new();
         let token = shutdown.clone();
         tokio::spawn(async move {
