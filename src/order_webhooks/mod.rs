@@ -94,11 +94,9 @@ impl OrderWebhooksConfig {
                     )
                 })
             }
-            (None, Some(secret)) => {
-                SigningKey::from_pem(secret.0.expose_secret().as_bytes(), kid)
-                    .map(Some)
-                    .map_err(|why| ConfigProblem::new("order_webhooks.key", why))
-            }
+            (None, Some(secret)) => SigningKey::from_pem(secret.0.expose_secret().as_bytes(), kid)
+                .map(Some)
+                .map_err(|why| ConfigProblem::new("order_webhooks.key", why)),
         }
     }
 
@@ -134,7 +132,10 @@ impl OrderWebhooksConfig {
             add("order_webhooks.timeout_ms", "must be between 100 and 60000");
         }
         if !(1..=100_000).contains(&self.queue_capacity) {
-            add("order_webhooks.queue_capacity", "must be between 1 and 100000");
+            add(
+                "order_webhooks.queue_capacity",
+                "must be between 1 and 100000",
+            );
         }
         if !(1..=256).contains(&self.max_concurrent_deliveries) {
             add(
