@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBinding};
-use crate::protocol::{Capability, Namespace};
+use crate::protocol::{Capability, Edition, Namespace};
 
 /// One transport a namespace is served over, and where (a path under the base URL): the
 /// MCP endpoint, or the REST binding's base path its OpenAPI `{endpoint}` stands for.
@@ -16,13 +16,16 @@ pub struct Binding<'a> {
 /// The profile for `version` (the current one, or a leaf for an older supported version,
 /// which per UCP carries no `supported_versions` of its own). Every entry says the profile's
 /// own version and links that release's documents: 2026-08-25 rejects a `dev.ucp.*` entry
-/// whose version differs from `ucp.version` (OVR-020, NEG-009).
+/// whose version differs from `ucp.version` (OVR-020, NEG-009). `keys` are the bridge's
+/// public signing keys (JWK, with `kid`): published under `keys` at 2026-08-25 and under
+/// `signing_keys` at 2026-04-08, where each release's profile schema reads them.
 pub fn profile(
     namespace: &Namespace,
     version: &'static str,
     base_url: &str,
     bindings: &[Binding<'_>],
     capabilities: &[Capability],
+    keys: &[serde_json::Value],
 ) -> Profile {
     let mut supported_versions = BTreeMap::new();
     if version == namespace.version {
@@ -66,6 +69,10 @@ pub fn profile(
             )
         })
         .collect();
+    let (keys, signing_keys) = match (namespace.edition_of)(version) {
+        Edition::Ucp20260408 => (Vec::new(), keys.to_vec()),
+        _ => (keys.to_vec(), Vec::new()),
+    };
     Profile {
         ucp: ProfileUcp {
             version,
@@ -74,5 +81,7 @@ pub fn profile(
             capabilities,
             payment_handlers: BTreeMap::new(),
         },
+        keys,
+        signing_keys,
     }
 }

@@ -3,7 +3,8 @@
 //! Layers, each importing only the ones below it (top first): `startup` (the top level, which
 //! configures, builds and starts; `doctor` beside it) with `registry`; the MCP transport
 //! `mcp`; the call `pipeline` every front calls; its steps `inbound`, `access`,
-//! `idempotency`, `negotiation`, `signatures`; the protocol `brain`; the `platform` layer;
+//! `idempotency`, `negotiation`, `signatures` (and `order_webhooks`, which pushes placed
+//! orders the brain hands it, signed, to the agent's webhook); the protocol `brain`; the `platform` layer;
 //! `observability`, `discovery` and the cache `webhooks`; `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
 //! configuration vocabulary).
@@ -20,6 +21,7 @@ pub mod model;
 pub mod money;
 pub mod negotiation;
 pub mod observability;
+pub mod order_webhooks;
 pub mod pipeline;
 pub mod platform;
 pub mod protocol;

@@ -62,6 +62,8 @@ pub struct Brain {
     checkout: CheckoutRewrite,
     /// The checkout rules, when the platform implements the checkout port.
     checkouts: Option<std::sync::Arc<checkout::CheckoutBrain>>,
+    /// Where placed orders' events go (`[order_webhooks]`), when enabled.
+    order_events: Option<std::sync::Arc<dyn checkout::OrderEvents>>,
 }
 
 impl Brain {
@@ -77,6 +79,7 @@ impl Brain {
             limits,
             checkout: CheckoutRewrite::new(cart),
             checkouts: None,
+            order_events: None,
         }
     }
 

@@ -15,6 +15,10 @@ pub struct Agreement {
     /// declares none of this namespace's capabilities, or the version was chosen from its
     /// `supported_versions` (whose leaf profile is not fetched): no opinion, all are served.
     pub capabilities: Option<Vec<Capability>>,
+    /// Where the agent takes order events: the `config.webhook_url` of its order capability
+    /// (order.md "Webhook URL Configuration"), as written; whether the bridge may post there
+    /// is decided when it does, by the fetch rules.
+    pub webhook_url: Option<String>,
 }
 
 impl Agreement {
@@ -73,6 +77,31 @@ fn declared(namespace: &Namespace, ucp: &Value, version: &str) -> Option<Vec<Cap
     named_any.then_some(at_version)
 }
 
+/// The order capability's `config.webhook_url` in the profile's root `ucp.capabilities`: the
+/// entry at `version` first, else any entry that names one (a platform lists one URL).
+fn webhook_url(namespace: &Namespace, ucp: &Value, version: &str) -> Option<String> {
+    let entries = ucp
+        .get("capabilities")?
+        .get(namespace.capability_name(Capability::Order))?;
+    let entries = match entries {
+        Value::Array(entries) => entries.as_slice(),
+        single => std::slice::from_ref(single),
+    };
+    let url = |entry: &Value| {
+        entry
+            .get("config")?
+            .get("webhook_url")?
+            .as_str()
+            .filter(|url| !url.is_empty() && url.len() <= 2048)
+            .map(str::to_owned)
+    };
+    entries
+        .iter()
+        .filter(|entry| entry.get("version").and_then(Value::as_str) == Some(version))
+        .chain(entries.iter())
+        .find_map(url)
+}
+
 /// Settles a fetched agent profile against the namespace's versions: the newest version both
 /// speak, or `version_unsupported` (NEG-001) when they share none.
 pub(super) fn settle(namespace: &Namespace, document: &Value) -> Result<Agreement, Refusal> {
@@ -106,6 +135,7 @@ pub(super) fn settle(namespace: &Namespace, document: &Value) -> Result<Agreemen
     Ok(Agreement {
         version,
         capabilities,
+        webhook_url: webhook_url(namespace, ucp, version),
     })
 }
 
@@ -171,5 +201,24 @@ mod tests {
         let silent =
             json!({"ucp": {"version": "2026-08-25", "capabilities": {"com.example.x": []}}});
         assert!(settled(silent).unwrap().covers(Capability::Cart));
+    }
+
+    #[test]
+    fn the_order_webhook_url_is_read_from_the_order_capability_config() {
+        // order.md "Webhook URL Configuration": config.webhook_url of dev.ucp.shopping.order.
+        let profile = json!({"ucp": {"version": "2026-08-25", "capabilities": {
+            "dev.ucp.shopping.order": [
+                {"version": "2026-04-08", "config": {"webhook_url": "https://a.example/old"}},
+                {"version": "2026-08-25", "config": {"webhook_url": "https://a.example/hooks"}}
+            ]
+        }}});
+        assert_eq!(
+            settled(profile).unwrap().webhook_url.as_deref(),
+            Some("https://a.example/hooks")
+        );
+        let none = json!({"ucp": {"version": "2026-08-25", "capabilities": {
+            "dev.ucp.shopping.order": [{"version": "2026-08-25"}]
+        }}});
+        assert_eq!(settled(none).unwrap().webhook_url, None);
     }
 }

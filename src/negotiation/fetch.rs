@@ -108,17 +108,7 @@ impl Fetcher {
             .ok()
             .flatten()
             .ok_or_else(Refusal::busy)?;
-        let address = self.resolve(&target).await?;
-        let mut builder = reqwest::Client::builder()
-            .redirect(Policy::none())
-            .timeout(self.timeout())
-            .connect_timeout(self.timeout())
-            .no_proxy();
-        if target.literal.is_none() {
-            // Pins the connection to the address just checked; a second lookup could differ.
-            builder = builder.resolve(&target.host, address);
-        }
-        let client = builder.build().map_err(|_| fetch_failed())?;
+        let client = self.pinned(&target, self.timeout()).await?;
         let mut response = client
             .get(url.clone())
             .header(http::header::ACCEPT, "application/json")
@@ -154,6 +144,34 @@ impl Fetcher {
             body.extend_from_slice(&chunk);
         }
         Ok(Bytes::from(body))
+    }
+
+    /// A client for `url` under the same rules as a profile fetch (https unless
+    /// `allow_http_hosts`, no credentials, no special-use address unless
+    /// `allow_private_hosts`, no redirects, no proxy), its connection pinned to the address
+    /// just checked. For the bridge's own outbound requests to an agent (order webhooks);
+    /// the caller bounds how many run at once.
+    pub(super) async fn client_for(
+        &self,
+        url: &Url,
+        timeout: Duration,
+    ) -> Result<reqwest::Client, Refusal> {
+        let target = self.target(url)?;
+        self.pinned(&target, timeout).await
+    }
+
+    async fn pinned(&self, target: &Target, timeout: Duration) -> Result<reqwest::Client, Refusal> {
+        let address = self.resolve(target).await?;
+        let mut builder = reqwest::Client::builder()
+            .redirect(Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .no_proxy();
+        if target.literal.is_none() {
+            // Pins the connection to the address just checked; a second lookup could differ.
+            builder = builder.resolve(&target.host, address);
+        }
+        builder.build().map_err(|_| fetch_failed())
     }
 
     /// Scheme, credentials, host and port of one hop.

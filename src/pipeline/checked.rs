@@ -55,10 +55,13 @@ pub async fn checked(
             tool: tool.as_str(),
             key,
         });
+    let webhook_url = agreement
+        .as_ref()
+        .and_then(|agreed| agreed.webhook_url.as_deref());
     steps
         .idempotency
         .once(scope, arguments, |arguments| {
-            dispatch::run(brain, tool, arguments, release)
+            dispatch::run(brain, tool, arguments, release, webhook_url)
         })
         .await
 }

@@ -58,11 +58,13 @@ fn reject_repeated_selections(request: &GetProductIn) -> Result<(), ProtocolErro
     Ok(())
 }
 
+/// `webhook_url` is the agent's order webhook, from the profile negotiation read.
 pub async fn run(
     brain: &Brain,
     name: ToolName,
     arguments: Value,
     release: Release,
+    webhook_url: Option<&str>,
 ) -> Result<Answer, ProtocolError> {
     let answer = match name {
         ToolName::SearchCatalog => {
@@ -116,7 +118,13 @@ pub async fn run(
             reject_payload_id(&arguments, "checkout")?;
             let args: UpdateCheckoutArgs = decode(arguments)?;
             brain
-                .complete_checkout(&args.id, args.checkout, args.meta.idempotency_key, release)
+                .complete_checkout(
+                    &args.id,
+                    args.checkout,
+                    args.meta.idempotency_key,
+                    release,
+                    webhook_url,
+                )
                 .await?
         }
         ToolName::CancelCheckout => {

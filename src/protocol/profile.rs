@@ -35,4 +35,10 @@ pub struct ProfileUcp {
 #[derive(Debug, Clone, Serialize)]
 pub struct Profile {
     pub ucp: ProfileUcp,
+    /// The business's public signing keys (JWK) at 2026-08-25 (SIG-043, DISC-014).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<serde_json::Value>,
+    /// The same keys where 2026-04-08 reads them (SIG-008).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub signing_keys: Vec<serde_json::Value>,
 }

@@ -90,7 +90,7 @@ fn coordinate(jwk: &Value, name: &str, length: usize) -> Option<Vec<u8>> {
 }
 
 /// RFC 7638: SHA-256 over the required members in lexicographic order, no whitespace.
-fn thumbprint(jwk: &Value) -> Option<String> {
+pub(super) fn thumbprint(jwk: &Value) -> Option<String> {
     let canonical = match text(jwk, "kty")? {
         "EC" => serde_json::json!({
             "crv": text(jwk, "crv")?, "kty": "EC", "x": text(jwk, "x")?, "y": text(jwk, "y")?

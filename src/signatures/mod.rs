@@ -12,6 +12,7 @@ mod code;
 mod fields;
 mod keys;
 mod replay;
+mod sign;
 mod verify;
 
 use std::time::Duration;
@@ -22,6 +23,7 @@ use crate::negotiation::{NegotiationConfig, Refusal};
 use crate::settings::ConfigProblem;
 
 pub use code::{SignatureCode, SignatureErrorCode};
+pub use sign::{SignedHeaders, SigningKey, kid_is_plain};
 pub use verify::Signer;
 
 /// A request as it reached the bridge, before the front adjusted anything.

@@ -30,6 +30,7 @@ use crate::mcp::shared_service::SharedService;
 use crate::mcp::token::require_token;
 use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
+use crate::order_webhooks::OrderWebhooks;
 use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::{Pipeline, Steps};
 use crate::platform::cache::CachedCatalog;
@@ -79,6 +80,11 @@ struct Common {
     reserved_checkout_params: &'static [&'static str],
     /// The checkout rules, when the platform implements the checkout port.
     checkouts: Option<Arc<CheckoutBrain>>,
+    /// `[order_webhooks]`: the sender of placed orders' events, when enabled and the store
+    /// places orders.
+    order_events: Option<Arc<OrderWebhooks>>,
+    /// The bridge's public signing keys (JWK), published in every profile.
+    keys: Vec<serde_json::Value>,
 }
 
 /// Builds the whole application for a listener bound at `bound`.
@@ -150,8 +156,18 @@ impl Common {
             .checkout
             .clone()
             .map(|port| Arc::new(CheckoutBrain::new(port)));
+        let (order_events, keys) = match config
+            .order_webhooks
+            .start(&config.negotiation, &base_url)
+            .map_err(StartError::OrderWebhooks)?
+        {
+            Some((sender, jwk)) => (Some(sender), vec![jwk]),
+            None => (None, Vec::new()),
+        };
         Ok(Self {
             checkouts,
+            order_events,
+            keys,
             base_url,
             shutdown,
             shared,
@@ -210,7 +226,14 @@ fn namespace_routes(
     }
     let mut profiles = Vec::new();
     for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
-        let profile = discovery::profile(namespace, version, base_url, &bindings, &capabilities);
+        let profile = discovery::profile(
+            namespace,
+            version,
+            base_url,
+            &bindings,
+            &capabilities,
+            &common.keys,
+        );
         profiles.push((
             *version,
             serde_json::to_string(&profile).unwrap_or_default(),
@@ -225,6 +248,10 @@ fn namespace_routes(
     .with_reserved_checkout_params(common.reserved_checkout_params);
     let brain = match &common.checkouts {
         Some(checkouts) => brain.with_checkout(checkouts.clone()),
+        None => brain,
+    };
+    let brain = match &common.order_events {
+        Some(events) => brain.with_order_events(events.clone()),
         None => brain,
     };
     let idempotency = crate::idempotency::Idempotency::new(

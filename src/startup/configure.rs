@@ -14,6 +14,7 @@ use crate::brain::{CartConfig, LimitsConfig};
 use crate::idempotency::IdempotencyConfig;
 use crate::inbound::budget::InboundConfig;
 use crate::negotiation::NegotiationConfig;
+use crate::order_webhooks::OrderWebhooksConfig;
 use crate::pipeline::agents::AgentsConfig;
 use crate::platform::cache::CacheConfig;
 use crate::platform::upstream::SharedBudget;
@@ -70,6 +71,8 @@ pub struct BridgeConfig {
     pub redis: RedisConfig,
     /// `[checkout]`: the gateways an agent may place orders with (stores that take payment).
     pub checkout: crate::platform::checkout::CheckoutConfig,
+    /// `[order_webhooks]`: placed orders pushed, signed, to the agent's webhook.
+    pub order_webhooks: OrderWebhooksConfig,
 }
 
 /// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
@@ -106,6 +109,7 @@ const SECTIONS: &[&str] = &[
     "signatures",
     "redis",
     "checkout",
+    "order_webhooks",
 ];
 
 impl Default for BridgeConfig {
@@ -127,6 +131,7 @@ impl Default for BridgeConfig {
             signatures: Default::default(),
             redis: Default::default(),
             checkout: Default::default(),
+            order_webhooks: Default::default(),
         }
     }
 }
@@ -199,6 +204,7 @@ impl BridgeConfig {
         let signatures = section(&root, "signatures", &mut problems);
         let redis = section(&root, "redis", &mut problems);
         let checkout = section(&root, "checkout", &mut problems);
+        let order_webhooks = section(&root, "order_webhooks", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -222,6 +228,7 @@ impl BridgeConfig {
             signatures: signatures.unwrap_or_default(),
             redis: redis.unwrap_or_default(),
             checkout: checkout.unwrap_or_default(),
+            order_webhooks: order_webhooks.unwrap_or_default(),
         };
         overrides.apply(&mut config.server);
         config.checked(problems)
@@ -250,6 +257,7 @@ impl BridgeConfig {
         problems.extend(self.agents.problems());
         problems.extend(self.signatures.problems());
         problems.extend(self.redis.problems());
+        problems.extend(self.order_webhooks.problems());
         problems.extend(self.store_problems());
         problems
     }

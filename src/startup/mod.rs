@@ -47,6 +47,9 @@ pub enum StartError {
     /// The store adapter `[store]` names could not be built (or the store asked at start-up).
     #[error("cannot set up the store:\n{}", configure::render(.0))]
     Store(Vec<ConfigProblem>),
+    /// `[order_webhooks]`: the signing key cannot be read or used.
+    #[error("cannot set up order webhooks: {0}")]
+    OrderWebhooks(ConfigProblem),
     /// The tool input schemas: a defect of the bridge itself, not of its configuration.
     #[error("cannot build the tool schemas: {0}")]
     Schemas(String),
@@ -60,7 +63,8 @@ impl StartError {
             | Self::Tls(_)
             | Self::Redis(_)
             | Self::Idempotency(_)
-            | Self::Store(_) => 2,
+            | Self::Store(_)
+            | Self::OrderWebhooks(_) => 2,
             Self::Listen { .. } | Self::Schemas(_) => 1,
         }
     }

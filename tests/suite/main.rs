@@ -31,6 +31,7 @@ mod json_logs;
 mod jsonrpc;
 mod mcp;
 mod negotiation;
+mod order_webhooks;
 mod real_woo;
 mod replicas;
 mod rest;

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, render};
+use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, render};
 use crate::brain::filters::buyer_context;
 use crate::brain::{Brain, BrainError};
 use crate::model::CartLineInput;
-use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource};
+use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, Order};
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
 use crate::protocol::envelope::{HandlerDeclaration, Status};
@@ -115,6 +115,12 @@ impl Brain {
     /// completed through one door is completed through the other).
     pub fn with_checkout(mut self, checkouts: Arc<CheckoutBrain>) -> Self {
         self.checkouts = Some(checkouts);
+        self
+    }
+
+    /// Placed orders' events go to `events` (order.md "Events").
+    pub fn with_order_events(mut self, events: Arc<dyn OrderEvents>) -> Self {
+        self.order_events = Some(events);
         self
     }
 
@@ -352,12 +358,15 @@ impl Brain {
 
     /// `idempotency_key` is the call's `meta["idempotency-key"]` (required by the schema; the
     /// rules check it again). Other parts of the payload are applied first, as an update.
+    /// `webhook_url` is the agent's order webhook (its profile's), where the order this call
+    /// places is announced.
     pub async fn complete_checkout(
         &self,
         id: &str,
         input: CheckoutIn,
         idempotency_key: Option<String>,
         release: Release,
+        webhook_url: Option<&str>,
     ) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         let mut update = update_parts(&input)?;
@@ -380,7 +389,33 @@ impl Brain {
                 .and_then(|payment| payment.instruments.first())
                 .map(|instrument| instrument.handler_id.clone()),
         };
-        self.checkout_outcome(brain.complete(id, &completion).await, messages, release)
+        let outcome = brain
+            .complete_placing(id, &completion)
+            .await
+            .map(|(judged, placed)| {
+                if let (Some(order), Some(url), Some(events)) =
+                    (placed, webhook_url, &self.order_events)
+                {
+                    self.announce(events.as_ref(), url, &order, release);
+                }
+                judged
+            });
+        self.checkout_outcome(outcome, messages, release)
+    }
+
+    /// ORD-029, ORD-030: the event carries the full order entity, rendered as `get_order`
+    /// answers it at the agent's release.
+    fn announce(&self, events: &dyn OrderEvents, url: &str, order: &Order, release: Release) {
+        let ucp = self
+            .namespace
+            .envelope(release, Capability::Order, Status::Success);
+        match serde_json::to_value(render::order(order, ucp)) {
+            Ok(entity) => {
+                let path = self.namespace.profile_paths.first().copied().unwrap_or("");
+                events.placed(url, path, entity);
+            }
+            Err(_) => tracing::warn!("order event not rendered"),
+        }
     }
 
     /// An order placed through this bridge; one it does not know is a business outcome.

@@ -33,6 +33,15 @@ pub struct CheckoutUpdate {
     pub codes: Option<Vec<String>>,
 }
 
+/// Where a placed order's event goes (order.md "Events"): `order_webhooks` queues and
+/// delivers it. The brain only renders the order and names the agent's webhook.
+pub trait OrderEvents: Send + Sync {
+    /// An order was placed through the bridge: `order` is the entity as Get Order renders it,
+    /// `webhook_url` the agent's (from its profile), `profile_path` the path of the bridge's
+    /// profile for the namespace the order was placed through. Must not wait.
+    fn placed(&self, webhook_url: &str, profile_path: &str, order: serde_json::Value);
+}
+
 /// A Complete Checkout, decoded: the idempotency key is required (checkout-mcp.md), the
 /// handler is the one of `payment.instruments[0].handler_id`.
 #[derive(Debug, Clone)]
@@ -254,6 +263,18 @@ impl CheckoutBrain {
     /// escalates for payment, where placing creates the order the buyer then pays on the
     /// store's page) reaches the store; every other status answers as it is.
     pub async fn complete(&self, id: &str, completion: &Completion) -> Result<Judged, BrainError> {
+        self.complete_placing(id, completion)
+            .await
+            .map(|(judged, _)| judged)
+    }
+
+    /// `complete`, and the order when this call is the one that placed it (a replay, or an
+    /// order placed earlier, gives `None`: its event was sent when it was placed).
+    pub async fn complete_placing(
+        &self,
+        id: &str,
+        completion: &Completion,
+    ) -> Result<(Judged, Option<Order>), BrainError> {
         let key = completion.idempotency_key.trim();
         if key.is_empty() {
             return Err(BrainError::invalid(
@@ -280,7 +301,7 @@ impl CheckoutBrain {
                 match state {
                     Ok(Some(state)) if !matches!(state.stage, Stage::Open) => {
                         self.ledger.settle(id, key, Settled::Placed);
-                        return Ok(self.judge(state));
+                        return Ok((self.judge(state), None));
                     }
                     Ok(Some(_)) => {}
                     Ok(None) => {
@@ -296,33 +317,39 @@ impl CheckoutBrain {
             Admission::InProgress => {
                 let mut judged = self.get(id).await?;
                 judged.status = Status::CompleteInProgress;
-                return Ok(judged);
+                return Ok((judged, None));
             }
             Admission::Busy => {
                 let judged = self.get(id).await?;
-                return Ok(with_message(
-                    judged,
-                    Message::error(
-                        MessageCode::CheckoutCompleteInProgress,
-                        "Another Complete Checkout for this checkout is being processed",
-                        Severity::Recoverable,
+                return Ok((
+                    with_message(
+                        judged,
+                        Message::error(
+                            MessageCode::CheckoutCompleteInProgress,
+                            "Another Complete Checkout for this checkout is being processed",
+                            Severity::Recoverable,
+                        ),
                     ),
+                    None,
                 ));
             }
             Admission::Placed { same_key } => {
                 let judged = self.get(id).await?;
-                return Ok(if same_key {
-                    judged
-                } else {
-                    with_message(
-                        judged,
-                        Message::error(
-                            MessageCode::CheckoutImmutable,
-                            "This checkout already placed its order",
-                            Severity::Unrecoverable,
-                        ),
-                    )
-                });
+                return Ok((
+                    if same_key {
+                        judged
+                    } else {
+                        with_message(
+                            judged,
+                            Message::error(
+                                MessageCode::CheckoutImmutable,
+                                "This checkout already placed its order",
+                                Severity::Unrecoverable,
+                            ),
+                        )
+                    },
+                    None,
+                ));
             }
         }
         let before = match self.port.get_checkout(id).await {
@@ -355,7 +382,7 @@ impl CheckoutBrain {
                     .at("$.payment.instruments".to_owned()),
                 );
             }
-            return Ok(judged);
+            return Ok((judged, None));
         }
         let handler = if before.status == Status::RequiresEscalation {
             None
@@ -366,25 +393,36 @@ impl CheckoutBrain {
             Ok(Some(Placement::Declined { reason })) => {
                 self.ledger.settle(id, key, Settled::Refused);
                 let judged = self.get(id).await?;
-                Ok(with_message(
-                    judged,
-                    Message::error(
-                        MessageCode::PaymentFailed,
-                        super::untrusted::line(&reason, super::untrusted::MESSAGE_MAX),
-                        Severity::Recoverable,
-                    )
-                    .at("$.payment".to_owned()),
+                Ok((
+                    with_message(
+                        judged,
+                        Message::error(
+                            MessageCode::PaymentFailed,
+                            super::untrusted::line(&reason, super::untrusted::MESSAGE_MAX),
+                            Severity::Recoverable,
+                        )
+                        .at("$.payment".to_owned()),
+                    ),
+                    None,
                 ))
             }
             // No order exists to place twice, so the key releases the checkout: another
             // completion hands off again, as the checkout read just before says.
             Ok(Some(Placement::HandedOff)) => {
                 self.ledger.settle(id, key, Settled::Refused);
-                Ok(before)
+                Ok((before, None))
             }
-            Ok(Some(Placement::Placed(_) | Placement::Escalated { .. })) => {
+            Ok(Some(Placement::Placed(order))) => {
                 self.ledger.settle(id, key, Settled::Placed);
-                self.get(id).await
+                let judged = self.get(id).await?;
+                // The event is the completed order's: one the buyer must still pay for on the
+                // store's page is not announced here.
+                let placed = (judged.status == Status::Completed).then_some(order);
+                Ok((judged, placed))
+            }
+            Ok(Some(Placement::Escalated { .. })) => {
+                self.ledger.settle(id, key, Settled::Placed);
+                self.get(id).await.map(|judged| (judged, None))
             }
             Ok(None) => {
                 self.ledger.settle(id, key, Settled::Refused);

@@ -1,0 +1,353 @@
+//! The queue and the deliveries: a bounded channel the request path only `try_send`s to, one
+//! worker that starts each event's delivery under a concurrency bound, and the attempts of one
+//! delivery. Every attempt re-checks the URL under negotiation's fetch rules (the address it
+//! connects to is the one just checked) and signs afresh (a new `created`); the event's id,
+//! timestamp and body stay the same, so the receiver deduplicates on `Webhook-Id` /
+//! `Idempotency-Key` (ORD-031).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderMap, HeaderValue, StatusCode};
+use serde_json::Value;
+use time::OffsetDateTime;
+use time::format_description::well_known::{Rfc2822, Rfc3339};
+use tokio::sync::{Semaphore, mpsc};
+use url::Url;
+
+use super::OrderWebhooksConfig;
+use crate::brain::checkout::OrderEvents;
+use crate::negotiation::{NegotiationConfig, ProfileClient, RefusalCode};
+use crate::signatures::SigningKey;
+
+/// One event, fixed when queued.
+struct Event {
+    id: String,
+    timestamp: i64,
+    url: String,
+    /// The bridge's profile URL for the namespace the order was placed through.
+    profile: String,
+    body: Bytes,
+}
+
+struct Policy {
+    max_attempts: u32,
+    initial_backoff: Duration,
+    max_backoff: Duration,
+    timeout: Duration,
+}
+
+impl Policy {
+    /// The wait after failed attempt `attempt` (1-based): doubling from the initial wait, capped.
+    fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(20));
+        self.initial_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff)
+    }
+}
+
+/// The sender the brain calls; cheap to share.
+pub struct OrderWebhooks {
+    base_url: String,
+    queue: mpsc::Sender<Event>,
+}
+
+/// What one attempt came to.
+enum Outcome {
+    Delivered(StatusCode),
+    /// The fetch rules forbid the URL: never contacted, not retried.
+    Forbidden,
+    /// The receiver refused the event (a 4xx other than 408/429, or a redirect): not retried.
+    Refused(StatusCode),
+    /// Worth another attempt: a network failure, 408, 429 or 5xx, with its `Retry-After`.
+    Retry {
+        status: Option<StatusCode>,
+        after: Option<Duration>,
+    },
+}
+
+struct Deliverer {
+    key: SigningKey,
+    client: ProfileClient,
+    policy: Policy,
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_secs()).unwrap_or(i64::MAX)
+        })
+}
+
+/// `Retry-After` as delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = text.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = OffsetDateTime::parse(text, &Rfc2822).ok()?;
+    let wait = at - OffsetDateTime::now_utc();
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+fn status_code(status: Option<StatusCode>) -> u16 {
+    status.map_or(0, |status| status.as_u16())
+}
+
+impl Deliverer {
+    fn headers(&self, event: &Event) -> Option<HeaderMap> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        // ORD-028: the signer's profile, where the receiver finds the key (SIG-039, SIG-041).
+        headers.insert(
+            "ucp-agent",
+            HeaderValue::from_str(&format!("profile=\"{}\"", event.profile)).ok()?,
+        );
+        // Standard Webhooks' required headers (order.md "Order Event Webhook"), and UCP's
+        // idempotency key with the same value: one event, one key, on every attempt.
+        let id = HeaderValue::from_str(&event.id).ok()?;
+        headers.insert("webhook-id", id.clone());
+        headers.insert("idempotency-key", id);
+        headers.insert("webhook-timestamp", HeaderValue::from(event.timestamp));
+        Some(headers)
+    }
+
+    async fn attempt(&self, url: &Url, event: &Event) -> Outcome {
+        let retry = Outcome::Retry {
+            status: None,
+            after: None,
+        };
+        let client = match self.client.client_for(url, self.policy.timeout).await {
+            Ok(client) => client,
+            Err(refusal) if refusal.code == RefusalCode::InvalidProfileUrl => {
+                return Outcome::Forbidden;
+            }
+            Err(_) => return retry,
+        };
+        let Some(mut headers) = self.headers(event) else {
+            return Outcome::Forbidden;
+        };
+        // ORD-026, ORD-027, ORD-036, SIG-027: signed over the target, the identity, the
+        // idempotency key, the event's headers and the body (SIG-014 … SIG-018).
+        let signed = match self.key.sign_request(
+            "POST",
+            url,
+            &headers,
+            &[
+                "ucp-agent",
+                "idempotency-key",
+                "webhook-id",
+                "webhook-timestamp",
+                "content-type",
+            ],
+            &event.body,
+            now(),
+        ) {
+            Ok(signed) => signed,
+            Err(_) => return Outcome::Forbidden,
+        };
+        for (name, value) in [
+            ("content-digest", signed.content_digest),
+            ("signature-input", signed.signature_input),
+            ("signature", signed.signature),
+        ] {
+            match HeaderValue::from_str(&value) {
+                Ok(value) => {
+                    headers.insert(name, value);
+                }
+                Err(_) => return Outcome::Forbidden,
+            }
+        }
+        let response = client
+            .post(url.clone())
+            .headers(headers)
+            .body(event.body.clone())
+            .send()
+            .await;
+        let Ok(response) = response else {
+            return retry;
+        };
+        let status = response.status();
+        if status.is_success() {
+            Outcome::Delivered(status)
+        } else if status.is_server_error()
+            || status == StatusCode::TOO_MANY_REQUESTS
+            || status == StatusCode::REQUEST_TIMEOUT
+        {
+            Outcome::Retry {
+                status: Some(status),
+                after: retry_after(response.headers()),
+            }
+        } else {
+            Outcome::Refused(status)
+        }
+    }
+
+    async fn deliver(&self, event: Event) {
+        let id = event.id.as_str();
+        let Ok(url) = Url::parse(&event.url) else {
+            tracing::warn!(
+                event_id = id,
+                "order event not sent: the agent's webhook_url is not a URL"
+            );
+            return;
+        };
+        let max = self.policy.max_attempts.max(1);
+        for attempt in 1..=max {
+            match self.attempt(&url, &event).await {
+                Outcome::Delivered(status) => {
+                    tracing::info!(
+                        event_id = id,
+                        attempt,
+                        status = status.as_u16(),
+                        "order event delivered"
+                    );
+                    return;
+                }
+                Outcome::Forbidden => {
+                    tracing::warn!(
+                        event_id = id,
+                        attempt,
+                        "order event not sent: the agent's webhook_url is not one the bridge may \
+                         reach (https only unless negotiation.allow_http_hosts; no private or \
+                         special-use address unless negotiation.allow_private_hosts)"
+                    );
+                    return;
+                }
+                Outcome::Refused(status) => {
+                    tracing::warn!(
+                        event_id = id,
+                        attempt,
+                        status = status.as_u16(),
+                        "order event refused by the agent's webhook; not retried"
+                    );
+                    return;
+                }
+                Outcome::Retry { status, after } => {
+                    if attempt == max {
+                        tracing::warn!(
+                            event_id = id,
+                            attempt,
+                            status = status_code(status),
+                            "order event not delivered: attempts exhausted"
+                        );
+                        return;
+                    }
+                    let wait = after
+                        .unwrap_or_else(|| self.policy.backoff(attempt))
+                        .min(self.policy.max_backoff);
+                    tracing::info!(
+                        event_id = id,
+                        attempt,
+                        status = status_code(status),
+                        retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        "order event delivery failed; retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                }
+            }
+        }
+    }
+}
+
+impl OrderWebhooks {
+    /// Starts the worker (needs a runtime).
+    pub(super) fn start(
+        config: &OrderWebhooksConfig,
+        negotiation: &NegotiationConfig,
+        key: SigningKey,
+        base_url: &str,
+    ) -> Arc<Self> {
+        let (queue, mut events) = mpsc::channel::<Event>(config.queue_capacity.max(1));
+        let deliverer = Arc::new(Deliverer {
+            key,
+            client: ProfileClient::new(negotiation),
+            policy: Policy {
+                max_attempts: config.max_attempts,
+                initial_backoff: Duration::from_millis(config.initial_backoff_ms),
+                max_backoff: Duration::from_secs(config.max_backoff_secs),
+                timeout: Duration::from_millis(config.timeout_ms),
+            },
+        });
+        let running = Arc::new(Semaphore::new(config.max_concurrent_deliveries.max(1)));
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let Ok(permit) = running.clone().acquire_owned().await else {
+                    return;
+                };
+                let deliverer = deliverer.clone();
+                tokio::spawn(async move {
+                    deliverer.deliver(event).await;
+                    drop(permit);
+                });
+            }
+        });
+        Arc::new(Self {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            queue,
+        })
+    }
+}
+
+impl OrderEvents for OrderWebhooks {
+    /// ORD-029: the "order created" event carries the full order entity, as Get Order renders
+    /// it, with the event's id and time (order.md's example body). Never waits.
+    fn placed(&self, webhook_url: &str, profile_path: &str, order: Value) {
+        let id = uuid::Uuid::new_v4().to_string();
+        let at = OffsetDateTime::now_utc();
+        let mut body = order;
+        if let Some(object) = body.as_object_mut() {
+            object.insert("event_id".into(), Value::from(id.clone()));
+            if let Ok(created) = at.format(&Rfc3339) {
+                object.insert("created_time".into(), Value::from(created));
+            }
+        }
+        let Ok(body) = serde_json::to_vec(&body) else {
+            return;
+        };
+        let event = Event {
+            id: id.clone(),
+            timestamp: at.unix_timestamp(),
+            url: webhook_url.to_owned(),
+            profile: format!("{}{profile_path}", self.base_url),
+            body: Bytes::from(body),
+        };
+        match self.queue.try_send(event) {
+            Ok(()) => tracing::info!(event_id = id, "order event queued"),
+            Err(_) => tracing::warn!(
+                event_id = id,
+                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_and_retry_after_reads_both_forms() {
+        let policy = Policy {
+            max_attempts: 5,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(3),
+            timeout: Duration::from_secs(1),
+        };
+        let waits: Vec<u128> = (1..=5).map(|n| policy.backoff(n).as_millis()).collect();
+        assert_eq!(waits, vec![500, 1000, 2000, 3000, 3000]);
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+        headers.insert(
+            RETRY_AFTER,
+            HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
+        );
+        assert_eq!(retry_after(&headers), Some(Duration::ZERO));
+    }
+}
