@@ -38,18 +38,22 @@ async fn a_search_in_the_playground_shows_product_cards() {
     let bridge = TestBridge::sample().await;
     let url = format!("{}/", bridge.base_url);
     let mcp_url = bridge.mcp_url.clone();
+    let rest_url = bridge.endpoints[0].rest_url.clone();
     with_browser(move |browser| {
         browser.open(&url);
         let rendered = browser.eval(
             "({shop: document.getElementById('shop-name').textContent, \
               endpoint: document.getElementById('mcp-url-0').textContent, \
               health: document.getElementById('health').textContent, \
+              rest: document.getElementById('rest-url-0').textContent, \
               copies: document.querySelectorAll('button.copy').length})",
         );
         assert_eq!(rendered["shop"], "Loja Exemplo BCP", "{rendered}");
         assert_eq!(rendered["endpoint"], json!(mcp_url), "{rendered}");
         assert_eq!(rendered["health"], "the store answers", "{rendered}");
-        assert_eq!(rendered["copies"], 2, "{rendered}");
+        assert_eq!(rendered["rest"], json!(rest_url), "{rendered}");
+        // MCP endpoint, REST endpoint and discovery, each with its copy button.
+        assert_eq!(rendered["copies"], 3, "{rendered}");
 
         // Typed and submitted as a merchant would.
         browser.eval(
