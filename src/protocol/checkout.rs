@@ -168,7 +168,9 @@ pub struct CheckoutResponse {
     pub continue_url: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fulfillment: Option<FulfillmentOut>,
-    pub discounts: DiscountsOut,
+    /// Absent when the agent's profile leaves the discount extension out (OVR-005).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discounts: Option<DiscountsOut>,
     pub payment: PaymentOut,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<OrderConfirmationOut>,

@@ -362,6 +362,9 @@ async fn checkout_answers_declare_only_the_extensions_the_agent_shares() {
         .keys()
         .collect();
     assert_eq!(names, ["br.dev.bcp.shopping.checkout"], "{narrowed}");
+    // ... and without their fields.
+    assert!(narrowed.get("discounts").is_none(), "{narrowed}");
+    assert!(narrowed.get("fulfillment").is_none(), "{narrowed}");
     // An agent that names no capability has no opinion: both extensions are in force.
     let open = bridge
         .call("create_checkout", create(&format!("http://{addr}/current")))
@@ -379,6 +382,7 @@ async fn checkout_answers_declare_only_the_extensions_the_agent_shares() {
             "br.dev.bcp.shopping.fulfillment"
         ]
     );
+    assert!(open.get("discounts").is_some(), "{open}");
     // OVR-012: an extension without its parent is excluded, which leaves nothing shared.
     let orphan = bridge
         .call(

@@ -21,12 +21,16 @@ use serde_json::{Value, json};
 const SCHEMAS: &str = "https://ucp.dev/schemas";
 const NEW: &str = "2026-08-25";
 const OLD: &str = "2026-04-08";
-const CAPABILITIES: [&str; 5] = [
+/// What these agents declare: every root capability and both checkout extensions (an agent
+/// that leaves an extension out gets checkout answers without it, OVR-005).
+const CAPABILITIES: [&str; 7] = [
     "dev.ucp.shopping.catalog.search",
     "dev.ucp.shopping.catalog.lookup",
     "dev.ucp.shopping.cart",
     "dev.ucp.shopping.checkout",
     "dev.ucp.shopping.order",
+    "dev.ucp.shopping.fulfillment",
+    "dev.ucp.shopping.discount",
 ];
 
 /// The 2026-08-25 validators: error responses and shared types now live in `common/types`.
@@ -603,13 +607,22 @@ async fn the_profile_offers_2026_08_25_and_a_2026_04_08_leaf() {
                 .starts_with("https://ucp.dev/2026-08-25/schemas/shopping/"),
             "{entry}"
         );
-        assert!(
-            entry["spec"]
-                .as_str()
-                .unwrap()
-                .starts_with("https://ucp.dev/2026-08-25/specification/shopping/"),
-            "{entry}"
-        );
+        // The root capabilities moved under the vertical (CHANGES 1.6); the release's own
+        // examples keep linking the checkout extensions without it.
+        let spec = entry["spec"].as_str().unwrap();
+        match name.strip_prefix("dev.ucp.shopping.") {
+            Some(extension @ ("fulfillment" | "discount")) => {
+                assert_eq!(
+                    spec,
+                    format!("https://ucp.dev/2026-08-25/specification/{extension}")
+                );
+                assert_eq!(entry["extends"], "dev.ucp.shopping.checkout", "{entry}");
+            }
+            _ => assert!(
+                spec.starts_with("https://ucp.dev/2026-08-25/specification/shopping/"),
+                "{entry}"
+            ),
+        }
     }
     // The older release is a leaf whose ucp.version equals its key (NEG-008) and which has no
     // supported_versions of its own.

@@ -178,7 +178,7 @@ impl Brain {
             );
         }
         ucp.payment_handlers = Some(handlers);
-        let mut wire = render::checkout(&judged, release.edition, ucp, Vec::new());
+        let mut wire = render::checkout(&judged, release, ucp, Vec::new());
         // The store's page, with the merchant's public host and attribution rules (as a cart's).
         wire.continue_url = wire
             .continue_url

@@ -12,7 +12,6 @@ use crate::model::checkout::{
     Address, AllocationTarget, Buyer, CheckoutState, CheckoutTotals, Destination, MethodKind,
     Order, Stage,
 };
-use crate::protocol::Edition;
 use crate::protocol::Ucp;
 use crate::protocol::cart::{ItemOut, LineItemOut, TotalOut};
 use crate::protocol::checkout::{
@@ -21,6 +20,7 @@ use crate::protocol::checkout::{
     LinkOut, MethodOut, OptionOut, OrderConfirmationOut, OrderFulfillmentOut, OrderItemOut,
     OrderLineOut, OrderQuantityOut, OrderResponse, PaymentOut,
 };
+use crate::protocol::{Capability, Edition, Release};
 
 fn rfc3339(at: Option<OffsetDateTime>) -> Option<String> {
     at.and_then(|at| at.format(&Rfc3339).ok())
@@ -196,7 +196,7 @@ fn discounts(state: &CheckoutState) -> DiscountsOut {
 /// `links` the store's legal pages (CHK-034: `links` is required, possibly empty).
 pub fn checkout(
     judged: &Judged,
-    edition: Edition,
+    release: Release,
     ucp: Ucp,
     links: Vec<(&'static str, String)>,
 ) -> CheckoutResponse {
@@ -229,8 +229,13 @@ pub fn checkout(
         } else {
             state.continue_url.clone()
         },
-        fulfillment: fulfillment(state, edition),
-        discounts: discounts(state),
+        // An extension the agent's profile leaves out is not rendered (OVR-005).
+        fulfillment: fulfillment(state, release.edition)
+            .filter(|_| release.extensions.holds(Capability::Fulfillment)),
+        discounts: release
+            .extensions
+            .holds(Capability::Discount)
+            .then(|| discounts(state)),
         payment: PaymentOut {
             handlers: state
                 .handlers

@@ -11,7 +11,8 @@ use crate::model::BuyerContext;
 use crate::model::checkout::{CheckoutSource, PaymentHandler};
 use crate::platform::sample::checkout::{APPROVE, CODE, DECLINE, EXPIRED_CODE, SampleCheckout};
 use crate::platform::sample::{self, SampleStore};
-use crate::protocol::{Edition, Severity, Ucp};
+use crate::protocol::envelope::Extensions;
+use crate::protocol::{Edition, Release, Severity, Ucp};
 
 const SHOE: &str = "prod_cloud_stride_blu_39"; // R$ 349,90
 const SANDAL: &str = "prod_chinelo_praia_azm_3334"; // R$ 34,90
@@ -77,7 +78,12 @@ fn wire(judged: &Judged, edition: Edition) -> Value {
         capabilities: BTreeMap::new(),
         payment_handlers: None,
     };
-    serde_json::to_value(render::checkout(judged, edition, ucp, Vec::new())).unwrap()
+    let release = Release {
+        version: "2026-08-25",
+        edition,
+        extensions: Extensions::ALL,
+    };
+    serde_json::to_value(render::checkout(judged, release, ucp, Vec::new())).unwrap()
 }
 
 fn key(value: &str) -> Completion {
