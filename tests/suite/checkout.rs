@@ -3,55 +3,12 @@
 //! requirements/checkout.json.
 
 use crate::support::debug_bridge::DebugBridge;
-use crate::support::values::{line, totals};
+use crate::support::values::{amount as total, codes, key, line, paths, sao_paulo};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 
 const SHOE: &str = "prod_cloud_stride_blu_39"; // R$ 349,90
 const SANDAL: &str = "prod_chinelo_praia_azm_3334"; // R$ 34,90
-
-fn key() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-fn sao_paulo() -> Value {
-    json!({
-        "first_name": "Ana", "last_name": "Souza",
-        "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
-        "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
-    })
-}
-
-fn total(checkout: &Value, kind: &str) -> Option<i64> {
-    totals(checkout)
-        .into_iter()
-        .find(|(found, _)| found == kind)
-        .map(|(_, amount)| amount)
-}
-
-fn paths(checkout: &Value) -> Vec<String> {
-    checkout["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|message| message["path"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn codes(checkout: &Value) -> Vec<String> {
-    checkout["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|message| message["code"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
     bridge

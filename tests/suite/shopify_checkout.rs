@@ -6,40 +6,12 @@
 
 use crate::support::debug_bridge::DebugBridge;
 use crate::support::shopify_standin::*;
-use crate::support::values::{line, totals};
+use crate::support::values::{amount as total, key, line, messages};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 
 fn variant(id: u64) -> String {
     format!("gid://shopify/ProductVariant/{id}")
-}
-
-fn key() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
-fn total(checkout: &Value, kind: &str) -> Option<i64> {
-    totals(checkout)
-        .into_iter()
-        .find(|(found, _)| found == kind)
-        .map(|(_, amount)| amount)
-}
-
-fn messages(checkout: &Value) -> Vec<(String, String)> {
-    checkout["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .map(|message| {
-                    (
-                        message["code"].as_str().unwrap_or_default().to_owned(),
-                        message["path"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn new_york() -> Value {

@@ -5,7 +5,7 @@
 //! requirements/checkout.json.
 
 use crate::support::debug_bridge::DebugBridge;
-use crate::support::values::{line, totals};
+use crate::support::values::{amount as total, codes, key, line, sao_paulo};
 use crate::support::vtex_standin::{
     CLOCK_SKU, CODE, EXPIRED_CODE, MUG_SKU_FIRST, PICKUP_POINT, VtexStandin,
 };
@@ -17,39 +17,8 @@ const NO_CACHE: &str = "\n[cache]\nenabled = false\n";
 const ITEMS: i64 = 19_799 + 2 * 2_990;
 const PICKUP: &str = "Retirada (Loja Centro)";
 
-fn key() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
 fn mug() -> String {
     MUG_SKU_FIRST.to_string()
-}
-
-fn sao_paulo() -> Value {
-    json!({
-        "first_name": "Ana", "last_name": "Souza",
-        "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
-        "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
-    })
-}
-
-fn total(checkout: &Value, kind: &str) -> Option<i64> {
-    totals(checkout)
-        .into_iter()
-        .find(|(found, _)| found == kind)
-        .map(|(_, amount)| amount)
-}
-
-fn codes(checkout: &Value) -> Vec<String> {
-    checkout["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .filter_map(|message| message["code"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// `(method id, method type, group id, [(option id, total)], selected option)`.

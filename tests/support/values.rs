@@ -59,3 +59,61 @@ pub fn total(cart: &Value, kind: &str) -> i64 {
         .as_i64()
         .unwrap()
 }
+
+/// The amount of the total of type `kind`, if the answer has one.
+pub fn amount(checkout: &Value, kind: &str) -> Option<i64> {
+    totals(checkout)
+        .into_iter()
+        .find(|(found, _)| found == kind)
+        .map(|(_, amount)| amount)
+}
+
+/// `(code, path)` of every message (empty where a message has none).
+pub fn messages(answer: &Value) -> Vec<(String, String)> {
+    answer["messages"]
+        .as_array()
+        .map(|messages| {
+            messages
+                .iter()
+                .map(|message| {
+                    (
+                        message["code"].as_str().unwrap_or_default().to_owned(),
+                        message["path"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The message codes of an answer.
+pub fn codes(answer: &Value) -> Vec<String> {
+    messages(answer)
+        .into_iter()
+        .map(|(code, _)| code)
+        .filter(|code| !code.is_empty())
+        .collect()
+}
+
+/// The message paths of an answer.
+pub fn paths(answer: &Value) -> Vec<String> {
+    messages(answer)
+        .into_iter()
+        .map(|(_, path)| path)
+        .filter(|path| !path.is_empty())
+        .collect()
+}
+
+/// A fresh idempotency key.
+pub fn key() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A buyer's address in São Paulo, which every Brazilian test store ships to.
+pub fn sao_paulo() -> Value {
+    json!({
+        "first_name": "Ana", "last_name": "Souza",
+        "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+        "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+    })
+}

@@ -12,7 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{Fixture, Store, segment};
-use crate::support::values::{line, lines, total, totals};
+use crate::support::values::{amount, key, line, lines, messages, total};
 use crate::support::{TestBridge, meta, meta_with_key};
 
 /// One platform's checkout, as data.
@@ -43,37 +43,8 @@ pub enum Ends {
     HandsOff,
 }
 
-fn key() -> String {
-    uuid::Uuid::new_v4().to_string()
-}
-
 fn buyer() -> Value {
     json!({"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza"})
-}
-
-fn amount(checkout: &Value, kind: &str) -> Option<i64> {
-    totals(checkout)
-        .into_iter()
-        .find(|(found, _)| found == kind)
-        .map(|(_, amount)| amount)
-}
-
-/// `(code, path)` of every message.
-fn messages(checkout: &Value) -> Vec<(String, String)> {
-    checkout["messages"]
-        .as_array()
-        .map(|messages| {
-            messages
-                .iter()
-                .map(|message| {
-                    (
-                        message["code"].as_str().unwrap_or_default().to_owned(),
-                        message["path"].as_str().unwrap_or_default().to_owned(),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn has_path(checkout: &Value, path: &str) -> bool {
