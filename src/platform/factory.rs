@@ -19,6 +19,18 @@ pub struct BuildContext<'a> {
 }
 
 impl BuildContext<'_> {
+    /// For a store that takes payment only on its own page: `[checkout]` names gateways the
+    /// bridge could place orders with, which such a store has none of, so a merchant who set
+    /// it is told it does nothing rather than left to wonder.
+    pub fn ignore_checkout_gateways(&self, platform: &str) {
+        if self.checkout.enabled() {
+            tracing::warn!(
+                platform,
+                "[checkout] place_with and pay_with are ignored: this store takes payment only on its own checkout page, where every checkout hands the buyer"
+            );
+        }
+    }
+
     /// `[upstream]` as a policy, drawing on the shared budget when there is one.
     pub fn upstream_policy(&self) -> UpstreamPolicy {
         UpstreamPolicy {

@@ -615,3 +615,30 @@ async fn automatic_discounts_lines_and_a_converted_carts_one_checkout() {
         .await;
     assert_eq!(converted["messages"][0]["code"], "not_found", "{converted}");
 }
+
+/// `[checkout]` names gateways for stores that take payment themselves; on Shopify it does
+/// nothing, and the merchant is told so at start-up.
+#[tokio::test]
+async fn checkout_gateways_set_for_shopify_are_reported_ignored() {
+    let standin = Standin::start();
+    let config = format!(
+        "{}\n[checkout]\nplace_with = [\"bacs\"]\n",
+        standin.config("")
+    );
+    let mut bridge = DebugBridge::start("shopify-checkout-ignored", &config);
+    // Checkout is still served: it hands off.
+    let created = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"line_items": [line(&variant(MUG_VARIANT), 1)]}}),
+        )
+        .await;
+    assert!(created["id"].is_string(), "{created}");
+    let log = bridge.log();
+    assert!(
+        log.lines()
+            .any(|line| line.contains("WARN")
+                && line.contains("place_with and pay_with are ignored")),
+        "{log}"
+    );
+}

@@ -74,12 +74,17 @@ impl DebugBridge {
         reply["result"]["structuredContent"].clone()
     }
 
+    /// Stops the bridge and answers its whole log.
+    pub fn log(self) -> String {
+        let Self { running, log, .. } = self;
+        drop(running);
+        std::fs::read_to_string(&log).unwrap()
+    }
+
     /// Stops the bridge and asserts that its whole log, written at debug, holds none of
     /// `secrets`.
     pub fn assert_log_holds_none(self, secrets: &[&str]) {
-        let Self { running, log, .. } = self;
-        drop(running);
-        let logged = std::fs::read_to_string(&log).unwrap();
+        let logged = self.log();
         assert!(
             logged.contains("DEBUG") || logged.contains("debug"),
             "the log ran at debug"

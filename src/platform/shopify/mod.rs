@@ -78,6 +78,7 @@ fn build(
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let settings = settings::parse(store)?;
+    context.ignore_checkout_gateways("shopify");
     let client = Storefront::new(settings.endpoint.clone(), &settings.token, settings.timeout)
         .map_err(|message| vec![ConfigProblem::new("store.public_token", message)])?
         // The store's own `timeout_ms` bounds each attempt.

@@ -50,6 +50,7 @@ fn build(
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let settings = settings::parse(store)?;
+    context.ignore_checkout_gateways("vtex");
     let client = UpstreamClient::new(
         "vtex",
         Duration::from_millis(settings.timeout_ms),
