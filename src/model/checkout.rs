@@ -228,6 +228,9 @@ pub struct CheckoutState {
     pub lines: Vec<CartLine>,
     pub currency: Currency,
     pub buyer: Buyer,
+    /// Whether the store needs the buyer's email before it takes the order (every real store
+    /// does; the sample store's test orders do not).
+    pub needs_email: bool,
     /// The buyer's address the store prices shipping for.
     pub address: Option<Address>,
     /// Whether anything has to be shipped or collected (false for virtual goods).
@@ -295,7 +298,12 @@ pub struct OrderLine {
     pub variant_id: Option<String>,
     pub sku: Option<String>,
     pub title: String,
+    /// As ordered (the order's `quantity.original`).
     pub quantity: u32,
+    /// Still ordered after cancellations and refunds (`quantity.total`).
+    pub active: u32,
+    /// Shipped or handed over so far (`quantity.fulfilled`).
+    pub fulfilled: u32,
     pub unit_price: i64,
     pub total: i64,
 }

@@ -16,6 +16,7 @@ use crate::model::checkout::{
     Address, Buyer, CheckoutDraft, CheckoutState, CodeOutcome, Order, PaymentHandler, Placement,
 };
 use crate::model::{CartLineInput, LineProblem};
+use crate::settings::Secret;
 
 /// A new checkout and the lines the store refused while making it.
 #[derive(Debug, Clone)]
@@ -100,6 +101,33 @@ pub trait CheckoutPort: Send + Sync + 'static {
     async fn order(&self, _id: &str) -> Result<Option<Order>, PlatformError> {
         Ok(None)
     }
+
+    /// Where a store that takes orders on its own page reports them (a signed webhook), when
+    /// the merchant configured it: the bridge links each to the checkout it handed off.
+    fn order_feed(&self) -> Option<Arc<dyn OrderFeed>> {
+        None
+    }
+}
+
+/// How a store's order webhook reaches the bridge: `POST /webhooks/{platform}/orders`, a
+/// base64 HMAC-SHA256 of the raw body in `signature_header`, the event in `topic_header`.
+pub struct FeedRoute {
+    pub platform: &'static str,
+    pub signature_header: &'static str,
+    pub topic_header: &'static str,
+}
+
+/// Orders the store reports itself, for checkouts that handed the buyer to its page.
+#[async_trait]
+pub trait OrderFeed: Send + Sync {
+    fn route(&self) -> FeedRoute;
+
+    /// The secret the store signs these webhooks with.
+    fn secret(&self) -> &Secret;
+
+    /// One signed event. `Ok(false)`: about no checkout this bridge handed off (not kept).
+    /// `InvalidInput` when the body is not an order.
+    async fn received(&self, topic: &str, body: &[u8]) -> Result<bool, PlatformError>;
 }
 
 pub type SharedCheckout = Arc<dyn CheckoutPort>;

@@ -21,6 +21,7 @@ use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::pipeline::{Call, Covered, Pipeline};
+use crate::protocol::MessageCode;
 use crate::protocol::answer::{Answer, Outcome};
 
 /// What the REST routes of one namespace share.
@@ -226,10 +227,13 @@ impl RestFront {
 
 /// An answer's bytes as the brain wrote them: the same bytes MCP puts in
 /// `structuredContent`. A business outcome (not found, out of stock…) is 200 with its
-/// `messages`; only a created cart is 201.
+/// `messages`; only a created cart is 201. A write to a completed or canceled checkout
+/// conflicts with the resource's state (CHK-017: it is immutable; checkout.md asks for an
+/// error saying the operation is not allowed): 409, with the checkout as it stands.
 fn answered(operation: Operation, answer: &Answer) -> Response {
-    let status = if operation.creates() && answer.outcome() == Outcome::Success && !answer.resumed()
-    {
+    let status = if answer.reason() == Some(MessageCode::CheckoutImmutable.as_str()) {
+        StatusCode::CONFLICT
+    } else if operation.creates() && answer.outcome() == Outcome::Success && !answer.resumed() {
         StatusCode::CREATED
     } else {
         StatusCode::OK

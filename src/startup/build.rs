@@ -377,6 +377,12 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 .map(|cache| Invalidations::new(cache, common.shared.clone())),
             config.cache.webhook_secret.as_ref(),
         ))
+        .merge(crate::webhooks::order_routes(
+            common
+                .checkouts
+                .as_ref()
+                .and_then(|checkouts| checkouts.port().order_feed()),
+        ))
 }
 
 fn loopback(host: &str) -> bool {

@@ -1,7 +1,9 @@
-//! Product webhooks that drop a product from the cache at once: `POST /webhooks/shopify`
-//! (`X-Shopify-Hmac-Sha256`) and `POST /webhooks/woocommerce` (`X-WC-Webhook-Signature`),
-//! both base64 HMAC-SHA256 of the raw body with the configured secret. With `[redis]` the
-//! drop reaches every replica, whichever one the store's webhook happened to reach.
+//! The store's webhooks. Product webhooks drop a product from the cache at once: `POST
+//! /webhooks/shopify` (`X-Shopify-Hmac-Sha256`) and `POST /webhooks/woocommerce`
+//! (`X-WC-Webhook-Signature`), both base64 HMAC-SHA256 of the raw body with the configured
+//! secret; with `[redis]` the drop reaches every replica, whichever one the webhook reached.
+//! Order webhooks (`POST /webhooks/{platform}/orders`) go to the platform's order feed, for a
+//! store where the buyer places the order on its own page (Shopify).
 
 pub mod invalidations;
 
@@ -18,7 +20,9 @@ use secrecy::ExposeSecret;
 use serde_json::Value;
 
 use self::invalidations::Invalidations;
+use crate::platform::PlatformError;
 use crate::platform::cache::CachedCatalog;
+use crate::platform::checkout::OrderFeed;
 use crate::settings::Secret;
 
 type HmacSha256 = hmac::Hmac<sha2::Sha256>;
@@ -112,5 +116,46 @@ async fn woocommerce(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes
             StatusCode::OK
         }
         None => StatusCode::BAD_REQUEST,
+    }
+}
+
+/// `POST /webhooks/{platform}/orders`, when the platform has an order feed configured.
+pub fn order_routes(feed: Option<Arc<dyn OrderFeed>>) -> Router {
+    let Some(feed) = feed else {
+        return Router::new();
+    };
+    let path = format!("/webhooks/{}/orders", feed.route().platform);
+    Router::new().route(&path, post(orders)).with_state(feed)
+}
+
+async fn orders(
+    State(feed): State<Arc<dyn OrderFeed>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> StatusCode {
+    let route = feed.route();
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    if !signature_valid(feed.secret(), &body, header(route.signature_header)) {
+        tracing::warn!(
+            header = route.signature_header,
+            "order webhook refused: bad or missing signature"
+        );
+        return StatusCode::UNAUTHORIZED;
+    }
+    // The topic is the store's, signed; the body is the buyer's order and is never logged.
+    let topic = header(route.topic_header).unwrap_or_default();
+    match feed.received(topic, &body).await {
+        Ok(kept) => {
+            tracing::info!(topic, kept, "order webhook");
+            StatusCode::OK
+        }
+        Err(PlatformError::InvalidInput(_)) => {
+            tracing::warn!(topic, "order webhook refused: not an order");
+            StatusCode::BAD_REQUEST
+        }
+        Err(error) => {
+            tracing::warn!(topic, %error, "order webhook failed");
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
     }
 }

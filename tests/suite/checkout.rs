@@ -129,7 +129,8 @@ async fn a_checkout_from_a_cart_is_incomplete_with_what_is_missing_by_path() {
     assert_eq!(total(&checkout, "total"), Some(41_970));
     // CHK-029: each missing piece is named where the agent fills it in.
     let paths = paths(&checkout);
-    assert!(paths.contains(&"$.buyer.email".to_owned()), "{paths:?}");
+    // The sample store's test orders need no email: only the destination is missing.
+    assert!(!paths.contains(&"$.buyer.email".to_owned()), "{paths:?}");
     assert!(
         paths.contains(&"$.fulfillment.methods".to_owned()),
         "{paths:?}"
@@ -296,6 +297,29 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
         .await;
     assert_eq!(cancel["status"], "completed");
     assert_eq!(codes(&cancel)[0], "checkout_immutable");
+    // Over REST the refusal is a conflict with the checkout's state: 409, the checkout as it
+    // stands in the body (as MCP answers it).
+    let (status, body) = bridge
+        .rest(
+            reqwest::Method::POST,
+            &format!("/checkout-sessions/{id}/cancel"),
+            None,
+            &[("idempotency-key", &key())],
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["status"], "completed");
+    assert_eq!(codes(&body)[0], "checkout_immutable");
+    let (status, _) = bridge
+        .rest(
+            reqwest::Method::PUT,
+            &format!("/checkout-sessions/{id}"),
+            Some(&json!({"line_items": [{"item": {"id": "prod_abc123_blu_10"}, "quantity": 1}]})),
+            &[("idempotency-key", &key())],
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT);
 }
 
 #[tokio::test]
@@ -319,6 +343,40 @@ async fn a_declined_payment_leaves_the_checkout_open_with_the_reason() {
         )
         .await;
     assert_eq!(error["code"], -32602, "{error}");
+}
+
+/// The issuer challenges the payment (as 3-D Secure does): the order exists, pending, and the
+/// buyer confirms on the shop's page. CHK-001, CHK-004, CHK-015: `requires_escalation` with an
+/// absolute https `continue_url` and a message that needs the buyer.
+#[tokio::test]
+async fn a_challenged_payment_escalates_to_the_shops_page() {
+    let bridge = TestBridge::sample().await;
+    let ready = ready(&bridge).await;
+    let id = ready["id"].as_str().unwrap();
+    let challenged = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {"payment": {"instruments": [{"handler_id": "sample_test_challenge", "type": "card"}]}}}),
+        )
+        .await;
+    assert_eq!(challenged["status"], "requires_escalation", "{challenged}");
+    let url = challenged["continue_url"].as_str().unwrap();
+    assert!(
+        url.starts_with("https://") && url.contains("pay?order="),
+        "{url}"
+    );
+    let needs_buyer = challenged["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|message| message["severity"] == "requires_buyer_input");
+    assert!(needs_buyer, "{challenged}");
+    // It stays escalated: read back, the same page and no second order.
+    let again = bridge
+        .call("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(again["status"], "requires_escalation");
+    assert_eq!(again["continue_url"], challenged["continue_url"]);
 }
 
 #[tokio::test]

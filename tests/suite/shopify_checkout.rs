@@ -642,3 +642,231 @@ async fn checkout_gateways_set_for_shopify_are_reported_ignored() {
         "{log}"
     );
 }
+
+fn hmac_base64(secret: &str, body: &[u8]) -> String {
+    use base64::Engine;
+    use hmac::{KeyInit, Mac};
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+}
+
+/// Shopify's `orders/create` body (its REST order, trimmed to what a real one always has)
+/// for the checkout's lines as the buyer paid them on Shopify's page.
+fn shopify_order(cart_token: &str, checkout: &Value) -> Value {
+    let lines: Vec<Value> = checkout["line_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+        .map(|(index, line)| {
+            let variant = line["item"]["id"].as_str().unwrap();
+            let number: u64 = variant.rsplit('/').next().unwrap().parse().unwrap();
+            let price = line["item"]["price"].as_i64().unwrap();
+            json!({
+                "id": 466157049 + index as u64,
+                "admin_graphql_api_id": format!("gid://shopify/LineItem/{}", 466157049 + index as u64),
+                "variant_id": number, "product_id": 632910392, "sku": null,
+                "name": line["item"]["title"], "title": line["item"]["title"],
+                "quantity": line["quantity"], "price": format!("{}.{:02}", price / 100, price % 100),
+                "total_discount": "0.00", "fulfillment_status": null
+            })
+        })
+        .collect();
+    let money = |cents: i64| format!("{}.{:02}", cents / 100, cents % 100);
+    let amount = |kind: &str| total(checkout, kind).unwrap_or(0);
+    json!({
+        "id": 820982911946154508_u64,
+        "admin_graphql_api_id": "gid://shopify/Order/820982911946154508",
+        "name": "#1001", "confirmed": true,
+        "cart_token": cart_token, "checkout_token": "bd5a8aa1ecd019dd3520ff791ee3a24c",
+        "order_status_url": "https://standin-shop.myshopify.com/548380009/orders/123456abcd/authenticate?key=abcdefg",
+        "currency": "USD", "presentment_currency": "USD",
+        "financial_status": "paid", "fulfillment_status": null, "cancelled_at": null,
+        "created_at": "2026-12-05T10:00:00-05:00",
+        "email": "ana@example.com", "contact_email": "ana@example.com",
+        "current_subtotal_price": money(amount("subtotal")),
+        "current_total_discounts": "0.00", "current_total_tax": "0.00",
+        "current_total_price": money(amount("total")),
+        "total_shipping_price_set": {
+            "shop_money": {"amount": money(amount("fulfillment")), "currency_code": "USD"},
+            "presentment_money": {"amount": money(amount("fulfillment")), "currency_code": "USD"}
+        },
+        "shipping_lines": [{"title": "Express", "price": money(amount("fulfillment")), "code": "Express"}],
+        "discount_codes": [],
+        "line_items": lines,
+        "shipping_address": {"first_name": "Ana", "last_name": "Souza", "address1": "350 5th Ave",
+                             "city": "New York", "province_code": "NY", "zip": "10118", "country_code": "US"}
+    })
+}
+
+/// With `orders_webhook_secret`, the order the buyer placed on Shopify's page comes back by
+/// Shopify's signed `orders/*` webhooks: the checkout it was handed off from answers
+/// `completed` with it, `get_order` (MCP and REST) reads it, and a later event updates it.
+/// Orders of carts the bridge never made are not kept.
+#[tokio::test]
+async fn an_order_placed_on_shopifys_page_comes_back_by_webhook() {
+    const SECRET: &str = "shpss_test_orders_secret";
+    let standin = Standin::start();
+    let bridge =
+        TestBridge::start(&standin.config(&format!("orders_webhook_secret = \"{SECRET}\""))).await;
+    let (_, reply) = bridge
+        .rpc(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    assert!(
+        reply["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|tool| tool["name"] == "get_order"),
+        "{reply}"
+    );
+
+    let created = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {
+                "line_items": [line(&variant(MUG_VARIANT), 2)],
+                "buyer": {"email": "ana@example.com"}}}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let addressed = update(
+        &bridge,
+        &id,
+        json!({"fulfillment": {"methods": [{"type": "shipping", "destinations": [new_york()]}]}}),
+    )
+    .await;
+    let ready = update(&bridge, &id, select(&addressed, EXPRESS)).await;
+    let handed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
+        )
+        .await;
+    assert_eq!(handed["status"], "requires_escalation", "{handed}");
+
+    let hook = format!("{}/webhooks/shopify/orders", bridge.base_url);
+    let client = reqwest::Client::new();
+    let send = |body: Vec<u8>, signature: String, topic: &'static str| {
+        client
+            .post(&hook)
+            .header("x-shopify-hmac-sha256", signature)
+            .header("x-shopify-topic", topic)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let token = id
+        .trim_start_matches("gid://shopify/Cart/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    let body = shopify_order(&token, &ready).to_string().into_bytes();
+    // Unsigned or wrongly signed: refused, nothing kept.
+    let refused = send(body.clone(), hmac_base64("another", &body), "orders/create")
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 401);
+    let still = bridge
+        .call("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(still["status"], "requires_escalation", "{still}");
+    // An order of a cart the bridge never made is accepted (Shopify must not retry it) but
+    // not kept: no agent reads other buyers' orders.
+    let other = shopify_order("a-cart-from-the-web-shop", &ready)
+        .to_string()
+        .into_bytes();
+    let accepted = send(other.clone(), hmac_base64(SECRET, &other), "orders/create")
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 200);
+    let unknown = bridge
+        .call(
+            "get_order",
+            json!({"meta": meta(), "id": "gid://shopify/Order/820982911946154508"}),
+        )
+        .await;
+    assert_eq!(unknown["messages"][0]["code"], "not_found", "{unknown}");
+    // Not an order at all: 400.
+    let junk = b"{\"id\": \"nope\"".to_vec();
+    let bad = send(junk.clone(), hmac_base64(SECRET, &junk), "orders/create")
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+
+    // Shopify's own webhook for this checkout's cart.
+    let linked = send(body.clone(), hmac_base64(SECRET, &body), "orders/create")
+        .await
+        .unwrap();
+    assert_eq!(linked.status(), 200);
+    let completed = bridge
+        .call("get_checkout", json!({"meta": meta(), "id": id}))
+        .await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(order_id, "gid://shopify/Order/820982911946154508");
+    assert!(
+        completed["order"]["permalink_url"]
+            .as_str()
+            .unwrap()
+            .contains("/orders/"),
+        "{completed}"
+    );
+    // A completion retried after the buyer paid answers the order too.
+    let replayed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": {}}),
+        )
+        .await;
+    assert_eq!(replayed["status"], "completed", "{replayed}");
+    assert_eq!(replayed["order"]["id"], json!(order_id));
+
+    // ORD-001, ORD-005, ORD-020: the order entity, the same over MCP and REST.
+    let order = bridge
+        .call("get_order", json!({"meta": meta(), "id": order_id}))
+        .await;
+    assert_eq!(order["id"], json!(order_id), "{order}");
+    assert_eq!(order["checkout_id"], json!(id));
+    let items = order["line_items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{order}");
+    assert_eq!(items[0]["item"]["id"], json!(variant(MUG_VARIANT)));
+    assert_eq!(items[0]["quantity"]["original"], 2);
+    assert_eq!(items[0]["status"], "processing");
+    assert_eq!(total(&order, "total"), total(&ready, "total"));
+    let encoded: String = url::form_urlencoded::byte_serialize(order_id.as_bytes()).collect();
+    let (status, rest) = bridge
+        .rest(
+            reqwest::Method::GET,
+            &format!("/orders/{encoded}"),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{rest}");
+    let rest: Value = serde_json::from_str(&rest).unwrap();
+    assert_eq!(rest["id"], json!(order_id));
+
+    // ORD-002, ORD-006: a later event (this one names no cart) updates the order it names;
+    // a cancelled line stays, its active quantity 0.
+    let mut cancelled = shopify_order("", &ready);
+    cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
+    cancelled["financial_status"] = json!("refunded");
+    let cancelled = cancelled.to_string().into_bytes();
+    let updated = send(
+        cancelled.clone(),
+        hmac_base64(SECRET, &cancelled),
+        "orders/cancelled",
+    )
+    .await
+    .unwrap();
+    assert_eq!(updated.status(), 200);
+    let after = bridge
+        .call("get_order", json!({"meta": meta(), "id": order_id}))
+        .await;
+    let line = &after["line_items"][0];
+    assert_eq!(line["quantity"]["total"], 0, "{after}");
+    assert_eq!(line["status"], "removed", "{after}");
+}

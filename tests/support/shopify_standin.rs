@@ -162,6 +162,7 @@ impl Standin {
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
                 let app = Router::new()
                     .route("/api/{version}/graphql.json", post(graphql))
+                    .route("/cart/c/{token}", axum::routing::get(checkout_page))
                     .with_state(state);
                 axum::serve(listener, app)
                     .with_graceful_shutdown(async move {
@@ -1266,6 +1267,36 @@ impl Inner {
 }
 
 // ---------------------------------------------------------------- HTTP
+
+/// Shopify's own checkout page for a cart's `checkoutUrl` (`/cart/c/{token}?key=…`), where a
+/// hand-off lands the buyer.
+async fn checkout_page(
+    State(inner): State<Arc<Inner>>,
+    axum::extract::Path(token): axum::extract::Path<String>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    let id = match query {
+        Some(query) => format!("gid://shopify/Cart/{token}?{query}"),
+        None => format!("gid://shopify/Cart/{token}"),
+    };
+    let cart = {
+        let carts = inner.carts.lock().unwrap();
+        carts.carts.get(&id).map(|cart| inner.cart_json(cart))
+    };
+    match cart {
+        Some(cart) => (
+            [("content-type", "text/html; charset=utf-8")],
+            checkout::page(&cart),
+        )
+            .into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            [("content-type", "text/html; charset=utf-8")],
+            "<!doctype html><title>Cart</title><p>Your cart is empty.</p>".to_owned(),
+        )
+            .into_response(),
+    }
+}
 
 async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: String) -> Response {
     inner.requests.fetch_add(1, Ordering::SeqCst);

@@ -11,7 +11,7 @@ use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, rend
 use crate::brain::filters::buyer_context;
 use crate::brain::{Brain, BrainError};
 use crate::model::CartLineInput;
-use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, Order};
+use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order};
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
 use crate::protocol::envelope::{HandlerDeclaration, Status};
@@ -102,6 +102,30 @@ fn update_parts(input: &CheckoutIn) -> Result<CheckoutUpdate, BrainError> {
     Ok(update)
 }
 
+/// The selections of a create payload, matched to the groups the store made by position: a new
+/// checkout has handed out no group ids (fulfillment_group.json: `id` is omitted on create), so
+/// whatever id the agent wrote there names nothing. A group the store did not make keeps the
+/// agent's id, and is refused as unknown.
+fn positional(input: &CheckoutIn, state: &CheckoutState) -> Vec<(String, String)> {
+    let Some(fulfillment) = &input.fulfillment else {
+        return Vec::new();
+    };
+    let mut selections = Vec::new();
+    for (m, method) in fulfillment.methods.iter().enumerate() {
+        for (g, group) in method.groups.iter().enumerate() {
+            if let Some(option) = &group.selected_option_id {
+                let made = state
+                    .fulfillment
+                    .get(m)
+                    .and_then(|method| method.groups.get(g))
+                    .map_or_else(|| group.id.clone(), |made| made.id.clone());
+                selections.push((made, option.clone()));
+            }
+        }
+    }
+    selections
+}
+
 fn is_empty(update: &CheckoutUpdate) -> bool {
     update.lines.is_none()
         && update.buyer.is_none()
@@ -183,7 +207,13 @@ impl Brain {
         wire.continue_url = wire
             .continue_url
             .and_then(|url| self.checkout.rewrite(&url));
-        Self::to_json(&wire)
+        // The first message's code, as a replayed answer reads it back: a front may map it
+        // (REST answers a write refused as immutable with 409, `rest::front`).
+        let reason = judged
+            .messages
+            .first()
+            .map(|message| message.code.as_str().to_owned());
+        Self::to_json(&wire).map(|answer| answer.with_reason(reason))
     }
 
     /// A judged checkout, or the business outcome for one that does not exist.
@@ -300,7 +330,7 @@ impl Brain {
         };
         if let (Ok(judged), false) = (&mut outcome, selections.is_empty()) {
             let choose = CheckoutUpdate {
-                selections,
+                selections: positional(&input, &judged.state),
                 ..CheckoutUpdate::default()
             };
             match brain.update(&id, &choose).await {

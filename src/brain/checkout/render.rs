@@ -10,7 +10,7 @@ use crate::brain::untrusted;
 use crate::model::CartLine;
 use crate::model::checkout::{
     Address, AllocationTarget, Buyer, CheckoutState, CheckoutTotals, Destination, MethodKind,
-    Order, Stage,
+    Order, OrderLine, Stage,
 };
 use crate::protocol::Ucp;
 use crate::protocol::cart::{ItemOut, LineItemOut, TotalOut};
@@ -250,6 +250,16 @@ pub fn checkout(
     }
 }
 
+/// order_line_item.json's derived status: removed, fulfilled, partial, else processing.
+fn line_status(line: &OrderLine) -> &'static str {
+    match (line.active, line.fulfilled) {
+        (0, _) => "removed",
+        (active, fulfilled) if fulfilled >= active => "fulfilled",
+        (_, 0) => "processing",
+        _ => "partial",
+    }
+}
+
 pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
     let line_items = order
         .lines
@@ -267,11 +277,11 @@ pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
             },
             quantity: OrderQuantityOut {
                 original: line.quantity,
-                total: line.quantity,
-                fulfilled: 0,
+                total: line.active,
+                fulfilled: line.fulfilled,
             },
             totals: vec![total("total", line.total)],
-            status: "processing",
+            status: line_status(line),
         })
         .collect();
     let expectations = order

@@ -54,7 +54,7 @@ fn gaps(state: &CheckoutState) -> Vec<Message> {
             "The checkout has no line items: add at least one",
         ));
     }
-    if state.buyer.email.is_none() {
+    if state.needs_email && state.buyer.email.is_none() {
         out.push(missing(
             "$.buyer.email".to_owned(),
             "The store needs the buyer's email to place the order",

@@ -118,7 +118,15 @@ async fn a_new_checkout_is_incomplete_and_names_what_is_missing_by_path() {
     // CHK-029, CHK-033: incomplete, with messages the platform resolves through Update.
     let judged = brain().create(&lines(&[(SANDAL, 1)])).await.unwrap().0;
     assert_eq!(judged.status, Status::Incomplete);
-    assert_eq!(paths(&judged), ["$.buyer.email", "$.fulfillment.methods"]);
+    // The sample store's test orders need no email.
+    assert_eq!(paths(&judged), ["$.fulfillment.methods"]);
+    // A store that needs it (every real one) is told so first, by path.
+    let mut state = judged.state.clone();
+    state.needs_email = true;
+    assert_eq!(
+        paths(&super::status::judge(state)),
+        ["$.buyer.email", "$.fulfillment.methods"]
+    );
     assert!(
         judged
             .messages

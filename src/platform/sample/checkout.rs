@@ -1,9 +1,10 @@
 //! The sample store's checkout: complete and deterministic, so `demo` and the tests can walk
 //! the whole flow without a real store. A shipping table (PAC and SEDEX in Brazil, one
 //! international rate, pickup at the shop), one discount code (`BEMVINDO10`, 10 % off the
-//! items) beside an expired one, free shipping from R$ 300 as an automatic discount, and two
-//! test payment handlers: one approves, one declines. Without a handler the order is created
-//! pending and the buyer pays on the shop's page.
+//! items) beside an expired one, free shipping from R$ 300 as an automatic discount, and three
+//! test payment handlers: one approves, one declines, and one the issuer challenges (as 3-D
+//! Secure does): the order is created pending and the buyer confirms the payment on the shop's
+//! page, so the checkout escalates there with `continue_url`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -25,6 +26,7 @@ use crate::platform::port::PlatformError;
 
 pub const APPROVE: &str = "sample_test_approve";
 pub const DECLINE: &str = "sample_test_decline";
+pub const CHALLENGE: &str = "sample_test_challenge";
 pub const CODE: &str = "BEMVINDO10";
 pub const EXPIRED_CODE: &str = "VERAO2025";
 /// Items from this subtotal ship free (an automatic discount).
@@ -98,6 +100,10 @@ impl SampleCheckout {
                 PaymentHandler {
                     id: DECLINE.to_owned(),
                     name: "Cartão de teste (recusado)".to_owned(),
+                },
+                PaymentHandler {
+                    id: CHALLENGE.to_owned(),
+                    name: "Cartão de teste (confirmação na loja)".to_owned(),
                 },
             ],
             book: Mutex::new(Book::default()),
@@ -279,6 +285,8 @@ impl SampleCheckout {
                     sku: None,
                     title: line.title.clone(),
                     quantity: line.quantity,
+                    active: line.quantity,
+                    fulfilled: 0,
                     unit_price: line.unit_price,
                     total: line.total,
                 })
@@ -334,6 +342,9 @@ impl CheckoutPort for SampleCheckout {
             lines,
             currency: self.store.info.currency,
             buyer: draft.buyer.clone(),
+            // A test order notifies nobody: the flow needs no more of the buyer than the
+            // destination (so a conformance client that sends none can still complete).
+            needs_email: false,
             address: None,
             needs_fulfillment: true,
             fulfillment: Vec::new(),

@@ -12,12 +12,15 @@
 //!
 //! The Storefront API cannot take payment and creates no order: complete always escalates to
 //! the cart's `checkoutUrl`, where the buyer pays on Shopify's own page and Shopify creates
-//! the order. So no handler is offered, and orders are not read (`reads_orders` is false).
+//! the order. So no handler is offered. Orders are read only when Shopify reports them by
+//! webhook (`orders_webhook_secret`, see `orders`): the checkout then answers `completed`
+//! with its order, and `get_order` is served.
 //!
 //! Shopify cannot delete a cart either: cancel marks it cancelled and empties it, as a
 //! cancelled cart (`cart::CANCELLED_ATTRIBUTE`), so its `checkoutUrl` sells nothing and every
 //! replica reads it as canceled. A checkout made from a cart cancels that cart with it.
 
+mod orders;
 mod raw;
 mod refusals;
 mod state;
@@ -28,6 +31,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use iso_currency::Currency;
 
+pub use self::orders::OrderBook;
 use self::raw::{Payload, RawCheckout, RawWarning};
 use self::refusals::{DESTINATION_PATH, address_path, bad, buyer_path, not_applied, settle};
 use self::state::Names;
@@ -40,12 +44,12 @@ use super::wire::{
     CheckoutOptionSelect,
 };
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
     Placement, RefusedCode,
 };
 use crate::model::{CartDraft, CartLineInput, LineProblem};
 use crate::platform::cart::CartPort;
-use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, OrderFeed};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 
@@ -61,6 +65,8 @@ pub struct ShopifyCheckout {
     carts: Arc<Carts>,
     currency: Currency,
     names: moka::future::Cache<String, Names>,
+    /// The orders Shopify reported for these checkouts, when its webhook is configured.
+    orders: Option<Arc<OrderBook>>,
 }
 
 fn holds(codes: &[(String, bool)], code: &str) -> bool {
@@ -74,11 +80,17 @@ fn text(value: &Option<String>) -> Option<String> {
 }
 
 impl ShopifyCheckout {
-    pub fn new(client: Arc<Storefront>, carts: Arc<Carts>, currency: Currency) -> Self {
+    pub fn new(
+        client: Arc<Storefront>,
+        carts: Arc<Carts>,
+        currency: Currency,
+        orders: Option<Arc<OrderBook>>,
+    ) -> Self {
         Self {
             client,
             carts,
             currency,
+            orders,
             names: moka::future::Cache::builder()
                 .max_capacity(MAX_NAMES)
                 .time_to_idle(NAMES_IDLE)
@@ -107,8 +119,16 @@ impl ShopifyCheckout {
     }
 
     async fn state(&self, raw: &RawCheckout) -> Result<CheckoutState, PlatformError> {
+        if let Some(orders) = &self.orders {
+            orders.watch(&raw.id).await;
+        }
         let names = self.names.get(&raw.id).await.unwrap_or_default();
         state::checkout(raw, self.currency, &names)
+    }
+
+    /// The order Shopify reported for this checkout, if any.
+    async fn placed(&self, id: &str) -> Option<Order> {
+        self.orders.as_ref()?.of_checkout(id).await
     }
 
     async fn answer(
@@ -214,6 +234,11 @@ impl CheckoutPort for ShopifyCheckout {
     }
 
     async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
+        // Once paid for, the cart is Shopify's order: the checkout is what was ordered.
+        if let Some(order) = self.placed(id).await {
+            let names = self.names.get(id).await.unwrap_or_default();
+            return Ok(Some(state::placed(id, &order, &names)));
+        }
         let raw = self.read(id).await?;
         self.answer(raw).await
     }
@@ -450,10 +475,30 @@ impl CheckoutPort for ShopifyCheckout {
     /// and the checkout keeps escalating to the cart's `checkoutUrl`.
     async fn place(
         &self,
-        _id: &str,
+        id: &str,
         _handler_id: Option<&str>,
     ) -> Result<Option<Placement>, PlatformError> {
+        if let Some(order) = self.placed(id).await {
+            return Ok(Some(Placement::Placed(order)));
+        }
         Ok(Some(Placement::HandedOff))
+    }
+
+    fn reads_orders(&self) -> bool {
+        self.orders.is_some()
+    }
+
+    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
+        match &self.orders {
+            Some(orders) => Ok(orders.by_id(id).await),
+            None => Ok(None),
+        }
+    }
+
+    fn order_feed(&self) -> Option<Arc<dyn OrderFeed>> {
+        self.orders
+            .clone()
+            .map(|orders| orders as Arc<dyn OrderFeed>)
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {

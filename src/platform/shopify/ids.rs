@@ -82,9 +82,28 @@ pub fn is_cart_id(input: &str) -> bool {
     word(token) && key.is_none_or(word)
 }
 
+/// The token of a Storefront cart id (`gid://shopify/Cart/<token>?key=<secret>`): what
+/// Shopify's order webhooks call the order's `cart_token`.
+pub fn cart_token(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix(CART_PREFIX)?;
+    let token = rest.split('?').next().unwrap_or(rest);
+    (!token.is_empty()).then_some(token)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cart_token_is_the_id_without_its_key() {
+        assert_eq!(
+            cart_token("gid://shopify/Cart/c1-abc?key=k9"),
+            Some("c1-abc")
+        );
+        assert_eq!(cart_token("gid://shopify/Cart/c1-abc"), Some("c1-abc"));
+        assert_eq!(cart_token("gid://shopify/Cart/?key=k9"), None);
+        assert_eq!(cart_token("gid://shopify/Order/1"), None);
+    }
 
     #[test]
     fn parses_gids_numbers_and_tokens() {

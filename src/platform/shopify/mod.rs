@@ -136,7 +136,13 @@ fn build(
     // Storefront API cannot take payment, so complete only hands the buyer to Shopify's own
     // checkout page (the cart's checkoutUrl, where a cart already sends them). No agent can
     // place an order or move money through it; the merchant has nothing to approve.
-    let checkout = ShopifyCheckout::new(client, carts.clone(), currency);
+    let orders = settings.orders_webhook_secret.clone().map(|secret| {
+        Arc::new(checkout::OrderBook::new(
+            secret,
+            settings.shop_domain.clone(),
+        ))
+    });
+    let checkout = ShopifyCheckout::new(client, carts.clone(), currency, orders);
     Ok(Arc::new(
         Platform::new(info, catalog.clone(), carts, catalog).with_checkout(Arc::new(checkout)),
     ))

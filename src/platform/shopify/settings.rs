@@ -33,6 +33,11 @@ struct Raw {
     endpoint: Option<Url>,
     #[serde(default = "default_timeout")]
     timeout_ms: u64,
+    /// The secret Shopify signs the shop's order webhooks with (Settings → Notifications →
+    /// Webhooks, or the app's secret): with it, `orders/*` webhooks sent to
+    /// `/webhooks/shopify/orders` link each order the buyer placed on Shopify's page to the
+    /// checkout that handed them there, and `get_order` is served. Usually `{ env = "NAME" }`.
+    orders_webhook_secret: Option<Secret>,
 }
 
 fn default_version() -> String {
@@ -57,6 +62,7 @@ pub struct ShopifySettings {
     pub language: Option<String>,
     pub currency: Option<Currency>,
     pub timeout: Duration,
+    pub orders_webhook_secret: Option<Secret>,
 }
 
 /// Lowercase DNS name with at least two labels, no port, no path: it becomes part of a URL.
@@ -185,6 +191,7 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             language,
             currency,
             timeout: Duration::from_millis(raw.timeout_ms),
+            orders_webhook_secret: raw.orders_webhook_secret,
         }),
         _ => {
             if problems.is_empty() {

@@ -403,6 +403,7 @@ pub fn state(
         lines: cart.lines,
         currency,
         buyer: kept.buyer.clone().unwrap_or_else(|| profile_buyer(form)),
+        needs_email: true,
         address,
         codes: codes(form),
         discounts: discounts(form, currency)?,

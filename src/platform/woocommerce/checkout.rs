@@ -322,6 +322,7 @@ impl WooCheckout {
             lines: base.lines,
             currency: base.currency,
             buyer: session.buyer.clone(),
+            needs_email: true,
             address: session.address.clone(),
             needs_fulfillment: extra.needs_shipping,
             fulfillment,
@@ -345,6 +346,7 @@ impl WooCheckout {
             lines: placed.lines.clone(),
             currency: order.currency,
             buyer: session.buyer.clone(),
+            needs_email: true,
             address: session.address.clone(),
             needs_fulfillment: false,
             fulfillment: Vec::new(),
@@ -439,6 +441,16 @@ impl WooCheckout {
                     sku: item.get("sku").and_then(Value::as_str).map(str::to_owned),
                     title: line.title.clone(),
                     quantity: line.quantity,
+                    // WooCommerce tracks no shipping per item: the order's status says it.
+                    active: match extra.status.as_str() {
+                        "cancelled" | "refunded" | "failed" => 0,
+                        _ => line.quantity,
+                    },
+                    fulfilled: if extra.status == "completed" {
+                        line.quantity
+                    } else {
+                        0
+                    },
                     unit_price: line.unit_price,
                     total: line.total,
                 })

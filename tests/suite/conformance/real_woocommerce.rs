@@ -70,6 +70,7 @@ pub fn fixture(scenario: &str) -> Option<Fixture> {
             code: "BCP10".into(),
             refused: ("vencido".into(), "discount_code_expired"),
             ends: Ends::Places { handler: "bacs" },
+            asks_email: true,
             page: false,
         },
     })

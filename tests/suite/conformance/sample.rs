@@ -68,6 +68,7 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             ends: Ends::Places {
                 handler: "sample_test_approve",
             },
+            asks_email: false,
             page: false,
         },
     })

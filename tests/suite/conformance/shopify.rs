@@ -60,7 +60,14 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             start: || {
                 Box::pin(async {
                     let standin = Standin::start();
-                    let bridge = TestBridge::start(&standin.config("")).await;
+                    // Shopify's page is on the stand-in: the hand-off lands where a browser can
+                    // open it (the merchant's `checkout_base_url`, as for a shop's own domain).
+                    let config = format!(
+                        "{}\n[cart]\ncheckout_base_url = \"http://{}\"\n",
+                        standin.config(""),
+                        standin.addr
+                    );
+                    let bridge = TestBridge::start(&config).await;
                     Store {
                         bridge,
                         _upstream: Box::new(standin),
@@ -77,7 +84,8 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             code: GOOD_CODE.to_lowercase(),
             refused: (INACTIVE_CODE.into(), "discount_code_expired"),
             ends: Ends::HandsOff,
-            page: false,
+            asks_email: true,
+            page: true,
         },
     })
 }

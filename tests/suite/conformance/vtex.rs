@@ -82,6 +82,7 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             code: CODE.to_lowercase(),
             refused: ("NOPE10".into(), "discount_code_invalid"),
             ends: Ends::HandsOff,
+            asks_email: true,
             page: true,
         },
     })

@@ -69,6 +69,7 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             code: COUPON.to_uppercase(),
             refused: (EXPIRED_COUPON.into(), "discount_code_expired"),
             ends: Ends::Places { handler: "bacs" },
+            asks_email: true,
             page: false,
         },
     })

@@ -296,3 +296,54 @@ pub fn mutate(cart: &mut CartRec, operation: &str, vars: &Value) -> Result<Vec<V
         other => panic!("stand-in: unexpected checkout operation {other}"),
     }
 }
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// `GET /cart/c/{token}`: Shopify's checkout page for a cart, rendered from the cart's own
+/// JSON as the real page shows it: one row per line (product — variant, quantity) and the total
+/// the buyer pays, which on Shopify's page includes the selected delivery option.
+pub fn page(cart: &Value) -> String {
+    let rows: String = cart["lines"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| {
+            let merchandise = &line["merchandise"];
+            let product = merchandise["product"]["title"].as_str().unwrap_or("");
+            let variant = merchandise["title"].as_str().unwrap_or("");
+            let name = if variant.is_empty() || variant == "Default Title" || variant == product {
+                product.to_owned()
+            } else {
+                format!("{product} — {variant}")
+            };
+            format!(
+                "<tr data-item><td class=\"name\">{}</td><td class=\"quantity\">{}</td><td class=\"price\">${}</td></tr>",
+                escape(&name),
+                line["quantity"],
+                line["cost"]["totalAmount"]["amount"].as_str().unwrap_or("0")
+            )
+        })
+        .collect();
+    let shipping: i64 = cart["deliveryGroups"]["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|group| group["selectedDeliveryOption"]["estimatedCost"]["amount"].as_str())
+        .map(cents)
+        .sum();
+    let total = cents(cart["cost"]["totalAmount"]["amount"].as_str().unwrap()) + shipping;
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Checkout</title></head>\
+         <body><h1>Checkout</h1><table><thead><tr><th>Product</th><th>Qty</th><th>Price</th></tr></thead>\
+         <tbody>{rows}</tbody></table><p>Shipping: ${}.{:02}</p><p data-total=\"{total}\">Total: ${}.{:02}</p></body></html>",
+        shipping / 100,
+        shipping % 100,
+        total / 100,
+        total % 100
+    )
+}

@@ -12,7 +12,7 @@ use crate::model::CartLine;
 use crate::model::checkout::{
     Address, Allocation, AllocationTarget, AppliedDiscount, Buyer, CheckoutState, CheckoutTotals,
     Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod, FulfillmentOption,
-    MethodKind, Stage,
+    MethodKind, Order, Stage,
 };
 use crate::money::parse_currency;
 use crate::platform::port::PlatformError;
@@ -292,6 +292,7 @@ pub fn checkout(
         lines,
         currency,
         buyer,
+        needs_email: true,
         address,
         needs_fulfillment,
         fulfillment,
@@ -312,6 +313,48 @@ pub fn checkout(
             .ok()
             .map(|updated| updated + TimeDuration::days(CART_LIFETIME_DAYS)),
     })
+}
+
+/// A checkout whose order Shopify reported: what was ordered, completed (the order's own
+/// lines and totals; the cart is Shopify's order now).
+pub fn placed(id: &str, order: &Order, names: &Names) -> CheckoutState {
+    let lines = order
+        .lines
+        .iter()
+        .map(|line| CartLine {
+            id: line.id.clone(),
+            variant_id: line.variant_id.clone().unwrap_or_default(),
+            title: line.title.clone(),
+            unit_price: line.unit_price,
+            quantity: line.quantity,
+            subtotal: line.unit_price.saturating_mul(i64::from(line.quantity)),
+            total: line.total,
+            image_url: None,
+        })
+        .collect();
+    CheckoutState {
+        id: id.to_owned(),
+        lines,
+        currency: order.currency,
+        buyer: Buyer {
+            first_name: names.first.clone(),
+            last_name: names.last.clone(),
+            ..Buyer::default()
+        },
+        needs_email: true,
+        address: order.shipping_address.clone(),
+        needs_fulfillment: false,
+        fulfillment: Vec::new(),
+        codes: order.codes.clone(),
+        discounts: Vec::new(),
+        refused_codes: Vec::new(),
+        totals: order.totals,
+        handlers: Vec::new(),
+        continue_url: None,
+        escalation: None,
+        stage: Stage::Placed(order.reference()),
+        expires_at: None,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,488 @@
+//! Orders Shopify reports by webhook. The Storefront API creates no order: the buyer places it
+//! on Shopify's checkout page, where the bridge handed them (the cart's `checkoutUrl`). With
+//! `orders_webhook_secret`, the shop's `orders/*` webhooks (`orders/create`, `orders/paid`,
+//! `orders/fulfilled`, `orders/cancelled`, `orders/updated`) come to
+//! `/webhooks/shopify/orders`; each one whose `cart_token` is a checkout this bridge answered
+//! for (or whose id is an order already linked) is kept, so `get_checkout` answers
+//! `completed` with the order and `get_order` reads it. Any other order of the shop is not
+//! kept: an agent reads only orders of checkouts the bridge made.
+//!
+//! Kept in memory (bounded, for a checkout's life and then some), like the WooCommerce order
+//! keys: a replica that did not receive the webhook does not know the order.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use iso_currency::Currency;
+use serde::Deserialize;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::model::checkout::{Address, CheckoutTotals, Order, OrderLine};
+use crate::money::{Money, parse_currency};
+use crate::platform::checkout::{FeedRoute, OrderFeed};
+use crate::platform::port::PlatformError;
+use crate::settings::Secret;
+
+use super::super::ids::{cart_token, variant_gid};
+
+/// Checkouts (by cart token) whose orders are kept, and the orders themselves.
+const MAX_CHECKOUTS: u64 = 200_000;
+const MAX_ORDERS: u64 = 100_000;
+/// A Storefront cart lives ten days after its last change; its order is kept as long again.
+const KEPT: Duration = Duration::from_secs(20 * 24 * 3600);
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct Amount {
+    amount: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct AmountSet {
+    presentment_money: Option<Amount>,
+    shop_money: Option<Amount>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawLine {
+    id: Option<u64>,
+    admin_graphql_api_id: Option<String>,
+    variant_id: Option<u64>,
+    sku: Option<String>,
+    name: String,
+    title: String,
+    quantity: u32,
+    /// After order edits and cancellations (absent on older API versions).
+    current_quantity: Option<u32>,
+    fulfillable_quantity: Option<u32>,
+    fulfillment_status: Option<String>,
+    price: String,
+    price_set: Option<AmountSet>,
+    total_discount: String,
+    total_discount_set: Option<AmountSet>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawAddress {
+    first_name: Option<String>,
+    last_name: Option<String>,
+    address1: Option<String>,
+    address2: Option<String>,
+    city: Option<String>,
+    province_code: Option<String>,
+    zip: Option<String>,
+    country_code: Option<String>,
+    phone: Option<String>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawShippingLine {
+    title: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawCode {
+    code: String,
+}
+
+/// The fields of Shopify's REST order (the webhook body) the order entity needs.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawOrder {
+    id: Option<u64>,
+    admin_graphql_api_id: Option<String>,
+    name: Option<String>,
+    cart_token: Option<String>,
+    order_status_url: Option<String>,
+    currency: Option<String>,
+    presentment_currency: Option<String>,
+    financial_status: Option<String>,
+    fulfillment_status: Option<String>,
+    cancelled_at: Option<String>,
+    created_at: Option<String>,
+    current_subtotal_price: Option<String>,
+    current_subtotal_price_set: Option<AmountSet>,
+    current_total_price: Option<String>,
+    current_total_price_set: Option<AmountSet>,
+    current_total_tax: Option<String>,
+    current_total_tax_set: Option<AmountSet>,
+    current_total_discounts: Option<String>,
+    current_total_discounts_set: Option<AmountSet>,
+    total_shipping_price_set: Option<AmountSet>,
+    shipping_lines: Vec<RawShippingLine>,
+    discount_codes: Vec<RawCode>,
+    line_items: Vec<RawLine>,
+    shipping_address: Option<RawAddress>,
+}
+
+fn bad(what: &str) -> PlatformError {
+    PlatformError::InvalidInput(format!("not a Shopify order: {what}"))
+}
+
+/// The presentment amount (what the buyer saw, the checkout's currency), else the shop's.
+fn amount(
+    set: &Option<AmountSet>,
+    plain: Option<&str>,
+    currency: Currency,
+) -> Result<i64, PlatformError> {
+    let text = set
+        .as_ref()
+        .and_then(|set| set.presentment_money.as_ref().or(set.shop_money.as_ref()))
+        .map(|amount| amount.amount.as_str())
+        .or(plain)
+        .unwrap_or("0");
+    Money::from_major_str(text, currency)
+        .map(|money| money.amount)
+        .map_err(|_| bad("an amount is not a decimal"))
+}
+
+fn text(value: &Option<String>) -> Option<String> {
+    value.clone().filter(|value| !value.trim().is_empty())
+}
+
+fn address(raw: &RawAddress) -> Address {
+    Address {
+        first_name: text(&raw.first_name),
+        last_name: text(&raw.last_name),
+        street_address: text(&raw.address1),
+        extended_address: text(&raw.address2),
+        address_locality: text(&raw.city),
+        address_region: text(&raw.province_code),
+        postal_code: text(&raw.zip),
+        address_country: text(&raw.country_code),
+        phone_number: text(&raw.phone),
+    }
+}
+
+/// Shopify's financial statuses in which the order counts as paid (or secured).
+fn paid(financial_status: Option<&str>) -> bool {
+    matches!(
+        financial_status,
+        Some("paid" | "partially_paid" | "authorized" | "partially_refunded" | "refunded")
+    )
+}
+
+/// The store's own word for where the order stands: cancelled, its fulfilment, else payment.
+fn store_status(raw: &RawOrder) -> String {
+    if raw.cancelled_at.is_some() {
+        return "cancelled".to_owned();
+    }
+    match (&raw.fulfillment_status, &raw.financial_status) {
+        (Some(fulfillment), _) => fulfillment.clone(),
+        (None, Some(financial)) => financial.clone(),
+        (None, None) => "pending".to_owned(),
+    }
+}
+
+fn order(raw: &RawOrder, checkout_id: &str, shop: &str) -> Result<Order, PlatformError> {
+    let number = raw.id.ok_or_else(|| bad("no id"))?;
+    let code = raw
+        .presentment_currency
+        .as_deref()
+        .or(raw.currency.as_deref())
+        .ok_or_else(|| bad("no currency"))?;
+    let currency = parse_currency(code).map_err(|_| bad("unknown currency"))?;
+    let mut lines = Vec::with_capacity(raw.line_items.len());
+    for (index, line) in raw.line_items.iter().enumerate() {
+        let unit = amount(&line.price_set, Some(&line.price), currency)?;
+        let off = amount(
+            &line.total_discount_set,
+            Some(&line.total_discount),
+            currency,
+        )?;
+        let active = if raw.cancelled_at.is_some() {
+            0
+        } else {
+            line.current_quantity.unwrap_or(line.quantity)
+        };
+        let fulfilled = match line.fulfillment_status.as_deref() {
+            Some("fulfilled") => active,
+            Some("partial") => active.saturating_sub(line.fulfillable_quantity.unwrap_or(active)),
+            _ => 0,
+        };
+        lines.push(OrderLine {
+            id: line
+                .admin_graphql_api_id
+                .clone()
+                .or_else(|| line.id.map(|id| format!("gid://shopify/LineItem/{id}")))
+                .unwrap_or_else(|| format!("li_{}", index + 1)),
+            variant_id: line.variant_id.map(variant_gid),
+            sku: text(&line.sku),
+            title: if line.name.is_empty() {
+                line.title.clone()
+            } else {
+                line.name.clone()
+            },
+            quantity: line.quantity,
+            active,
+            fulfilled,
+            unit_price: unit,
+            total: unit.saturating_mul(i64::from(line.quantity)) - off,
+        });
+    }
+    let fulfillment = amount(&raw.total_shipping_price_set, None, currency)?;
+    Ok(Order {
+        id: raw
+            .admin_graphql_api_id
+            .clone()
+            .unwrap_or_else(|| format!("gid://shopify/Order/{number}")),
+        checkout_id: checkout_id.to_owned(),
+        label: text(&raw.name),
+        permalink_url: text(&raw.order_status_url)
+            .unwrap_or_else(|| format!("https://{shop}/account/orders")),
+        store_status: store_status(raw),
+        paid: paid(raw.financial_status.as_deref()),
+        lines,
+        currency,
+        totals: CheckoutTotals {
+            subtotal: amount(
+                &raw.current_subtotal_price_set,
+                raw.current_subtotal_price.as_deref(),
+                currency,
+            )?,
+            discount: amount(
+                &raw.current_total_discounts_set,
+                raw.current_total_discounts.as_deref(),
+                currency,
+            )?,
+            fulfillment: Some(fulfillment),
+            tax: Some(amount(
+                &raw.current_total_tax_set,
+                raw.current_total_tax.as_deref(),
+                currency,
+            )?),
+            total: amount(
+                &raw.current_total_price_set,
+                raw.current_total_price.as_deref(),
+                currency,
+            )?,
+        },
+        shipping_address: raw.shipping_address.as_ref().map(address),
+        fulfillment_title: raw
+            .shipping_lines
+            .first()
+            .map(|line| line.title.clone())
+            .filter(|title| !title.is_empty()),
+        codes: raw
+            .discount_codes
+            .iter()
+            .map(|code| code.code.clone())
+            .filter(|code| !code.is_empty())
+            .collect(),
+        placed_at: raw
+            .created_at
+            .as_deref()
+            .and_then(|at| OffsetDateTime::parse(at, &Rfc3339).ok()),
+    })
+}
+
+fn kept<V: Clone + Send + Sync + 'static>(capacity: u64) -> moka::future::Cache<String, V> {
+    moka::future::Cache::builder()
+        .max_capacity(capacity)
+        .time_to_idle(KEPT)
+        .build()
+}
+
+/// The orders of the checkouts this bridge handed to Shopify's page.
+pub struct OrderBook {
+    secret: Secret,
+    shop: String,
+    /// Cart token → checkout id, for every checkout the bridge answered for.
+    checkouts: moka::future::Cache<String, String>,
+    /// Cart token → its order.
+    by_checkout: moka::future::Cache<String, Order>,
+    /// Order id → cart token.
+    by_id: moka::future::Cache<String, String>,
+}
+
+impl OrderBook {
+    pub fn new(secret: Secret, shop: String) -> Self {
+        Self {
+            secret,
+            shop,
+            checkouts: kept(MAX_CHECKOUTS),
+            by_checkout: kept(MAX_ORDERS),
+            by_id: kept(MAX_ORDERS),
+        }
+    }
+
+    /// A checkout the bridge answered for: an order placed from its cart will be kept.
+    pub async fn watch(&self, checkout_id: &str) {
+        if let Some(token) = cart_token(checkout_id)
+            && !self.checkouts.contains_key(token)
+        {
+            self.checkouts
+                .insert(token.to_owned(), checkout_id.to_owned())
+                .await;
+        }
+    }
+
+    /// The order placed from this checkout, once Shopify reported it.
+    pub async fn of_checkout(&self, checkout_id: &str) -> Option<Order> {
+        self.by_checkout.get(cart_token(checkout_id)?).await
+    }
+
+    pub async fn by_id(&self, id: &str) -> Option<Order> {
+        let token = self.by_id.get(id).await?;
+        self.by_checkout.get(&token).await
+    }
+}
+
+#[async_trait]
+impl OrderFeed for OrderBook {
+    fn route(&self) -> FeedRoute {
+        FeedRoute {
+            platform: "shopify",
+            signature_header: "x-shopify-hmac-sha256",
+            topic_header: "x-shopify-topic",
+        }
+    }
+
+    fn secret(&self) -> &Secret {
+        &self.secret
+    }
+
+    async fn received(&self, topic: &str, body: &[u8]) -> Result<bool, PlatformError> {
+        if !topic.starts_with("orders/") {
+            return Ok(false);
+        }
+        let raw: RawOrder = serde_json::from_slice(body).map_err(|_| bad("not JSON"))?;
+        let id = raw
+            .admin_graphql_api_id
+            .clone()
+            .or_else(|| raw.id.map(|id| format!("gid://shopify/Order/{id}")))
+            .ok_or_else(|| bad("no id"))?;
+        // A later event names the order; the first one (`orders/create`) names its cart.
+        let token = match self.by_id.get(&id).await {
+            Some(token) => token,
+            None => match raw.cart_token.as_deref().filter(|token| !token.is_empty()) {
+                Some(token) => token.to_owned(),
+                None => return Ok(false),
+            },
+        };
+        let Some(checkout_id) = self.checkouts.get(&token).await else {
+            return Ok(false);
+        };
+        let order = order(&raw, &checkout_id, &self.shop)?;
+        self.by_id.insert(order.id.clone(), token.clone()).await;
+        self.by_checkout.insert(token, order).await;
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use secrecy::SecretString;
+    use serde_json::json;
+
+    use super::*;
+
+    fn book() -> OrderBook {
+        OrderBook::new(
+            Secret(SecretString::from("s3cret")),
+            "shop.example".to_owned(),
+        )
+    }
+
+    fn created(cart_token: &str) -> Vec<u8> {
+        json!({
+            "id": 820982911946154500_u64,
+            "admin_graphql_api_id": "gid://shopify/Order/820982911946154508",
+            "name": "#1001",
+            "cart_token": cart_token,
+            "order_status_url": "https://shop.example/123/orders/abc/authenticate?key=k",
+            "currency": "USD", "presentment_currency": "USD",
+            "financial_status": "paid", "fulfillment_status": null, "cancelled_at": null,
+            "created_at": "2026-12-01T10:00:00-05:00",
+            "current_subtotal_price": "40.50", "current_total_discounts": "4.50",
+            "current_total_tax": "0.00", "current_total_price": "51.50",
+            "total_shipping_price_set": {"shop_money": {"amount": "15.50", "currency_code": "USD"},
+                                         "presentment_money": {"amount": "15.50", "currency_code": "USD"}},
+            "shipping_lines": [{"title": "Express", "price": "15.50"}],
+            "discount_codes": [{"code": "SAVE10", "amount": "4.50", "type": "percentage"}],
+            "line_items": [{"id": 466157049, "admin_graphql_api_id": "gid://shopify/LineItem/466157049",
+                            "variant_id": 39072856, "sku": "MUG-1", "name": "Mug — Black",
+                            "title": "Mug", "quantity": 3, "price": "15.00", "total_discount": "4.50"}],
+            "shipping_address": {"first_name": "Ana", "address1": "350 5th Ave", "city": "New York",
+                                 "province_code": "NY", "zip": "10118", "country_code": "US"}
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    #[tokio::test]
+    async fn an_order_of_a_watched_checkout_is_kept_and_read_by_its_id() {
+        let book = book();
+        let checkout = "gid://shopify/Cart/c1-abc?key=k1";
+        book.watch(checkout).await;
+        assert!(
+            book.received("orders/create", &created("c1-abc"))
+                .await
+                .unwrap()
+        );
+        let order = book.of_checkout(checkout).await.unwrap();
+        assert_eq!(order.checkout_id, checkout);
+        assert_eq!(order.id, "gid://shopify/Order/820982911946154508");
+        assert_eq!(order.label.as_deref(), Some("#1001"));
+        assert_eq!(order.totals.total, 5150);
+        assert_eq!(order.totals.fulfillment, Some(1550));
+        assert_eq!(order.totals.discount, 450);
+        assert_eq!(
+            order.lines[0].variant_id.as_deref(),
+            Some("gid://shopify/ProductVariant/39072856")
+        );
+        assert_eq!(order.lines[0].total, 4050);
+        assert!(order.paid);
+        assert_eq!(order.codes, ["SAVE10"]);
+        assert_eq!(book.by_id(&order.id).await, Some(order));
+    }
+
+    #[tokio::test]
+    async fn orders_of_other_carts_and_other_topics_are_not_kept() {
+        let book = book();
+        book.watch("gid://shopify/Cart/c1-abc?key=k1").await;
+        assert!(
+            !book
+                .received("orders/create", &created("someone-else"))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !book
+                .received("products/update", &created("c1-abc"))
+                .await
+                .unwrap()
+        );
+        assert!(
+            book.by_id("gid://shopify/Order/820982911946154508")
+                .await
+                .is_none()
+        );
+        assert!(book.received("orders/create", b"not json").await.is_err());
+    }
+
+    #[tokio::test]
+    async fn a_later_event_updates_the_order_it_names() {
+        let book = book();
+        let checkout = "gid://shopify/Cart/c1-abc?key=k1";
+        book.watch(checkout).await;
+        book.received("orders/create", &created("c1-abc"))
+            .await
+            .unwrap();
+        let mut cancelled: serde_json::Value = serde_json::from_slice(&created("")).unwrap();
+        cancelled["cancelled_at"] = json!("2026-12-02T10:00:00-05:00");
+        let body = cancelled.to_string().into_bytes();
+        assert!(book.received("orders/cancelled", &body).await.unwrap());
+        assert_eq!(
+            book.of_checkout(checkout).await.unwrap().store_status,
+            "cancelled"
+        );
+    }
+}
