@@ -125,9 +125,9 @@ pub trait OrderFeed: Send + Sync {
     /// The secret the store signs these webhooks with.
     fn secret(&self) -> &Secret;
 
-    /// One signed event. `Ok(false)`: about no checkout this bridge handed off (not kept).
-    /// `InvalidInput` when the body is not an order.
-    async fn received(&self, topic: &str, body: &[u8]) -> Result<bool, PlatformError>;
+    /// One signed event: the order as now kept, or `None` when it is about no checkout this
+    /// bridge handed off (not kept). `InvalidInput` when the body is not an order.
+    async fn received(&self, topic: &str, body: &[u8]) -> Result<Option<Order>, PlatformError>;
 }
 
 pub type SharedCheckout = Arc<dyn CheckoutPort>;

@@ -379,8 +379,13 @@ pub struct AddressIn {
 
 #[derive(Clone, Deserialize, JsonSchema)]
 pub struct GroupIn {
-    #[schemars(length(min = 1, max = MAX_ID_LEN))]
-    pub id: String,
+    /// fulfillment_group.json: omitted on create (the store makes the groups; a selection
+    /// sent with the creation is matched to them by position), required on update.
+    #[schemars(
+        length(min = 1, max = MAX_ID_LEN),
+        description = "The group's id as the checkout handed it out; omitted on create."
+    )]
+    pub id: Option<String>,
     #[schemars(
         length(min = 1, max = MAX_ID_LEN),
         description = "One of this group's options[].id."

@@ -377,12 +377,17 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 .map(|cache| Invalidations::new(cache, common.shared.clone())),
             config.cache.webhook_secret.as_ref(),
         ))
-        .merge(crate::webhooks::order_routes(
-            common
-                .checkouts
-                .as_ref()
-                .and_then(|checkouts| checkouts.port().order_feed()),
-        ))
+        .merge(match &common.checkouts {
+            Some(checkouts) => {
+                let rules = checkouts.clone();
+                let arrived: crate::webhooks::OrderArrived = Arc::new(move |order| {
+                    let rules = rules.clone();
+                    Box::pin(async move { rules.order_arrived(&order).await })
+                });
+                crate::webhooks::order_routes(checkouts.port().order_feed(), arrived)
+            }
+            None => Router::new(),
+        })
 }
 
 fn loopback(host: &str) -> bool {

@@ -7,6 +7,8 @@
 
 pub mod invalidations;
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::Router;
@@ -20,6 +22,7 @@ use secrecy::ExposeSecret;
 use serde_json::Value;
 
 use self::invalidations::Invalidations;
+use crate::model::checkout::Order;
 use crate::platform::PlatformError;
 use crate::platform::cache::CachedCatalog;
 use crate::platform::checkout::OrderFeed;
@@ -119,17 +122,30 @@ async fn woocommerce(State(hooks): State<Hooks>, headers: HeaderMap, body: Bytes
     }
 }
 
+/// What to do with an order the store reported for a checkout the bridge handed off (the
+/// checkout rules announce it to the agent's webhook).
+pub type OrderArrived =
+    Arc<dyn Fn(Order) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+#[derive(Clone)]
+struct Orders {
+    feed: Arc<dyn OrderFeed>,
+    arrived: OrderArrived,
+}
+
 /// `POST /webhooks/{platform}/orders`, when the platform has an order feed configured.
-pub fn order_routes(feed: Option<Arc<dyn OrderFeed>>) -> Router {
+pub fn order_routes(feed: Option<Arc<dyn OrderFeed>>, arrived: OrderArrived) -> Router {
     let Some(feed) = feed else {
         return Router::new();
     };
     let path = format!("/webhooks/{}/orders", feed.route().platform);
-    Router::new().route(&path, post(orders)).with_state(feed)
+    Router::new()
+        .route(&path, post(orders))
+        .with_state(Orders { feed, arrived })
 }
 
 async fn orders(
-    State(feed): State<Arc<dyn OrderFeed>>,
+    State(Orders { feed, arrived }): State<Orders>,
     headers: HeaderMap,
     body: Bytes,
 ) -> StatusCode {
@@ -146,7 +162,10 @@ async fn orders(
     let topic = header(route.topic_header).unwrap_or_default();
     match feed.received(topic, &body).await {
         Ok(kept) => {
-            tracing::info!(topic, kept, "order webhook");
+            tracing::info!(topic, kept = kept.is_some(), "order webhook");
+            if let Some(order) = kept {
+                arrived(order).await;
+            }
             StatusCode::OK
         }
         Err(PlatformError::InvalidInput(_)) => {

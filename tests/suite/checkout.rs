@@ -824,3 +824,46 @@ async fn a_create_with_an_address_and_a_selection_makes_the_checkout() {
         "{chosen}"
     );
 }
+
+/// fulfillment_group.json: a group's `id` is omitted on create (the store makes the groups)
+/// and required on update. A selection sent with the creation applies to the group the store
+/// made at that position, whatever placeholder id the agent wrote; an update without the id is
+/// refused at its path.
+#[tokio::test]
+async fn a_selection_at_create_matches_the_stores_group_by_position() {
+    let bridge = TestBridge::sample().await;
+    for group in [
+        json!({"selected_option_id": "sedex"}),
+        json!({"id": "g1", "selected_option_id": "sedex"}),
+    ] {
+        let created = bridge
+            .call(
+                "create_checkout",
+                json!({"meta": meta_with_key(&key()), "checkout": {
+                    "line_items": [line("prod_abc123_blu_10", 1)],
+                    "fulfillment": {"methods": [{"type": "shipping", "destinations": [sao_paulo()], "groups": [group]}]}
+                }}),
+            )
+            .await;
+        let made = &created["fulfillment"]["methods"][0]["groups"][0];
+        assert_eq!(made["selected_option_id"], "sedex", "{created}");
+        assert_eq!(created["status"], "ready_for_complete", "{created}");
+    }
+    let created = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta_with_key(&key()), "checkout": {"line_items": [line("prod_abc123_blu_10", 1)]}}),
+        )
+        .await;
+    let (_, error) = bridge
+        .call_error(
+            "update_checkout",
+            json!({"meta": meta(), "id": created["id"], "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [sao_paulo()], "groups": [{"selected_option_id": "pac"}]}]}}}),
+        )
+        .await;
+    assert_eq!(error["code"], -32602, "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("groups[0].id"),
+        "{error}"
+    );
+}

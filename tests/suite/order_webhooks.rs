@@ -468,3 +468,104 @@ fn a_bad_or_missing_key_is_a_start_up_error_naming_the_key() {
     assert!(message.contains("order_webhooks.key_id"), "{message}");
     let _ = std::fs::remove_file(garbage);
 }
+
+/// A Shopify checkout hands the buyer to Shopify's page: no order exists when complete
+/// answers. When Shopify's `orders/create` webhook reports the order, the event goes to the
+/// webhook of the agent that completed the checkout, signed, with the order as `get_order`
+/// answers it; a later `orders/*` event is pushed too, with the full entity again (ORD-029,
+/// ORD-030). An order of a checkout no agent handed off is pushed nowhere.
+#[tokio::test]
+async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
+    use crate::shopify_checkout::{hmac_base64, shopify_order};
+    use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
+    const SECRET: &str = "shpss_events_secret";
+    let (agent_url, hook) = agent(0).await;
+    let key = key_file(false);
+    let standin = Standin::start();
+    let bridge = TestBridge::start(&format!(
+        "{}{}",
+        standin.config(&format!("orders_webhook_secret = \"{SECRET}\"")),
+        config(&key, "")
+    ))
+    .await;
+    let profile = format!("{agent_url}/with-hook");
+    let meta = |key: Option<String>| match key {
+        Some(key) => json!({"ucp-agent": {"profile": profile}, "idempotency-key": key}),
+        None => json!({"ucp-agent": {"profile": profile}}),
+    };
+    let fresh = || Some(uuid::Uuid::new_v4().to_string());
+    let created = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta(fresh()), "checkout": {
+                "line_items": [{"item": {"id": format!("gid://shopify/ProductVariant/{MUG_VARIANT}")}, "quantity": 1}],
+                "buyer": {"email": "ana@example.com"},
+                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                    "street_address": "350 5th Ave", "address_locality": "New York",
+                    "address_region": "NY", "postal_code": "10118", "address_country": "US"}],
+                    "groups": [{"selected_option_id": EXPRESS}]}]}
+            }}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let handed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta(fresh()), "id": id, "checkout": {}}),
+        )
+        .await;
+    assert_eq!(handed["status"], "requires_escalation", "{handed}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(hook.received().is_empty(), "nothing is placed yet");
+
+    let token = id
+        .trim_start_matches("gid://shopify/Cart/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    let client = reqwest::Client::new();
+    let send = |body: Vec<u8>, topic: &'static str| {
+        client
+            .post(format!("{}/webhooks/shopify/orders", bridge.base_url))
+            .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &body))
+            .header("x-shopify-topic", topic)
+            .body(body)
+            .send()
+    };
+    let body = shopify_order(&token, &handed).to_string().into_bytes();
+    assert_eq!(send(body, "orders/create").await.unwrap().status(), 200);
+    let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
+    assert_eq!(received.len(), 1, "{received:?}");
+    let business: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
+    let keys = business["keys"].as_array().unwrap().clone();
+    verify(&received[0], &keys);
+    let mut event: Value = serde_json::from_slice(&received[0].body).unwrap();
+    let object = event.as_object_mut().unwrap();
+    object.remove("event_id");
+    object.remove("created_time");
+    let order = bridge
+        .call(
+            "get_order",
+            json!({"meta": meta(None), "id": "gid://shopify/Order/820982911946154508"}),
+        )
+        .await;
+    assert_eq!(event["checkout_id"], json!(id));
+    assert_eq!(event, order);
+
+    // Shopify reports the cancellation: the full entity again.
+    let mut cancelled = shopify_order("", &handed);
+    cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
+    let body = cancelled.to_string().into_bytes();
+    assert_eq!(send(body, "orders/cancelled").await.unwrap().status(), 200);
+    let received = wait_for(&hook, 2, Duration::from_secs(10)).await;
+    assert_eq!(received.len(), 2);
+    let update: Value = serde_json::from_slice(&received[1].body).unwrap();
+    assert_eq!(update["line_items"][0]["status"], "removed", "{update}");
+    assert_ne!(
+        text(&received[0].headers, "webhook-id"),
+        text(&received[1].headers, "webhook-id"),
+        "two events"
+    );
+    let _ = std::fs::remove_file(key);
+}

@@ -643,7 +643,7 @@ async fn checkout_gateways_set_for_shopify_are_reported_ignored() {
     );
 }
 
-fn hmac_base64(secret: &str, body: &[u8]) -> String {
+pub(crate) fn hmac_base64(secret: &str, body: &[u8]) -> String {
     use base64::Engine;
     use hmac::{KeyInit, Mac};
     let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
@@ -653,7 +653,7 @@ fn hmac_base64(secret: &str, body: &[u8]) -> String {
 
 /// Shopify's `orders/create` body (its REST order, trimmed to what a real one always has)
 /// for the checkout's lines as the buyer paid them on Shopify's page.
-fn shopify_order(cart_token: &str, checkout: &Value) -> Value {
+pub(crate) fn shopify_order(cart_token: &str, checkout: &Value) -> Value {
     let lines: Vec<Value> = checkout["line_items"]
         .as_array()
         .unwrap()

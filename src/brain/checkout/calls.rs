@@ -16,7 +16,7 @@ use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
 use crate::protocol::envelope::{HandlerDeclaration, Status};
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
-use crate::protocol::{Capability, Message, MessageCode, Release, Severity};
+use crate::protocol::{Capability, Message, MessageCode, Namespace, Release, Severity};
 
 /// A buyer-typed text field: blank means not given.
 fn clean(value: &Option<String>) -> Option<String> {
@@ -67,7 +67,7 @@ fn not_found(error: &BrainError) -> Option<&'static str> {
 }
 
 /// The parts of a Checkout payload other than its lines, as an update.
-fn update_parts(input: &CheckoutIn) -> Result<CheckoutUpdate, BrainError> {
+fn update_parts(input: &CheckoutIn, creating: bool) -> Result<CheckoutUpdate, BrainError> {
     let mut update = CheckoutUpdate {
         buyer: input.buyer.as_ref().map(buyer),
         codes: input
@@ -92,9 +92,20 @@ fn update_parts(input: &CheckoutIn) -> Result<CheckoutUpdate, BrainError> {
             if let Some(destination) = method.destinations.first() {
                 update.address = Some(address(destination));
             }
-            for group in &method.groups {
-                if let Some(option) = &group.selected_option_id {
-                    update.selections.push((group.id.clone(), option.clone()));
+            for (g, group) in method.groups.iter().enumerate() {
+                let Some(option) = &group.selected_option_id else {
+                    continue;
+                };
+                match &group.id {
+                    Some(id) => update.selections.push((id.clone(), option.clone())),
+                    // A create matches its groups by position (`positional`).
+                    None if creating => {}
+                    None => {
+                        return Err(BrainError::invalid(
+                            format!("$.checkout.fulfillment.methods[{m}].groups[{g}].id"),
+                            "an update names each group by the id this checkout gave it",
+                        ));
+                    }
                 }
             }
         }
@@ -114,12 +125,25 @@ fn positional(input: &CheckoutIn, state: &CheckoutState) -> Vec<(String, String)
     for (m, method) in fulfillment.methods.iter().enumerate() {
         for (g, group) in method.groups.iter().enumerate() {
             if let Some(option) = &group.selected_option_id {
-                let made = state
-                    .fulfillment
-                    .get(m)
-                    .and_then(|method| method.groups.get(g))
-                    .map_or_else(|| group.id.clone(), |made| made.id.clone());
-                selections.push((made, option.clone()));
+                // An id the checkout already gave (a resumed checkout) names its group.
+                let named = group.id.as_ref().filter(|id| {
+                    state
+                        .fulfillment
+                        .iter()
+                        .flat_map(|method| &method.groups)
+                        .any(|made| made.id == **id)
+                });
+                let made = named.cloned().or_else(|| {
+                    state
+                        .fulfillment
+                        .get(m)
+                        .and_then(|method| method.groups.get(g))
+                        .map(|made| made.id.clone())
+                        .or_else(|| group.id.clone())
+                });
+                if let Some(made) = made {
+                    selections.push((made, option.clone()));
+                }
             }
         }
     }
@@ -297,19 +321,22 @@ impl Brain {
         };
         // The rest of the payload (address, options, codes; the buyer too when the cart's
         // open checkout was resumed) is an update of the checkout.
-        let mut update = update_parts(&input)?;
+        let mut update = update_parts(&input, true)?;
         if !resumed {
             update.buyer = None;
         }
         // A new checkout has handed out no group or option ids yet, so a selection sent with
         // its creation is tried after the address has priced the options, and one the store
         // does not hold becomes a warning: the checkout is made either way.
-        let selections = if resumed {
-            Vec::new()
-        } else {
-            std::mem::take(&mut update.selections)
-        };
-        if is_empty(&update) && selections.is_empty() {
+        update.selections.clear();
+        let selects = input.fulfillment.as_ref().is_some_and(|fulfillment| {
+            fulfillment
+                .methods
+                .iter()
+                .flat_map(|method| &method.groups)
+                .any(|group| group.selected_option_id.is_some())
+        });
+        if is_empty(&update) && !selects {
             return self
                 .checkout_answer(created, messages, release)
                 .map(|answer| answer.resuming(resumed));
@@ -328,7 +355,7 @@ impl Brain {
         } else {
             brain.update(&id, &update).await
         };
-        if let (Ok(judged), false) = (&mut outcome, selections.is_empty()) {
+        if let (Ok(judged), true) = (&mut outcome, selects) {
             let choose = CheckoutUpdate {
                 selections: positional(&input, &judged.state),
                 ..CheckoutUpdate::default()
@@ -376,7 +403,7 @@ impl Brain {
                 "a checkout's cart is chosen when it is created",
             ));
         }
-        let mut update = update_parts(&input)?;
+        let mut update = update_parts(&input, false)?;
         let mut messages = Vec::new();
         if let Some(lines) = &input.line_items {
             let (lines, refused) = self.checkout_lines(lines, &input).await?;
@@ -399,7 +426,7 @@ impl Brain {
         webhook_url: Option<&str>,
     ) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
-        let mut update = update_parts(&input)?;
+        let mut update = update_parts(&input, false)?;
         let mut messages = Vec::new();
         if let Some(lines) = &input.line_items {
             let (lines, refused) = self.checkout_lines(lines, &input).await?;
@@ -419,33 +446,29 @@ impl Brain {
                 .and_then(|payment| payment.instruments.first())
                 .map(|instrument| instrument.handler_id.clone()),
         };
-        let outcome = brain
-            .complete_placing(id, &completion)
-            .await
-            .map(|(judged, placed)| {
-                if let (Some(order), Some(url), Some(events)) =
-                    (placed, webhook_url, &self.order_events)
+        let outcome = brain.complete_placing(id, &completion).await;
+        if let (Ok((judged, placed)), Some(url), Some(events)) =
+            (&outcome, webhook_url, &self.order_events)
+        {
+            match placed {
+                Some(order) => announce(&self.namespace, events.as_ref(), url, order, release),
+                // Handed to the store's page: the order is announced when the store reports
+                // it (a store with an order feed, as Shopify's webhooks).
+                None if judged.status == super::status::Status::RequiresEscalation
+                    && brain.port().reads_orders() =>
                 {
-                    self.announce(events.as_ref(), url, &order, release);
+                    let (namespace, events, url) =
+                        (self.namespace.clone(), events.clone(), url.to_owned());
+                    let announcer: super::Announcer = Arc::new(move |order: &Order| {
+                        announce(&namespace, events.as_ref(), &url, order, release);
+                    });
+                    brain.handed_off(id, announcer).await;
                 }
-                judged
-            });
-        self.checkout_outcome(outcome, messages, release)
-    }
-
-    /// ORD-029, ORD-030: the event carries the full order entity, rendered as `get_order`
-    /// answers it at the agent's release.
-    fn announce(&self, events: &dyn OrderEvents, url: &str, order: &Order, release: Release) {
-        let ucp = self
-            .namespace
-            .envelope(release, Capability::Order, Status::Success);
-        match serde_json::to_value(render::order(order, ucp)) {
-            Ok(entity) => {
-                let path = self.namespace.profile_paths.first().copied().unwrap_or("");
-                events.placed(url, path, entity);
+                None => {}
             }
-            Err(_) => tracing::warn!("order event not rendered"),
         }
+        let outcome = outcome.map(|(judged, _)| judged);
+        self.checkout_outcome(outcome, messages, release)
     }
 
     /// An order placed through this bridge; one it does not know is a business outcome.
@@ -477,5 +500,24 @@ impl Brain {
     pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
+    }
+}
+
+/// ORD-029, ORD-030: the event carries the full order entity, rendered as `get_order` answers
+/// it at the agent's release, for the namespace the order was placed through.
+fn announce(
+    namespace: &Namespace,
+    events: &dyn OrderEvents,
+    url: &str,
+    order: &Order,
+    release: Release,
+) {
+    let ucp = namespace.envelope(release, Capability::Order, Status::Success);
+    match serde_json::to_value(render::order(order, ucp)) {
+        Ok(entity) => {
+            let path = namespace.profile_paths.first().copied().unwrap_or("");
+            events.placed(url, path, entity);
+        }
+        Err(_) => tracing::warn!("order event not rendered"),
     }
 }

@@ -57,13 +57,23 @@ pub struct CheckoutBrain {
     /// the same cart again answers that checkout (CART-002). Per process: replicas that
     /// share no memory each keep their own.
     conversions: moka::future::Cache<String, String>,
+    /// Checkouts handed to the store's page whose agent declared an order webhook: how to
+    /// announce the order once the store reports it (`order_arrived`), rendered for the
+    /// namespace and release the checkout was completed through.
+    handoffs: moka::future::Cache<String, Announcer>,
 }
+
+/// Renders and queues one order's event for the agent that handed the checkout off.
+pub type Announcer = std::sync::Arc<dyn Fn(&Order) + Send + Sync>;
 
 /// Carts remembered for conversion; past it the oldest are forgotten (a forgotten cart
 /// converts into a new checkout, as a store would without the rule).
 const MAX_CONVERSIONS: u64 = 100_000;
 /// How long a conversion is remembered after it was last used: a day, as idempotency keys.
 const CONVERSION_IDLE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// How long a hand-off waits for the buyer to pay on the store's page (a Shopify cart lives
+/// ten days).
+const HANDOFF_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 24 * 3600);
 
 fn gone(id: &str) -> BrainError {
     BrainError::Platform(PlatformError::InvalidAt {
@@ -86,6 +96,24 @@ impl CheckoutBrain {
                 .max_capacity(MAX_CONVERSIONS)
                 .time_to_idle(CONVERSION_IDLE)
                 .build(),
+            handoffs: moka::future::Cache::builder()
+                .max_capacity(MAX_CONVERSIONS)
+                .time_to_idle(HANDOFF_IDLE)
+                .build(),
+        }
+    }
+
+    /// A checkout was handed to the store's page: when the store reports its order, the
+    /// agent's webhook hears of it through `announce`.
+    pub async fn handed_off(&self, id: &str, announce: Announcer) {
+        self.handoffs.insert(id.to_owned(), announce).await;
+    }
+
+    /// The store reported an order (created or changed) for a checkout the bridge handed
+    /// off: its event goes to the agent that completed the checkout (ORD-029, ORD-030).
+    pub async fn order_arrived(&self, order: &Order) {
+        if let Some(announce) = self.handoffs.get(&order.checkout_id).await {
+            announce(order);
         }
     }
 

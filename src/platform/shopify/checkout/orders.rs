@@ -348,9 +348,9 @@ impl OrderFeed for OrderBook {
         &self.secret
     }
 
-    async fn received(&self, topic: &str, body: &[u8]) -> Result<bool, PlatformError> {
+    async fn received(&self, topic: &str, body: &[u8]) -> Result<Option<Order>, PlatformError> {
         if !topic.starts_with("orders/") {
-            return Ok(false);
+            return Ok(None);
         }
         let raw: RawOrder = serde_json::from_slice(body).map_err(|_| bad("not JSON"))?;
         let id = raw
@@ -363,16 +363,16 @@ impl OrderFeed for OrderBook {
             Some(token) => token,
             None => match raw.cart_token.as_deref().filter(|token| !token.is_empty()) {
                 Some(token) => token.to_owned(),
-                None => return Ok(false),
+                None => return Ok(None),
             },
         };
         let Some(checkout_id) = self.checkouts.get(&token).await else {
-            return Ok(false);
+            return Ok(None);
         };
         let order = order(&raw, &checkout_id, &self.shop)?;
         self.by_id.insert(order.id.clone(), token.clone()).await;
-        self.by_checkout.insert(token, order).await;
-        Ok(true)
+        self.by_checkout.insert(token, order.clone()).await;
+        Ok(Some(order))
     }
 }
 
@@ -426,6 +426,7 @@ mod tests {
             book.received("orders/create", &created("c1-abc"))
                 .await
                 .unwrap()
+                .is_some()
         );
         let order = book.of_checkout(checkout).await.unwrap();
         assert_eq!(order.checkout_id, checkout);
@@ -449,16 +450,16 @@ mod tests {
         let book = book();
         book.watch("gid://shopify/Cart/c1-abc?key=k1").await;
         assert!(
-            !book
-                .received("orders/create", &created("someone-else"))
+            book.received("orders/create", &created("someone-else"))
                 .await
                 .unwrap()
+                .is_none()
         );
         assert!(
-            !book
-                .received("products/update", &created("c1-abc"))
+            book.received("products/update", &created("c1-abc"))
                 .await
                 .unwrap()
+                .is_none()
         );
         assert!(
             book.by_id("gid://shopify/Order/820982911946154508")
@@ -479,7 +480,12 @@ mod tests {
         let mut cancelled: serde_json::Value = serde_json::from_slice(&created("")).unwrap();
         cancelled["cancelled_at"] = json!("2026-12-02T10:00:00-05:00");
         let body = cancelled.to_string().into_bytes();
-        assert!(book.received("orders/cancelled", &body).await.unwrap());
+        assert!(
+            book.received("orders/cancelled", &body)
+                .await
+                .unwrap()
+                .is_some()
+        );
         assert_eq!(
             book.of_checkout(checkout).await.unwrap().store_status,
             "cancelled"
