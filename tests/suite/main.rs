@@ -24,6 +24,7 @@ mod first_call;
 mod fuzz;
 mod get_product;
 mod hardening;
+mod healthcheck;
 mod hostile;
 mod idempotency;
 mod input_schemas;
