@@ -32,6 +32,7 @@ mod json_logs;
 mod jsonrpc;
 mod mcp;
 mod negotiation;
+mod observability;
 mod order_webhooks;
 mod real_woo;
 mod replicas;
