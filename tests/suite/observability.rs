@@ -1,7 +1,8 @@
 //! deploy/observability/ names only metrics the bridge really exports (issue 26): the Grafana
 //! dashboard's every query and every metric of the alert rules and their tests are checked
 //! against the `/metrics` output of a real bridge that has served calls on the WooCommerce
-//! stand-in, with a real Redis, a store error and an agent over its inbound budget.
+//! stand-in, with a real Redis, a store error and an agent over its inbound budget, and of a
+//! second bridge serving TLS (the certificate-expiry gauge).
 
 use std::collections::BTreeSet;
 
@@ -72,6 +73,61 @@ async fn call(mcp: &str, agent: &str, id: u64, tool: &str, arguments: Value) -> 
         .json()
         .await
         .unwrap()
+}
+
+/// The metric names of a bridge serving `[server.tls]` with a fresh self-signed certificate,
+/// after checking that its expiry gauge holds a date in the future.
+async fn tls_bridge_metrics() -> BTreeSet<String> {
+    let dir = std::env::temp_dir().join(format!("bcp-observability-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let certified = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let config = dir.join("bridge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server.tls]\ncert = \"{}\"\nkey = \"{}\"\n\n[negotiation]\nenabled = false\n",
+            cert.display(),
+            key.display()
+        ),
+    )
+    .unwrap();
+    let mut bridge = Running::start(&[
+        "serve",
+        "--config",
+        config.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let base = bridge.endpoint().trim_end_matches("/bcp/mcp").to_owned();
+    assert!(base.starts_with("https://"), "{base}");
+    let page = reqwest::Client::builder()
+        .tls_danger_accept_invalid_certs(true)
+        .build()
+        .unwrap()
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let expiry: f64 = page
+        .lines()
+        .find_map(|line| line.strip_prefix("bcp_tls_cert_expiry_timestamp_seconds "))
+        .unwrap_or_else(|| panic!("no certificate expiry gauge:\n{page}"))
+        .trim()
+        .parse()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!(expiry > now + 86_400.0, "expiry {expiry}, now {now}");
+    let _ = bridge.child.kill();
+    exported(&page)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -160,7 +216,8 @@ async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
         .text()
         .await
         .unwrap();
-    let exported = exported(&page);
+    let mut exported = exported(&page);
+    exported.extend(tls_bridge_metrics().await);
 
     let dashboard: Value =
         serde_json::from_str(&std::fs::read_to_string(format!("{DIR}/dashboard.json")).unwrap())
