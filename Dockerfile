@@ -35,14 +35,18 @@ RUN touch src/main.rs src/lib.rs \
 
 FROM ${RUNTIME_IMAGE} AS runtime
 # ca-certificates: agent-profile fetches and the store's API are https, verified against the
-# system roots. curl: the HEALTHCHECK below (the bridge has no probe subcommand).
-# Versions are not pinned so that a rebuild picks up Debian security updates.
+# system roots. Nothing else: the HEALTHCHECK is the binary itself (no curl).
+# Versions are not pinned so that a rebuild picks up Debian security updates; the package
+# lists and the downloaded .debs are removed in the same layer, so they never ship.
+# useradd: a regular (not --system) account with an explicit uid, so no "uid outside the
+# system range" warning; --no-log-init keeps a large uid from growing a sparse lastlog file.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends ca-certificates curl \
-    && rm -rf /var/lib/apt/lists/* \
-    && groupadd --system --gid 10001 bcp \
-    && useradd --system --uid 10001 --gid bcp --no-create-home --home-dir /nonexistent \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log \
+    && groupadd --gid 10001 bcp \
+    && useradd --no-log-init --uid 10001 --gid bcp --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin bcp \
     && mkdir -p /etc/bcp-bridge
 
@@ -55,8 +59,9 @@ WORKDIR /
 EXPOSE 8080
 STOPSIGNAL SIGTERM
 # /healthz answers "ok" whenever the process serves HTTP; it does not call the store
-# (that is /readyz). The port must match `server.listen` in the mounted file.
+# (that is /readyz). `healthcheck` reads the port (and TLS) from the mounted file, so the
+# probe follows `server.listen`; a config mounted elsewhere needs this path changed too.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=5s --retries=3 \
-    CMD ["curl", "--fail", "--silent", "--show-error", "--max-time", "2", "http://127.0.0.1:8080/healthz"]
+    CMD ["/usr/local/bin/bcp-bridge", "healthcheck", "--config", "/etc/bcp-bridge/bridge.toml"]
 ENTRYPOINT ["/usr/local/bin/bcp-bridge"]
 CMD ["--log-json", "serve", "--config", "/etc/bcp-bridge/bridge.toml"]

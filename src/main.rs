@@ -1,10 +1,12 @@
 //! Command line: `serve` (the real job), `demo` (embedded sample store), `check` (config),
-//! `doctor` (the store as agents will see it), `config-schema` (the file's JSON Schema).
+//! `doctor` (the store as agents will see it), `config-schema` (the file's JSON Schema),
+//! `healthcheck` (the container image's probe of a running bridge).
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use bcp_bridge::logging;
 use bcp_bridge::protocol::Protocol;
@@ -64,6 +66,14 @@ enum Command {
     },
     /// Print the JSON Schema of the configuration file (editors, CI).
     ConfigSchema,
+    /// Exit 0 when the bridge this file configures answers /healthz (the image's HEALTHCHECK).
+    Healthcheck {
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Give up after this many seconds.
+        #[arg(long, default_value_t = 2)]
+        timeout_secs: u64,
+    },
 }
 
 fn parse_protocol(name: &str) -> Result<Protocol, String> {
@@ -75,6 +85,23 @@ fn out(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{text}");
     let _ = stdout.flush();
+}
+
+/// Where the start banner goes: stdout for the person at a terminal; with `--log-json` each
+/// line is a JSON log line instead, so a collector reading a container's output sees only JSON.
+#[derive(Clone, Copy)]
+enum Banner {
+    Text,
+    Log,
+}
+
+impl Banner {
+    fn line(self, text: &str) {
+        match self {
+            Self::Text => out(text),
+            Self::Log => tracing::info!(target: "bcp_bridge::banner", "{text}"),
+        }
+    }
 }
 
 async fn shutdown_signal() {
@@ -100,16 +127,16 @@ async fn shutdown_signal() {
 }
 
 /// Builds, prints where the bridge is reached, then serves until SIGTERM or Ctrl-C.
-async fn run(startup: Startup, demo: bool) -> Result<(), StartError> {
+async fn run(startup: Startup, demo: bool, banner: Banner) -> Result<(), StartError> {
     let built = startup.build().await?;
-    announce(&built, demo);
+    announce(&built, demo, banner);
     built.start(shutdown_signal()).await;
     tracing::info!("stopped");
     Ok(())
 }
 
 /// The log lines and the banner of a bridge about to serve.
-fn announce(built: &Built, demo: bool) {
+fn announce(built: &Built, demo: bool, banner: Banner) {
     let (config, bridge, bound) = (built.config(), &built.bridge, built.bound);
     let store = bridge.platform.info();
     tracing::info!(
@@ -140,7 +167,7 @@ fn announce(built: &Built, demo: bool) {
             "off"
         }
     );
-    out(&format!("bcp-bridge listening on {bound}"));
+    banner.line(&format!("bcp-bridge listening on {bound}"));
     for (index, endpoint) in bridge.endpoints.iter().enumerate() {
         // The primary endpoint keeps the plain labels scripts read; a second one is tagged.
         let tag = if index == 0 {
@@ -149,19 +176,19 @@ fn announce(built: &Built, demo: bool) {
             format!(" ({})", endpoint.service)
         };
         if let Some(mcp_url) = &endpoint.mcp_url {
-            out(&format!("MCP endpoint{tag}: {mcp_url}"));
+            banner.line(&format!("MCP endpoint{tag}: {mcp_url}"));
         }
         if let Some(rest_url) = &endpoint.rest_url {
-            out(&format!("REST base{tag}:    {rest_url}"));
+            banner.line(&format!("REST base{tag}:    {rest_url}"));
         }
-        out(&format!("Discovery{tag}:    {}", endpoint.profile_url));
+        banner.line(&format!("Discovery{tag}:    {}", endpoint.profile_url));
     }
     if config.server.status_page.enabled {
-        out(&format!("Merchant page: {}/", bridge.base_url));
+        banner.line(&format!("Merchant page: {}/", bridge.base_url));
     }
     if demo {
-        out("Try it:");
-        out(&try_it(bridge));
+        banner.line("Try it:");
+        banner.line(&try_it(bridge));
     }
 }
 
@@ -190,6 +217,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_json);
     let demo = matches!(cli.command, Command::Demo { .. });
+    let banner = if cli.log_json {
+        Banner::Log
+    } else {
+        Banner::Text
+    };
     let startup = match cli.command {
         Command::Check { config } => match BridgeConfig::from_file(&config) {
             Ok(parsed) => {
@@ -243,6 +275,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        Command::Healthcheck {
+            config,
+            timeout_secs,
+        } => return healthcheck(&config, Duration::from_secs(timeout_secs)),
         Command::ConfigSchema => {
             out(&bcp_bridge::startup::config_schema::render());
             return ExitCode::SUCCESS;
@@ -255,7 +291,7 @@ fn main() -> ExitCode {
         Command::Demo { listen, protocol } => Startup::demo(&Overrides { listen, protocol }),
     };
     let started = match runtime() {
-        Ok(runtime) => startup.and_then(|startup| runtime.block_on(run(startup, demo))),
+        Ok(runtime) => startup.and_then(|startup| runtime.block_on(run(startup, demo, banner))),
         Err(error) => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -271,6 +307,35 @@ fn main() -> ExitCode {
             // operator fixes in the configuration exits 2, as `check` does.
             let _ = writeln!(std::io::stderr(), "error: {error}");
             ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+/// The image's HEALTHCHECK: 0 when `/healthz` answers on the configured port, 1 otherwise
+/// (Docker reads only 0 and 1), with the reason on stderr.
+fn healthcheck(config: &std::path::Path, timeout: Duration) -> ExitCode {
+    let parsed = match BridgeConfig::from_file(config) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "{}: {error}", config.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let probed = match runtime() {
+        Ok(runtime) => runtime.block_on(bcp_bridge::startup::healthcheck::probe(
+            &parsed.server,
+            timeout,
+        )),
+        Err(error) => Err(format!("cannot start the async runtime: {error}")),
+    };
+    match probed {
+        Ok(()) => {
+            out("ok");
+            ExitCode::SUCCESS
+        }
+        Err(why) => {
+            let _ = writeln!(std::io::stderr(), "unhealthy: {why}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -97,6 +97,14 @@ def lint(root: Path) -> list[str]:
             problems.append(f"USER {user.args}: must be a numeric non-root uid[:gid] (runAsNonRoot)")
 
     runs = " ".join(r.args for r in runtime.all("RUN"))
+    # No package lists or downloaded .debs shipped in the runtime image.
+    if "apt-get install" in runs and ("apt-get clean" not in runs or "/var/lib/apt/lists" not in runs):
+        problems.append("runtime stage installs packages but does not apt-get clean and drop the lists")
+    # useradd --system with an explicit uid above the system range warns on every build.
+    if "useradd" in runs and "--system" in runs.split("useradd", 1)[1].split("&&", 1)[0]:
+        problems.append("useradd --system with uid 10001 warns (outside SYS_UID_MAX): use a regular account")
+    if "useradd" in runs and "--no-log-init" not in runs:
+        problems.append("useradd without --no-log-init (a large uid grows a sparse lastlog)")
     if "ca-certificates" not in runs:
         problems.append("runtime stage lacks ca-certificates (https to the store and agent profiles)")
 
@@ -105,7 +113,9 @@ def lint(root: Path) -> list[str]:
         problems.append("no HEALTHCHECK")
     else:
         command = df.exec_form(health)
-        if not any(part.endswith("/healthz") for part in command):
+        # The binary's own probe reads the port from the config file the CMD serves.
+        own_probe = command[:2] == [binary, "healthcheck"] and CONFIG_PATH in command
+        if not own_probe and not any(part.endswith("/healthz") for part in command):
             problems.append("HEALTHCHECK does not probe /healthz")
         if command[0] not in runs and command[0] != binary:
             problems.append(f"HEALTHCHECK runs {command[0]}, which the runtime stage does not install")
@@ -125,7 +135,9 @@ def lint(root: Path) -> list[str]:
     exposed = [e.args for e in runtime.all("EXPOSE")]
     if exposed != [port]:
         problems.append(f"EXPOSE {exposed} differs from deploy/bridge.toml's listen port {port}")
-    if health is not None and not any(f":{port}/" in part for part in df.exec_form(health)):
+    health_command = df.exec_form(health) if health is not None else []
+    if health is not None and health_command[:2] != [binary, "healthcheck"] \
+            and not any(f":{port}/" in part for part in health_command):
         problems.append(f"HEALTHCHECK does not use the listen port {port}")
     return problems
 

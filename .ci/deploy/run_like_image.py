@@ -182,7 +182,6 @@ def run(repo: Path, binary: Path, work: Path, shared_network: bool) -> None:
         # No private network namespace: stay off ports other processes on this machine use.
         new_port = free_port()
         config["server"]["listen"] = f"127.0.0.1:{new_port}"
-        healthcheck = [part.replace(f":{port}/", f":{new_port}/") for part in healthcheck]
         port, redis_port = new_port, free_port()
     else:
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -232,7 +231,10 @@ def run(repo: Path, binary: Path, work: Path, shared_network: bool) -> None:
             raise Failed(f"capabilities {status['CapEff']}/{status['CapPrm']}, no_new_privs {status.get('NoNewPrivs')}")
         step(f"runs as {uid}:{gid}, no supplementary groups ({status['Groups'] or 'none'}), no capabilities, no_new_privs")
 
-        check = subprocess.run(healthcheck, capture_output=True, text=True, timeout=10)
+        # Inside the image's root, as its user, with its environment: the probe reads the
+        # mounted config to find the port, as Docker runs it.
+        check = subprocess.run(healthcheck, capture_output=True, text=True, timeout=10, env=environment,
+                               preexec_fn=drop_to(uid, gid, root), close_fds=True)
         if check.returncode != 0:
             raise Failed(f"the image's HEALTHCHECK failed: {check.stderr}")
         step(f"the Dockerfile's HEALTHCHECK command passes: {' '.join(healthcheck)}")
@@ -293,6 +295,8 @@ def run(repo: Path, binary: Path, work: Path, shared_network: bool) -> None:
         lines = [line for line in stderr_path.read_text().splitlines() if line.strip()]
         if not lines or not all(line.startswith("{") for line in lines):
             raise Failed("stderr is not JSON lines (--log-json)")
+        if stdout_path.read_text().strip():
+            raise Failed("with --log-json the banner still went to stdout as text")
         step(f"{len(lines)} log lines, all JSON; neither secret appears in any output")
         written = [str(p) for p in root.rglob("*") if p.stat().st_uid != 0]
         if written:

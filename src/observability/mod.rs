@@ -111,3 +111,13 @@ pub fn shared_budget(store: &'static str, shared: bool) {
 pub fn redis_up(up: bool) {
     metrics::gauge!("bcp_redis_up").set(if up { 1.0 } else { 0.0 });
 }
+
+/// The notAfter (Unix seconds) of the certificate `[server.tls]` serves, set at load and on
+/// every reload, so an alert can compare it with `time()`; an unreadable date leaves it unset.
+pub fn tls_cert_expiry(not_after: Option<i64>) {
+    if let Some(seconds) = not_after {
+        // Exact in an f64 for any date before the year 285 million.
+        #[allow(clippy::cast_precision_loss)]
+        metrics::gauge!("bcp_tls_cert_expiry_timestamp_seconds").set(seconds as f64);
+    }
+}

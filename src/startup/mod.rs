@@ -11,6 +11,7 @@ pub mod accept;
 pub mod build;
 pub mod config_schema;
 pub mod configure;
+pub mod healthcheck;
 pub mod server_config;
 pub mod start;
 

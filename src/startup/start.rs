@@ -45,6 +45,8 @@ impl Startup {
     /// taken port fails fast), then the application; certificate watching starts here, so a
     /// renewal is picked up from the moment anyone is told to connect.
     pub async fn build(self) -> Result<Built, StartError> {
+        // The recorder first: loading the certificate already sets its expiry gauge.
+        crate::observability::install();
         let tls = self
             .config
             .server

@@ -21,10 +21,12 @@ pub(super) fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
-/// A certificate ready to serve, with the SHA-256 of its leaf for the logs.
+/// A certificate ready to serve, with the SHA-256 of its leaf for the logs and the leaf's
+/// notAfter (Unix seconds) for the expiry metric.
 pub(super) struct Loaded {
     pub certified: Arc<CertifiedKey>,
     pub fingerprint: String,
+    pub not_after: Option<i64>,
 }
 
 pub(super) fn load(config: &TlsConfig) -> Result<Loaded, ConfigProblem> {
@@ -69,9 +71,15 @@ pub(super) fn load(config: &TlsConfig) -> Result<Loaded, ConfigProblem> {
         .end_entity_cert()
         .map(|leaf| hex::encode(Sha256::digest(leaf.as_ref())))
         .unwrap_or_default();
+    let not_after = certified.end_entity_cert().ok().and_then(|leaf| {
+        x509_parser::parse_x509_certificate(leaf.as_ref())
+            .ok()
+            .map(|(_, parsed)| parsed.validity().not_after.timestamp())
+    });
     Ok(Loaded {
         certified: Arc::new(certified),
         fingerprint,
+        not_after,
     })
 }
 

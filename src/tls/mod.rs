@@ -1,7 +1,8 @@
 //! Native TLS for deployments without an ingress (`[server.tls]`): rustls, TLS 1.3 only,
 //! a certificate and key read from PEM files and swapped in place on SIGHUP or when the files
 //! change, without dropping a connection. Below the serving loop and the configuration
-//! assembler, which both use it; it imports only the configuration vocabulary.
+//! assembler, which both use it; it imports only the configuration vocabulary and the metrics
+//! (the served certificate's expiry).
 
 mod certs;
 mod reload;

@@ -70,6 +70,18 @@ fn every_example_config_validates_and_names_the_schema() {
 }
 
 #[test]
+fn the_deployment_config_validates_and_names_the_schema() {
+    // The file the image, compose, the replicas' ConfigMap and the unit read.
+    let text = std::fs::read_to_string(root().join("deploy/bridge.toml")).unwrap();
+    assert!(
+        text.starts_with("#:schema ../config/bcp-bridge.schema.json\n"),
+        "deploy/bridge.toml lacks the #:schema line editors read"
+    );
+    let errors = schema_errors(&validator(), &text);
+    assert!(errors.is_empty(), "deploy/bridge.toml: {errors:?}");
+}
+
+#[test]
 fn the_readme_toml_examples_validate() {
     let validator = validator();
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();

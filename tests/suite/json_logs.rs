@@ -7,7 +7,7 @@ use base64::Engine;
 use hmac::{KeyInit, Mac};
 use serde_json::Value;
 
-use crate::support::binary::Running;
+use crate::support::binary::{Running, logged_endpoint};
 
 const SECRET: &str = "whsec_json_logs_test";
 /// `logging::MAX_FIELD_CHARS`, plus room for the "…(+N chars)" note.
@@ -35,7 +35,8 @@ async fn a_huge_client_value_is_capped_in_json_log_lines() {
         ],
         &log,
     );
-    let endpoint = bridge.endpoint();
+    // The banner is JSON log lines too (the image runs with --log-json).
+    let endpoint = logged_endpoint(&log);
     let base = endpoint.trim_end_matches("/bcp/mcp");
 
     // The product id of a signed webhook is logged as it came: 200,000 characters, with a

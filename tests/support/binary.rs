@@ -88,3 +88,25 @@ impl Running {
         }
     }
 }
+
+/// With `--log-json` the banner is JSON log lines in the log, not stdout: the URL of the
+/// `MCP endpoint: ` one, waited for up to 15 s.
+pub fn logged_endpoint(log: &std::path::Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let found = text.lines().find_map(|line| {
+            let parsed: serde_json::Value = serde_json::from_str(line).ok()?;
+            let message = parsed["fields"]["message"].as_str()?;
+            Some(message.strip_prefix("MCP endpoint: ")?.trim().to_owned())
+        });
+        if let Some(endpoint) = found {
+            return endpoint;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no `MCP endpoint:` JSON log line:\n{text}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
