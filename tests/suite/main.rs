@@ -29,6 +29,7 @@ mod idempotency;
 mod input_schemas;
 mod json_logs;
 mod jsonrpc;
+mod log_privacy;
 mod mcp;
 mod negotiation;
 mod order_webhooks;
