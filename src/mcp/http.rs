@@ -18,7 +18,7 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::access::hosts::Hosts;
-use crate::inbound::body_read::{BodyTimedOut, caused_by};
+use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Verdict};
@@ -212,6 +212,20 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         parts
             .headers
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    }
+    if declared_over(&body, limit) {
+        let mut response = refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "null",
+            -32600,
+            &format!("Invalid Request: body larger than {limit} bytes"),
+        );
+        // The rest of the declared body is not read: the connection cannot carry another
+        // request.
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        return response;
     }
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,

@@ -20,6 +20,7 @@ mod corpus;
 mod direct;
 mod doctor;
 mod errors;
+mod fair_admission;
 mod first_call;
 mod fuzz;
 mod get_product;
