@@ -22,7 +22,8 @@ use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Verdict};
-use crate::pipeline::{Covered, Pipeline, ProtocolError};
+use crate::pipeline::{Covered, Passage, Pipeline, ProtocolError};
+use crate::signatures::SignatureError;
 use serde_json::{Value, json};
 
 /// What the front needs besides the request: the body cap, the Host and Origin rules, the
@@ -266,9 +267,19 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
             return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
-    if let Err(error) = front.pipeline.admit(&covered).await {
-        return refused_by(&frame::raw_id(&decoded), &error);
-    }
+    let passage = match front.pipeline.passage(&covered).await {
+        Ok(Passage::ReplayOnly) if !frame::is_tool_call(&decoded) => {
+            return refused_by(
+                &frame::raw_id(&decoded),
+                &SignatureError::nonce_reused().into(),
+            );
+        }
+        Ok(passage) => passage,
+        Err(error) => return refused_by(&frame::raw_id(&decoded), &error),
+    };
+    // The handler reads what the signature step found (a retried signed call is answered
+    // from the idempotency store only).
+    parts.extensions.insert(passage);
     let notification = !body_has_id(&body);
     let response = next.run(Request::from_parts(parts, Body::from(body))).await;
     if notification && response.status().is_success() {

@@ -24,6 +24,9 @@ pub struct Signer {
     /// The profile URL that supplied the verifying key (the authenticated identity).
     pub profile: String,
     pub keyid: String,
+    /// The signature's nonce was used before: the request is a byte-identical retry (the
+    /// signature covers the body), which only the idempotency store may answer.
+    pub nonce_reused: bool,
 }
 
 const WBA_TAG: &str = "web-bot-auth";
@@ -362,16 +365,14 @@ impl Verifier {
                 echo(&keyid)
             )));
         }
-        if let Some(nonce) = &params.nonce
-            && !self.nonces.first_use(profile, &keyid, nonce).await
-        {
-            return Err(SignatureError::Invalid(
-                "the signature's nonce was already used".to_owned(),
-            ));
-        }
+        let nonce_reused = match &params.nonce {
+            Some(nonce) => !self.nonces.first_use(profile, &keyid, nonce).await,
+            None => false,
+        };
         Ok(Signer {
             profile: profile.to_owned(),
             keyid,
+            nonce_reused,
         })
     }
 }
