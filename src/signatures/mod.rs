@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::negotiation::{NegotiationConfig, Refusal};
+use crate::negotiation::{ProfileClient, Refusal};
 use crate::settings::ConfigProblem;
 
 pub use code::{SignatureCode, SignatureErrorCode};
@@ -167,10 +167,12 @@ pub struct SignatureCheck {
 }
 
 impl SignatureCheck {
-    pub fn new(config: &SignaturesConfig, negotiation: &NegotiationConfig) -> Self {
+    /// `profiles`: the fetcher shared with negotiation, so one call's check and negotiation
+    /// fetch a profile once.
+    pub fn new(config: &SignaturesConfig, profiles: ProfileClient) -> Self {
         Self {
             mode: config.mode,
-            verifier: verify::Verifier::new(config, negotiation),
+            verifier: verify::Verifier::new(config, profiles),
         }
     }
 

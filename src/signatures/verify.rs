@@ -16,7 +16,7 @@ use super::keys::{KeyDirectory, Material};
 use super::replay::Nonces;
 use super::{Received, SignatureError, SignaturesConfig};
 use crate::logging::echo;
-use crate::negotiation::{NegotiationConfig, ProfileClient};
+use crate::negotiation::ProfileClient;
 
 /// Who a verified request is from.
 #[derive(Debug, Clone)]
@@ -180,17 +180,14 @@ fn check_digest(headers: &HeaderMap, body: &[u8]) -> Result<(), SignatureError> 
 }
 
 impl Verifier {
-    pub(super) fn new(config: &SignaturesConfig, negotiation: &NegotiationConfig) -> Self {
+    pub(super) fn new(config: &SignaturesConfig, profiles: ProfileClient) -> Self {
         let window = if config.max_age_secs == 0 {
             UNAGED_NONCE_WINDOW
         } else {
             Duration::from_secs(config.max_age_secs + 2 * config.clock_skew_secs)
         };
         Self {
-            directory: KeyDirectory::new(
-                ProfileClient::new(negotiation),
-                Duration::from_secs(config.key_cache_ttl_secs),
-            ),
+            directory: KeyDirectory::new(profiles, Duration::from_secs(config.key_cache_ttl_secs)),
             nonces: Nonces::new(window),
             max_age_secs: config.max_age_secs,
             skew_secs: config.clock_skew_secs,

@@ -191,6 +191,47 @@ async fn an_unknown_kid_is_key_not_found_after_one_refresh() {
 }
 
 #[tokio::test]
+async fn a_profile_with_an_etag_is_revalidated_not_fetched_whole() {
+    // DISC-009 (issue 27 item 8): the profile came with an ETag, so the refresh for an unknown
+    // kid asks If-None-Match, and the 304 reuses the document held.
+    let key = TestKey::ed25519();
+    let host = ProfileHost::start(vec![key.jwk("known")]).await;
+    let bridge = TestBridge::start(&config("enforce")).await;
+    let profile = host.url("agent-etag");
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "known", &profile).headers(&bridge.mcp_url, &body);
+    let (status, reply) = send(&bridge, &headers, body).await;
+    served(status, &reply);
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "unknown", &profile).headers(&bridge.mcp_url, &body);
+    let (status, reply) = send(&bridge, &headers, body).await;
+    assert_eq!(
+        refusal(status, &reply),
+        (401, -32000, "key_not_found".to_owned())
+    );
+    assert_eq!((host.fetches(), host.not_modified()), (2, 1));
+}
+
+#[tokio::test]
+async fn on_a_cold_cache_the_signature_check_and_negotiation_fetch_the_profile_once() {
+    // Issue 27 item 8: one call's two readers of the agent profile share one fetch.
+    let key = TestKey::ed25519();
+    let host = ProfileHost::start(vec![key.jwk("k1")]).await;
+    let bridge =
+        TestBridge::start(&config("enforce").replace("enabled = false", "enabled = true")).await;
+    let profile = host.url("agent-0825");
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "k1", &profile).headers(&bridge.mcp_url, &body);
+    let (_, reply) = send(&bridge, &headers, body).await;
+    // Negotiated (whatever it agreed): the profile was read by both steps.
+    assert!(
+        reply["error"]["data"]["code"] != "signature_invalid",
+        "{reply}"
+    );
+    assert_eq!(host.fetches(), 1, "{reply}");
+}
+
+#[tokio::test]
 async fn a_key_of_an_unsupported_type_is_algorithm_unsupported() {
     // SIG-035: the kid resolves to a key whose algorithm is not verified here → 400 / -32600;
     // SIG-049: the rest of the key set still works.
