@@ -7,8 +7,11 @@
 use std::fmt::Write as _;
 
 use tracing_subscriber::field::{MakeExt, RecordFields};
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::fmt::FormatFields;
 use tracing_subscriber::fmt::format::{Writer, debug_fn};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 mod json;
 
@@ -77,21 +80,31 @@ pub fn render_fields<R: RecordFields>(fields: R) -> String {
 /// already logs each refused call once, at INFO.
 const DEFAULT_LOG_FILTER: &str = "info,rmcp=warn,rmcp::service=error";
 
+/// The most any `RUST_LOG` can turn on for dependencies that log what clients sent: rmcp's
+/// service dumps every request's arguments and every answer (buyer names, addresses, emails)
+/// at DEBUG and TRACE, and its WARN error dumps may echo them. Nothing below these levels
+/// reaches the log whatever the operator asks for (issue 27: no personal data at any level).
+pub fn ceiling() -> Targets {
+    Targets::new()
+        .with_default(LevelFilter::TRACE)
+        .with_target("rmcp", LevelFilter::WARN)
+        .with_target("rmcp::service", LevelFilter::ERROR)
+}
+
 /// Logs to stderr: text by default, JSON lines with `json` (JSON escapes control characters
-/// itself; every field is capped like the text log's). `RUST_LOG` overrides the default filter.
+/// itself; every field is capped like the text log's). `RUST_LOG` overrides the default filter
+/// below the [`ceiling`].
 pub fn init(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter).with(ceiling());
     if json {
-        builder
-            .event_format(CappedJson)
-            .fmt_fields(CappedJsonFields)
+        registry
+            .with(layer.event_format(CappedJson).fmt_fields(CappedJsonFields))
             .init();
     } else {
-        builder.fmt_fields(safe_fields()).init();
+        registry.with(layer.fmt_fields(safe_fields())).init();
     }
 }
 
@@ -172,5 +185,30 @@ mod tests {
         assert_eq!(text.lines().count(), 1, "{text}");
         assert!(text.contains("tool=t\\n2026"), "{text}");
         assert!(text.len() < 4 * MAX_FIELD_CHARS, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn the_ceiling_holds_rmcp_back_whatever_rust_log_asks() {
+        let sink = Sink::default();
+        let writer = sink.clone();
+        let subscriber = tracing_subscriber::registry()
+            .with(tracing_subscriber::EnvFilter::new("trace"))
+            .with(ceiling())
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(move || writer.clone())
+                    .with_ansi(false),
+            );
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::debug!(target: "rmcp::service", request = "buyer-email", "received request");
+            tracing::warn!(target: "rmcp::service", error = "buyer-phone", "response error");
+            tracing::info!(target: "rmcp::transport", peer = "buyer-name", "session");
+            tracing::warn!(target: "rmcp::transport", "transport kept");
+            tracing::trace!(target: "bcp_bridge::pipeline", "own trace kept");
+        });
+        let text = String::from_utf8(sink.bytes()).unwrap_or_default();
+        assert!(!text.contains("buyer-"), "{text}");
+        assert!(text.contains("transport kept"), "{text}");
+        assert!(text.contains("own trace kept"), "{text}");
     }
 }

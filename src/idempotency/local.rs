@@ -122,6 +122,10 @@ impl IdempotencyStore for MemoryStore {
     async fn release(&self, key: &str) -> Result<(), StoreUnavailable> {
         self.with(|entries| entries.remove(key))
     }
+
+    async fn peek(&self, key: &str) -> Result<Option<Record>, StoreUnavailable> {
+        self.with(|entries| entries.live(key, Instant::now()).cloned())
+    }
 }
 
 #[cfg(test)]

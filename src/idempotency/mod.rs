@@ -217,6 +217,8 @@ pub trait IdempotencyStore: Send + Sync {
     ) -> Result<(), StoreUnavailable>;
     /// Drops a claim whose request failed before reaching a result, so a retry can run.
     async fn release(&self, key: &str) -> Result<(), StoreUnavailable>;
+    /// What is stored under `key`, claiming nothing.
+    async fn peek(&self, key: &str) -> Result<Option<Record>, StoreUnavailable>;
 }
 
 pub type SharedStore = Arc<dyn IdempotencyStore>;
@@ -368,6 +370,40 @@ impl Idempotency {
     /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
     /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
     /// should really run again.
+    /// The recorded answer of the mutation `scope` names when it ran with these `arguments`
+    /// (waiting while it still runs), running nothing: what a signed request whose nonce was
+    /// already used may be answered with (its byte-identical retry). `None` when no such
+    /// answer is, or will shortly be, recorded.
+    pub async fn recorded(
+        &self,
+        scope: Scope<'_>,
+        arguments: &Value,
+    ) -> Result<Option<Answer>, IdempotencyError> {
+        let key = scoped_key(scope.profile, scope.tool, scope.key);
+        let fingerprint = fingerprint(arguments);
+        let started = Instant::now();
+        loop {
+            let stored = self.store.peek(&key).await.map_err(|_| unavailable())?;
+            match stored {
+                Some(Record::Done {
+                    fingerprint: stored,
+                    answer,
+                }) if stored == fingerprint => {
+                    tracing::info!("idempotent replay of a signed request");
+                    return Answer::replayed(answer.get().to_owned())
+                        .map(Some)
+                        .map_err(|_| unavailable());
+                }
+                Some(Record::Pending {
+                    fingerprint: stored,
+                }) if stored == fingerprint && started.elapsed() <= self.lock => {
+                    tokio::time::sleep(POLL).await;
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+
     pub async fn run<F, E>(&self, key: &str, fingerprint: &str, operation: F) -> Result<Answer, E>
     where
         F: Future<Output = Result<Answer, E>>,

@@ -88,6 +88,20 @@ impl IdempotencyStore for RedisStore {
         Ok(())
     }
 
+    async fn peek(&self, key: &str) -> Result<Option<Record>, StoreUnavailable> {
+        let mut get = redis::cmd("GET");
+        get.arg(key);
+        let stored: Option<String> = self.query(&get).await?;
+        stored
+            .map(|text| {
+                serde_json::from_str(&text).map_err(|_| {
+                    tracing::warn!("redis idempotency store: unreadable record");
+                    StoreUnavailable
+                })
+            })
+            .transpose()
+    }
+
     async fn release(&self, key: &str) -> Result<(), StoreUnavailable> {
         let mut del = redis::cmd("DEL");
         del.arg(key);

@@ -1,7 +1,15 @@
 //! How a late or oversized request body shows up in the error a front reads it with: the
 //! accept loop (src/startup/accept.rs) fails a body that misses `server.body_read_timeout_ms`
 //! with [`BodyTimedOut`], and both fronts (MCP, REST) look for it, or for the length cap's
-//! error, in the chain of causes.
+//! error, in the chain of causes. A body whose declared length is over the cap is refused
+//! before any of it is read ([`declared_over`]).
+
+/// Whether `body` declares (by `Content-Length`) more than `limit` bytes: refused at once with
+/// 413, rather than read up to the limit or held until the body deadline (a declared 10 GB
+/// body that sends 10 bytes would otherwise hold its connection for the whole deadline).
+pub fn declared_over(body: &impl http_body::Body, limit: usize) -> bool {
+    body.size_hint().lower() > u64::try_from(limit).unwrap_or(u64::MAX)
+}
 
 /// The request body did not arrive within `server.body_read_timeout_ms`.
 #[derive(Debug, thiserror::Error)]

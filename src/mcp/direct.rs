@@ -20,7 +20,7 @@ use rmcp::model::{EmptyResult, ListToolsResult, ProtocolVersion, ServerResult};
 
 use super::frame::{DirectCall, Listing, RawId};
 use super::handler::merchant_text_meta_json;
-use crate::pipeline::{Call, Covered, Pipeline, ProtocolError};
+use crate::pipeline::{Call, Covered, Passage, Pipeline, ProtocolError};
 use crate::protocol::answer::Answer;
 
 pub struct Direct {
@@ -94,6 +94,7 @@ impl Direct {
             arguments,
             meta: meta.as_ref(),
             covered: Some(covered),
+            admitted: Passage::Serve,
             peer,
         };
         let (status, body) = match self.pipeline.call(call).await {

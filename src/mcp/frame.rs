@@ -411,6 +411,15 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
 
 /// The frame's id as the client wrote it (`null` when absent or invalid), for answers the
 /// front gives itself.
+/// Whether the frame is a `tools/call` (as written, no escapes: anything else is not one
+/// rmcp would run either).
+pub fn is_tool_call(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<Envelope<'_>>(bytes)
+        .ok()
+        .and_then(|envelope| envelope.method)
+        .is_some_and(|method| method.get() == "\"tools/call\"")
+}
+
 pub fn raw_id(bytes: &[u8]) -> RawId {
     serde_json::from_slice::<Envelope<'_>>(bytes)
         .ok()

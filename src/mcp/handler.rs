@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::refusal::error_data;
 use crate::pipeline::agents::META_EXAMPLE;
-use crate::pipeline::{Call, Pipeline, ProtocolError};
+use crate::pipeline::{Call, Passage, Pipeline, ProtocolError};
 
 #[derive(Clone)]
 pub struct BcpMcp {
@@ -104,11 +104,16 @@ impl ServerHandler for BcpMcp {
             .and_then(|parts| parts.extensions.get::<ConnectInfo<SocketAddr>>())
             .map(|info| info.0.ip());
         // The front admitted the whole frame before handing it to rmcp.
+        let passage = parts
+            .and_then(|parts| parts.extensions.get::<Passage>())
+            .copied()
+            .unwrap_or(Passage::Serve);
         let call = Call {
             tool: &request.name,
             arguments,
             meta: protocol_meta,
             covered: None,
+            admitted: passage,
             peer,
         };
         let outcome = self.pipeline.call(call).await;

@@ -18,11 +18,12 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::LengthLimitError;
 
 use crate::access::hosts::Hosts;
-use crate::inbound::body_read::{BodyTimedOut, caused_by};
+use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Verdict};
-use crate::pipeline::{Covered, Pipeline, ProtocolError};
+use crate::pipeline::{Covered, Passage, Pipeline, ProtocolError};
+use crate::signatures::SignatureError;
 use serde_json::{Value, json};
 
 /// What the front needs besides the request: the body cap, the Host and Origin rules, the
@@ -213,6 +214,20 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
             .headers
             .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     }
+    if declared_over(&body, limit) {
+        let mut response = refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "null",
+            -32600,
+            &format!("Invalid Request: body larger than {limit} bytes"),
+        );
+        // The rest of the declared body is not read: the connection cannot carry another
+        // request.
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+        return response;
+    }
     let bytes: Bytes = match axum::body::to_bytes(body, limit).await {
         Ok(bytes) => bytes,
         Err(error) => return unreadable_body(&error, limit),
@@ -252,9 +267,19 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
             return refusal(status, &refused.id, refused.code, &refused.message);
         }
     };
-    if let Err(error) = front.pipeline.admit(&covered).await {
-        return refused_by(&frame::raw_id(&decoded), &error);
-    }
+    let passage = match front.pipeline.passage(&covered).await {
+        Ok(Passage::ReplayOnly) if !frame::is_tool_call(&decoded) => {
+            return refused_by(
+                &frame::raw_id(&decoded),
+                &SignatureError::nonce_reused().into(),
+            );
+        }
+        Ok(passage) => passage,
+        Err(error) => return refused_by(&frame::raw_id(&decoded), &error),
+    };
+    // The handler reads what the signature step found (a retried signed call is answered
+    // from the idempotency store only).
+    parts.extensions.insert(passage);
     let notification = !body_has_id(&body);
     let response = next.run(Request::from_parts(parts, Body::from(body))).await;
     if notification && response.status().is_success() {

@@ -1,11 +1,19 @@
 //! The SSRF-safe profile fetch. Per hop: static URL checks, a slot under the fetch limits, name
 //! resolution, the special-use check on every resolved address, then a connection pinned to the
 //! address just checked. A refused address is refused before any socket exists.
+//!
+//! One fetcher serves every reader of agent profiles (negotiation, signature keys), so a
+//! document fetched for one is shared with the other for a few seconds: on a cold cache the
+//! signature check and negotiation of one call fetch the profile once. A document that came
+//! with a validator (`ETag`, `Last-Modified`; DISC-009) is revalidated with a conditional
+//! request when it is fetched again, and a 304 reuses the bytes already held.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use moka::future::Cache;
 use reqwest::redirect::Policy;
 use url::{Host, Url};
 
@@ -69,6 +77,31 @@ pub(super) struct Fetcher {
     config: NegotiationConfig,
     resolver: Resolver,
     limits: FetchLimits,
+    /// Documents fetched within [`SHARE_WINDOW`]: what one call's readers share.
+    recent: Cache<String, Bytes>,
+    /// The last document of each profile that carried a validator, to revalidate.
+    validated: Cache<String, Arc<Validated>>,
+}
+
+/// How long a fetched document is handed to other readers without asking again: long enough
+/// for one call's signature check and negotiation, far below UCP's 60 s cache floor (and
+/// never past `cache_ttl_secs`).
+const SHARE_WINDOW: Duration = Duration::from_secs(5);
+/// How long a validator is kept for revalidation.
+const VALIDATOR_TTL: Duration = Duration::from_secs(86_400);
+const DOCUMENTS_CAP: u64 = 10_000;
+
+/// A document and the validators it came with.
+struct Validated {
+    etag: Option<String>,
+    last_modified: Option<String>,
+    body: Bytes,
+}
+
+/// A fetch's answer: a new document (with its validators), or the held one still current.
+enum Got {
+    Fresh(Validated),
+    NotModified,
 }
 
 fn host_listed(list: &[String], host: &str) -> bool {
@@ -86,6 +119,16 @@ impl Fetcher {
             config: config.clone(),
             resolver,
             limits: FetchLimits::new(config.max_concurrent_fetches, config.max_fetches_per_host),
+            // Never longer than the operator lets outcomes be cached (0: concurrent readers
+            // still share one request, later ones ask again).
+            recent: Cache::builder()
+                .max_capacity(DOCUMENTS_CAP)
+                .time_to_live(SHARE_WINDOW.min(Duration::from_secs(config.cache_ttl_secs)))
+                .build(),
+            validated: Cache::builder()
+                .max_capacity(DOCUMENTS_CAP)
+                .time_to_live(VALIDATOR_TTL)
+                .build(),
         }
     }
 
@@ -95,13 +138,48 @@ impl Fetcher {
 
     /// Fetches the profile body. A redirect is refused, not followed: UCP profile endpoints
     /// must not redirect and verifiers must not follow them (DISC-002).
+    /// A document fetched within the share window is answered as it is; concurrent fetches of
+    /// one URL share one request.
     pub(super) async fn fetch(&self, profile: &str) -> Result<Bytes, Refusal> {
-        let url = Url::parse(profile)
-            .map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
-        self.get(&url).await
+        self.recent
+            .try_get_with_by_ref(profile, self.revalidate(profile))
+            .await
+            .map_err(|refusal| Refusal::clone(&refusal))
     }
 
-    async fn get(&self, url: &Url) -> Result<Bytes, Refusal> {
+    /// [`Fetcher::fetch`] past the share window: asks the host again (conditionally when a
+    /// validator is held), e.g. for keys after an unknown `kid`.
+    pub(super) async fn fetch_again(&self, profile: &str) -> Result<Bytes, Refusal> {
+        self.recent.invalidate(profile).await;
+        self.fetch(profile).await
+    }
+
+    /// One request for the document, conditional when a validator is held.
+    async fn revalidate(&self, profile: &str) -> Result<Bytes, Refusal> {
+        let url = Url::parse(profile)
+            .map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
+        let held = self.validated.get(profile).await;
+        match self.get(&url, held.as_deref()).await? {
+            Got::NotModified => match held {
+                Some(held) => Ok(held.body.clone()),
+                // `get` answers NotModified only to a conditional request.
+                None => Err(fetch_failed()),
+            },
+            Got::Fresh(document) => {
+                let body = document.body.clone();
+                if document.etag.is_some() || document.last_modified.is_some() {
+                    self.validated
+                        .insert(profile.to_owned(), Arc::new(document))
+                        .await;
+                } else {
+                    self.validated.invalidate(profile).await;
+                }
+                Ok(body)
+            }
+        }
+    }
+
+    async fn get(&self, url: &Url, held: Option<&Validated>) -> Result<Got, Refusal> {
         let target = self.target(url)?;
         let _admission = tokio::time::timeout(self.timeout(), self.limits.admit(&target.host))
             .await
@@ -109,13 +187,22 @@ impl Fetcher {
             .flatten()
             .ok_or_else(Refusal::busy)?;
         let client = self.pinned(&target, self.timeout()).await?;
-        let mut response = client
+        let mut request = client
             .get(url.clone())
-            .header(http::header::ACCEPT, "application/json")
-            .send()
-            .await
-            .map_err(|_| fetch_failed())?;
+            .header(http::header::ACCEPT, "application/json");
+        if let Some(held) = held {
+            if let Some(etag) = &held.etag {
+                request = request.header(http::header::IF_NONE_MATCH, etag);
+            }
+            if let Some(last_modified) = &held.last_modified {
+                request = request.header(http::header::IF_MODIFIED_SINCE, last_modified);
+            }
+        }
+        let mut response = request.send().await.map_err(|_| fetch_failed())?;
         let status = response.status();
+        if status == reqwest::StatusCode::NOT_MODIFIED && held.is_some() {
+            return Ok(Got::NotModified);
+        }
         if status.is_redirection() {
             return Err(Refusal::unreachable(format!(
                 "the agent profile answered a redirect (HTTP {}); UCP profile URLs must not \
@@ -129,6 +216,17 @@ impl Fetcher {
                 status.as_u16()
             )));
         }
+        // Validators are short header values; a long or non-text one is not kept.
+        let validator = |name: http::header::HeaderName| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|value| value.to_str().ok())
+                .filter(|value| value.len() <= 256)
+                .map(str::to_owned)
+        };
+        let etag = validator(http::header::ETAG);
+        let last_modified = validator(http::header::LAST_MODIFIED);
         let cap = self.config.max_profile_bytes;
         if response
             .content_length()
@@ -143,7 +241,11 @@ impl Fetcher {
             }
             body.extend_from_slice(&chunk);
         }
-        Ok(Bytes::from(body))
+        Ok(Got::Fresh(Validated {
+            etag,
+            last_modified,
+            body: Bytes::from(body),
+        }))
     }
 
     /// A client for `url` under the same rules as a profile fetch (https unless

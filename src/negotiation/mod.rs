@@ -15,6 +15,7 @@ mod special_use;
 #[cfg(test)]
 mod tests;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
@@ -209,18 +210,36 @@ pub struct Negotiator {
     config: NegotiationConfig,
     namespace: Namespace,
     outcomes: Cache<String, Outcome>,
-    fetcher: fetch::Fetcher,
+    fetcher: Arc<fetch::Fetcher>,
 }
 
 impl Negotiator {
-    pub fn new(config: &NegotiationConfig, namespace: &Namespace) -> Self {
-        Self::with_resolver(config, namespace, fetch::Resolver::System)
+    /// `profiles`: the fetcher shared with the other readers of agent profiles.
+    pub fn new(
+        config: &NegotiationConfig,
+        namespace: &Namespace,
+        profiles: &ProfileClient,
+    ) -> Self {
+        Self::with_fetcher(config, namespace, profiles.fetcher.clone())
     }
 
+    #[cfg(test)]
     fn with_resolver(
         config: &NegotiationConfig,
         namespace: &Namespace,
         resolver: fetch::Resolver,
+    ) -> Self {
+        Self::with_fetcher(
+            config,
+            namespace,
+            Arc::new(fetch::Fetcher::new(config, resolver)),
+        )
+    }
+
+    fn with_fetcher(
+        config: &NegotiationConfig,
+        namespace: &Namespace,
+        fetcher: Arc<fetch::Fetcher>,
     ) -> Self {
         let outcomes = Cache::builder()
             .max_capacity(CACHE_CAP)
@@ -233,7 +252,7 @@ impl Negotiator {
             config: config.clone(),
             namespace: namespace.clone(),
             outcomes,
-            fetcher: fetch::Fetcher::new(config, resolver),
+            fetcher,
         }
     }
 

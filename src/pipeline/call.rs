@@ -4,6 +4,7 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value};
 
+pub use crate::signatures::Passage;
 pub use crate::signatures::Received as Covered;
 
 /// One tool call as a front read it.
@@ -19,6 +20,8 @@ pub struct Call<'a> {
     /// The request as sent, for the signature step; `None` when the front already had the
     /// whole message admitted (`Pipeline::admit`), e.g. a call inside a frame rmcp reads.
     pub covered: Option<Covered<'a>>,
+    /// What the front's own signature check found when `covered` is `None`.
+    pub admitted: Passage,
     /// The client's address, for the per-peer inbound budget.
     pub peer: Option<IpAddr>,
 }

@@ -11,15 +11,18 @@ use super::protocol_error::ProtocolError;
 use crate::idempotency::Scope;
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;
+use crate::signatures::SignatureError;
 
 /// Tool, access, negotiation, validation, idempotency and brain, in that order. Once
 /// negotiation has picked the release, its version is written to `agreed`, so a refusal
-/// after that point can be written in the release the agent agreed on.
+/// after that point can be written in the release the agent agreed on. `replay_only`: the
+/// signature step found a reused nonce, so only a recorded idempotent answer may be given.
 pub async fn checked(
     steps: &Steps,
     name: &str,
     meta: &CallMeta,
     arguments: Value,
+    replay_only: bool,
     agreed: &OnceLock<&'static str>,
 ) -> Result<Answer, ProtocolError> {
     let spec = steps
@@ -55,6 +58,18 @@ pub async fn checked(
             tool: tool.as_str(),
             key,
         });
+    if replay_only {
+        // SIG-030: a byte-identical retry of a signed mutation (same nonce, same key, same
+        // payload) gets the answer the first one got; anything else reusing a nonce is refused.
+        let Some(scope) = scope else {
+            return Err(SignatureError::nonce_reused().into());
+        };
+        return steps
+            .idempotency
+            .recorded(scope, &arguments)
+            .await?
+            .ok_or_else(|| SignatureError::nonce_reused().into());
+    }
     let webhook_url = agreement
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());

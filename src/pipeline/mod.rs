@@ -48,7 +48,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use self::agents::{AgentsConfig, MetaSource};
-pub use self::call::{Call, Covered};
+pub use self::call::{Call, Covered, Passage};
 pub use self::protocol_error::ProtocolError;
 use self::tool_table::ToolTable;
 use crate::access::Access;
@@ -59,7 +59,7 @@ use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
 use crate::protocol::Message;
 use crate::protocol::answer::{Answer, Label, Outcome};
-use crate::signatures::{Mode, SignatureCheck};
+use crate::signatures::{Mode, SignatureCheck, SignatureError};
 
 /// The parts a pipeline runs, each built from its own config section.
 pub struct Steps {
@@ -136,8 +136,18 @@ impl Pipeline {
         self.steps.signatures.mode() != Mode::Off
     }
 
-    /// The signature step alone, for a message that is not a tool call.
+    /// The signature step alone, for a message that is not a tool call (a retried signed
+    /// one has no recorded answer to be given, so is refused).
     pub async fn admit(&self, covered: &Covered<'_>) -> Result<(), ProtocolError> {
+        match self.passage(covered).await? {
+            Passage::Serve => Ok(()),
+            Passage::ReplayOnly => Err(SignatureError::nonce_reused().into()),
+        }
+    }
+
+    /// The signature step alone, for a frame whose tool call a later reader hands back in
+    /// [`Call::admitted`].
+    pub async fn passage(&self, covered: &Covered<'_>) -> Result<Passage, ProtocolError> {
         self.steps
             .signatures
             .admit(covered)
@@ -154,19 +164,28 @@ impl Pipeline {
 
     /// [`Pipeline::call`], a refusal carrying the release the call was agreed at.
     pub async fn call_released(&self, call: Call<'_>) -> Result<Answer, Refused> {
-        if let Some(covered) = &call.covered {
-            self.admit(covered).await.map_err(|error| Refused {
+        let passage = match &call.covered {
+            Some(covered) => self.passage(covered).await.map_err(|error| Refused {
                 error,
                 version: None,
-            })?;
-        }
+            })?,
+            None => call.admitted,
+        };
         let agreed = OnceLock::new();
-        self.answer(call.tool, call.arguments, call.meta, call.peer, &agreed)
-            .await
-            .map_err(|error| Refused {
-                error,
-                version: agreed.get().copied(),
-            })
+        let replay_only = passage == Passage::ReplayOnly;
+        self.answer(
+            call.tool,
+            call.arguments,
+            call.meta,
+            call.peer,
+            replay_only,
+            &agreed,
+        )
+        .await
+        .map_err(|error| Refused {
+            error,
+            version: agreed.get().copied(),
+        })
     }
 
     /// From the raw arguments to the encoded answer: meta completion, the inbound budget and
@@ -177,6 +196,7 @@ impl Pipeline {
         mut arguments: Map<String, Value>,
         protocol_meta: Option<&Map<String, Value>>,
         peer: Option<IpAddr>,
+        replay_only: bool,
         agreed: &OnceLock<&'static str>,
     ) -> Result<Answer, ProtocolError> {
         let steps = &self.steps;
@@ -198,7 +218,7 @@ impl Pipeline {
                 .as_deref()
                 .unwrap_or("-")
         );
-        let checked = checked::checked(steps, tool, &meta, arguments, agreed);
+        let checked = checked::checked(steps, tool, &meta, arguments, replay_only, agreed);
         let limited = steps
             .limits
             .run(tool, meta.profile.as_deref(), peer, checked);

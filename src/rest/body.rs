@@ -11,7 +11,7 @@ use http::header::CONTENT_ENCODING;
 use http_body_util::LengthLimitError;
 
 use super::refusal::Refusal;
-use crate::inbound::body_read::{BodyTimedOut, caused_by};
+use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 
 pub struct Received {
     pub raw: Bytes,
@@ -19,6 +19,11 @@ pub struct Received {
 }
 
 pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Received, Refusal> {
+    if declared_over(&body, limit) {
+        return Err(Refusal::too_large(format!(
+            "the body is larger than {limit} bytes"
+        )));
+    }
     let raw = axum::body::to_bytes(body, limit).await.map_err(|error| {
         let inner: &(dyn std::error::Error + 'static) = &error;
         if caused_by::<LengthLimitError>(inner) {

@@ -20,7 +20,7 @@ use super::refusal::Refusal;
 use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
-use crate::pipeline::{Call, Covered, Pipeline};
+use crate::pipeline::{Call, Covered, Passage, Pipeline};
 use crate::protocol::MessageCode;
 use crate::protocol::answer::{Answer, Outcome};
 
@@ -172,6 +172,7 @@ impl RestFront {
                 )
             })?,
             meta: Some(&meta),
+            admitted: Passage::Serve,
             covered: Some(Covered {
                 method: &parts.method,
                 uri: &parts.uri,

@@ -230,6 +230,10 @@ impl KeyDirectory {
         }
         self.refreshed.insert(origin, ()).await;
         self.sets.invalidate(profile).await;
+        // Past the fetcher's share window too: the keys may have changed since.
+        if let Err(refusal) = self.client.fetch_again(profile).await {
+            return Some(Err(refusal));
+        }
         Some(self.keys(profile).await)
     }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::negotiation::{NegotiationConfig, Refusal};
+use crate::negotiation::{ProfileClient, Refusal};
 use crate::settings::ConfigProblem;
 
 pub use code::{SignatureCode, SignatureErrorCode};
@@ -141,6 +141,25 @@ impl SignatureError {
     }
 }
 
+impl SignatureError {
+    /// SIG-030: a nonce is good once; its reuse is answered only from the idempotency store.
+    pub fn nonce_reused() -> Self {
+        Self::Invalid(
+            "the signature's nonce was already used, and no answer is recorded under this idempotency key for this payload".to_owned(),
+        )
+    }
+}
+
+/// What the signature step lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Passage {
+    /// The request may be served.
+    Serve,
+    /// A verified request whose nonce was used before (its byte-identical retry): only a
+    /// recorded idempotent answer may be given, nothing may run.
+    ReplayOnly,
+}
+
 /// The signature check of the MCP endpoints, shared by every namespace.
 pub struct SignatureCheck {
     mode: Mode,
@@ -148,10 +167,12 @@ pub struct SignatureCheck {
 }
 
 impl SignatureCheck {
-    pub fn new(config: &SignaturesConfig, negotiation: &NegotiationConfig) -> Self {
+    /// `profiles`: the fetcher shared with negotiation, so one call's check and negotiation
+    /// fetch a profile once.
+    pub fn new(config: &SignaturesConfig, profiles: ProfileClient) -> Self {
         Self {
             mode: config.mode,
-            verifier: verify::Verifier::new(config, negotiation),
+            verifier: verify::Verifier::new(config, profiles),
         }
     }
 
@@ -159,16 +180,28 @@ impl SignatureCheck {
         self.mode
     }
 
-    /// Whether the request may be served.
-    pub async fn admit(&self, received: &Received<'_>) -> Result<(), SignatureError> {
+    /// Whether the request may be served, or only answered from the idempotency store.
+    pub async fn admit(&self, received: &Received<'_>) -> Result<Passage, SignatureError> {
         if self.mode == Mode::Off {
-            return Ok(());
+            return Ok(Passage::Serve);
         }
         let outcome = self.verifier.verify(received).await;
         match (self.mode, outcome) {
+            (Mode::Enforce, Ok(Some(signer))) if signer.nonce_reused => {
+                tracing::debug!(profile = %signer.profile, keyid = %signer.keyid, "signed request retried: answered from the idempotency store only");
+                Ok(Passage::ReplayOnly)
+            }
+            (_, Ok(Some(signer))) if signer.nonce_reused => {
+                let error = SignatureError::nonce_reused();
+                tracing::warn!(
+                    code = error.code().as_str(),
+                    "request signature's nonce reused; served because signatures.mode = \"log\""
+                );
+                Ok(Passage::Serve)
+            }
             (_, Ok(Some(signer))) => {
                 tracing::debug!(profile = %signer.profile, keyid = %signer.keyid, "request signature verified");
-                Ok(())
+                Ok(Passage::Serve)
             }
             (Mode::Enforce, Ok(None)) => Err(SignatureError::Missing(
                 "this business requires RFC 9421 request signatures: send Signature-Input, Signature and Content-Digest, signed with a key published in your profile".to_owned(),
@@ -181,7 +214,7 @@ impl SignatureCheck {
                 tracing::debug!(
                     "unsigned request served (signatures.mode = \"log\"; \"enforce\" would refuse it)"
                 );
-                Ok(())
+                Ok(Passage::Serve)
             }
             (_, Err(error)) => {
                 tracing::warn!(
@@ -189,7 +222,7 @@ impl SignatureCheck {
                     reason = %error,
                     "request signature failed; served because signatures.mode = \"log\""
                 );
-                Ok(())
+                Ok(Passage::Serve)
             }
         }
     }

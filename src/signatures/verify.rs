@@ -16,7 +16,7 @@ use super::keys::{KeyDirectory, Material};
 use super::replay::Nonces;
 use super::{Received, SignatureError, SignaturesConfig};
 use crate::logging::echo;
-use crate::negotiation::{NegotiationConfig, ProfileClient};
+use crate::negotiation::ProfileClient;
 
 /// Who a verified request is from.
 #[derive(Debug, Clone)]
@@ -24,6 +24,9 @@ pub struct Signer {
     /// The profile URL that supplied the verifying key (the authenticated identity).
     pub profile: String,
     pub keyid: String,
+    /// The signature's nonce was used before: the request is a byte-identical retry (the
+    /// signature covers the body), which only the idempotency store may answer.
+    pub nonce_reused: bool,
 }
 
 const WBA_TAG: &str = "web-bot-auth";
@@ -177,17 +180,14 @@ fn check_digest(headers: &HeaderMap, body: &[u8]) -> Result<(), SignatureError> 
 }
 
 impl Verifier {
-    pub(super) fn new(config: &SignaturesConfig, negotiation: &NegotiationConfig) -> Self {
+    pub(super) fn new(config: &SignaturesConfig, profiles: ProfileClient) -> Self {
         let window = if config.max_age_secs == 0 {
             UNAGED_NONCE_WINDOW
         } else {
             Duration::from_secs(config.max_age_secs + 2 * config.clock_skew_secs)
         };
         Self {
-            directory: KeyDirectory::new(
-                ProfileClient::new(negotiation),
-                Duration::from_secs(config.key_cache_ttl_secs),
-            ),
+            directory: KeyDirectory::new(profiles, Duration::from_secs(config.key_cache_ttl_secs)),
             nonces: Nonces::new(window),
             max_age_secs: config.max_age_secs,
             skew_secs: config.clock_skew_secs,
@@ -362,16 +362,14 @@ impl Verifier {
                 echo(&keyid)
             )));
         }
-        if let Some(nonce) = &params.nonce
-            && !self.nonces.first_use(profile, &keyid, nonce).await
-        {
-            return Err(SignatureError::Invalid(
-                "the signature's nonce was already used".to_owned(),
-            ));
-        }
+        let nonce_reused = match &params.nonce {
+            Some(nonce) => !self.nonces.first_use(profile, &keyid, nonce).await,
+            None => false,
+        };
         Ok(Signer {
             profile: profile.to_owned(),
             keyid,
+            nonce_reused,
         })
     }
 }

@@ -1,10 +1,11 @@
 //! The accept loop: every connection gets a header, body and idle deadline, the number of
-//! open connections is capped (the surplus is shed with a JSON-RPC answer, not left to pile
-//! up until the process runs out of file descriptors), and shutdown has a deadline. With
+//! open connections is capped and shared fairly between clients (`admission`: the surplus is
+//! shed with a JSON-RPC answer, not left to pile up until the process runs out of file
+//! descriptors), and shutdown has a deadline. With
 //! `[server.tls]` each connection first completes a TLS handshake, within the header deadline.
 
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -21,6 +22,8 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+
+use super::admission::{Admission, Admitted};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tower_service::Service;
@@ -29,12 +32,16 @@ use super::server_config::ServerConfig;
 use crate::inbound::body_read::BodyTimedOut;
 
 /// What the accept loop needs from `[server]`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Hygiene {
     pub header_read_timeout: Duration,
     pub body_read_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_connections: usize,
+    /// Open connections one client address may hold at most.
+    pub max_connections_per_client: usize,
+    /// Peers that speak for many clients, so have no per-address share.
+    pub trusted_proxies: Vec<IpAddr>,
     pub shutdown_grace: Duration,
 }
 
@@ -45,9 +52,19 @@ impl From<&ServerConfig> for Hygiene {
             body_read_timeout: Duration::from_millis(config.body_read_timeout_ms),
             idle_timeout: Duration::from_millis(config.idle_timeout_ms),
             max_connections: config.max_connections,
+            max_connections_per_client: config.connections_per_client(),
+            trusted_proxies: config.trusted_proxies.clone(),
             shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
         }
     }
+}
+
+/// The deadlines every connection carries.
+#[derive(Debug, Clone, Copy)]
+struct Deadlines {
+    header: Duration,
+    body: Duration,
+    idle: Duration,
 }
 
 /// Seconds a shed client is told to wait before trying again.
@@ -87,7 +104,16 @@ async fn accept_loop(
     tls: Option<TlsAcceptor>,
     shutdown: impl Future<Output = ()>,
 ) {
-    let permits = Arc::new(Semaphore::new(hygiene.max_connections));
+    let admission = Arc::new(Admission::new(
+        hygiene.max_connections,
+        hygiene.max_connections_per_client,
+        hygiene.trusted_proxies.clone(),
+    ));
+    let deadlines = Deadlines {
+        header: hygiene.header_read_timeout,
+        body: hygiene.body_read_timeout,
+        idle: hygiene.idle_timeout,
+    };
     let shedding = Arc::new(Semaphore::new(MAX_SHEDDING));
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let mut connections = JoinSet::new();
@@ -109,17 +135,17 @@ async fn accept_loop(
             }
         };
         let _ = stream.set_nodelay(true);
-        match Arc::clone(&permits).try_acquire_owned() {
-            Ok(permit) => {
+        match admission.admit(remote.ip()) {
+            Ok(admitted) => {
                 let router = router.clone();
                 let stop = stop_rx.clone();
                 let tls = tls.clone();
                 connections.spawn(async move {
-                    serve_connection(stream, remote, router, hygiene, tls, stop).await;
-                    drop(permit);
+                    serve_connection(stream, remote, router, deadlines, admitted, tls, stop).await;
                 });
             }
-            Err(_) => {
+            Err(why) => {
+                tracing::debug!(%remote, ?why, "connection shed");
                 if let Ok(slot) = Arc::clone(&shedding).try_acquire_owned() {
                     let tls = tls.clone();
                     connections.spawn(async move {
@@ -209,10 +235,12 @@ async fn shed(mut stream: impl AsyncRead + AsyncWrite + Unpin) {
     .await;
 }
 
-/// Milliseconds since the connection opened of its last byte read or written.
+/// Milliseconds since the connection opened of its last byte read or written, and the
+/// connection's place in the admission table (whose byte count it keeps).
 struct Activity {
     opened: Instant,
     last: AtomicU64,
+    admitted: Admitted,
 }
 
 impl Activity {
@@ -241,8 +269,14 @@ impl AsyncRead for Watched {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
+        let read = buf.filled().len().saturating_sub(before);
+        if read > 0 {
             self.activity.touch();
+            self.activity
+                .admitted
+                .slot
+                .received
+                .fetch_add(u64::try_from(read).unwrap_or(u64::MAX), Ordering::Relaxed);
         }
         polled
     }
@@ -288,7 +322,8 @@ impl AsyncWrite for Watched {
     }
 }
 
-/// Counts a request as in flight until its response head is ready.
+/// Counts a request as in flight until its response head is ready (a connection with one is
+/// never evicted).
 struct InFlight(Arc<AtomicUsize>);
 
 impl InFlight {
@@ -308,24 +343,26 @@ async fn serve_connection(
     stream: TcpStream,
     remote: SocketAddr,
     router: Router,
-    hygiene: Hygiene,
+    deadlines: Deadlines,
+    admitted: Admitted,
     tls: Option<TlsAcceptor>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let activity = Arc::new(Activity {
         opened: Instant::now(),
         last: AtomicU64::new(0),
+        admitted,
     });
     let watched = Watched {
         inner: stream,
         activity: Arc::clone(&activity),
     };
     let Some(tls) = tls else {
-        return serve_http(watched, remote, router, hygiene, activity, stop).await;
+        return serve_http(watched, remote, router, deadlines, activity, stop).await;
     };
     // The handshake gets the header deadline (a client that stalls it holds a connection
     // slot like a slow header would) and is abandoned on shutdown: nothing is in flight yet.
-    let handshake = tokio::time::timeout(hygiene.header_read_timeout, tls.accept(watched));
+    let handshake = tokio::time::timeout(deadlines.header, tls.accept(watched));
     let secured = tokio::select! {
         done = handshake => match done {
             Ok(Ok(secured)) => secured,
@@ -339,22 +376,31 @@ async fn serve_connection(
             }
         },
         _ = stop.changed() => return,
+        () = evicted(&activity) => return,
     };
-    serve_http(secured, remote, router, hygiene, activity, stop).await;
+    serve_http(secured, remote, router, deadlines, activity, stop).await;
+}
+
+/// Resolves once a newcomer has taken this connection's place.
+async fn evicted(activity: &Activity) {
+    let slot = &activity.admitted.slot;
+    while !slot.evicted() {
+        slot.evict.notified().await;
+    }
 }
 
 async fn serve_http(
     stream: impl AsyncRead + AsyncWrite + Unpin + Send + 'static,
     remote: SocketAddr,
     router: Router,
-    hygiene: Hygiene,
+    deadlines: Deadlines,
     activity: Arc<Activity>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
-    let in_flight = Arc::new(AtomicUsize::new(0));
+    let in_flight = Arc::clone(&activity.admitted.slot.in_flight);
     let io = TokioIo::new(stream);
     let counter = Arc::clone(&in_flight);
-    let body_timeout = hygiene.body_read_timeout;
+    let body_timeout = deadlines.body;
     let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
         let mut router = router.clone();
         let guard = InFlight::enter(&counter);
@@ -369,14 +415,24 @@ async fn serve_http(
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(hygiene.header_read_timeout);
+        .header_read_timeout(deadlines.header);
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
-    let tick = (hygiene.idle_timeout / 4).max(Duration::from_millis(25));
+    let tick = (deadlines.idle / 4).max(Duration::from_millis(25));
     let mut stopping = false;
     loop {
         tokio::select! {
             _ = connection.as_mut() => return,
+            () = evicted(&activity), if !stopping => {
+                // Chosen while idle; should a request have started since, it is finished
+                // first (the same as at shutdown).
+                tracing::debug!(%remote, "connection evicted for a newcomer");
+                stopping = true;
+                connection.as_mut().graceful_shutdown();
+                if in_flight.load(Ordering::Relaxed) == 0 {
+                    return;
+                }
+            }
             changed = stop.changed(), if !stopping => {
                 // Finish the request in flight, take no new one; the caller's grace period
                 // ends the rest.
@@ -390,7 +446,7 @@ async fn serve_http(
             }
             () = tokio::time::sleep(tick) => {
                 if in_flight.load(Ordering::Relaxed) == 0
-                    && activity.quiet_for() >= hygiene.idle_timeout
+                    && activity.quiet_for() >= deadlines.idle
                 {
                     tracing::debug!(%remote, "closing an idle connection");
                     return;

@@ -28,7 +28,7 @@ use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::shared_service::SharedService;
 use crate::mcp::token::require_token;
-use crate::negotiation::Negotiator;
+use crate::negotiation::{Negotiator, ProfileClient};
 use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
 use crate::pipeline::tool_table::ToolTable;
@@ -74,6 +74,8 @@ struct Common {
     cache: Option<Arc<CachedCatalog>>,
     limits: Arc<CallLimits>,
     signatures: Arc<SignatureCheck>,
+    /// The one fetcher of agent profiles (negotiation and signature keys share documents).
+    profiles: ProfileClient,
     activity: Arc<Activity>,
     /// The Host and Origin rules of every agent endpoint.
     hosts: Arc<Hosts>,
@@ -148,6 +150,7 @@ impl Common {
             )
             .across_replicas(&config.inbound, shared.as_ref()),
         );
+        let profiles = ProfileClient::new(&config.negotiation);
         let (hosts, origins) = host_policy(config, &base_url);
         let reserved_checkout_params = crate::registry::factory(config.platform_name())
             .map_or(&[][..], |factory| factory.reserved_checkout_params);
@@ -175,7 +178,8 @@ impl Common {
             cache,
             limits,
             // One key cache for every namespace: an agent's keys do not depend on the door.
-            signatures: Arc::new(SignatureCheck::new(&config.signatures, &config.negotiation)),
+            signatures: Arc::new(SignatureCheck::new(&config.signatures, profiles.clone())),
+            profiles,
             activity: Arc::new(Activity::new()),
             hosts: Arc::new(Hosts::new(&hosts, &origins)),
             reserved_checkout_params,
@@ -265,7 +269,7 @@ fn namespace_routes(
         limits: common.limits.clone(),
         tools,
         access: Access::new(&config.access),
-        negotiator: Negotiator::new(&config.negotiation, namespace),
+        negotiator: Negotiator::new(&config.negotiation, namespace, &common.profiles),
         idempotency,
         brain,
         activity: common.activity.clone(),

@@ -8,6 +8,7 @@
 //! The top layer: it assembles every layer below and nothing below imports it.
 
 pub mod accept;
+mod admission;
 pub mod build;
 pub mod config_schema;
 pub mod configure;

@@ -1,7 +1,7 @@
 //! `[server]`: where the bridge listens and is reached, its endpoints' paths, and the
 //! connection deadlines of the accept loop; checked here, by the start-up that uses it.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use serde::Deserialize;
 use url::Url;
@@ -51,8 +51,16 @@ pub struct ServerConfig {
     pub body_read_timeout_ms: u64,
     /// A keep-alive connection with no request in flight and no traffic is closed after this.
     pub idle_timeout_ms: u64,
-    /// Open connections at most; past it a new one is answered 503 (-32000) and closed.
+    /// Open connections at most; past it a newcomer takes the place of an idle connection
+    /// (the one that has sent least, of the client holding the most) or, when every one is
+    /// busy answering, is answered 503 (-32000) and closed.
     pub max_connections: usize,
+    /// Open connections one client address may hold at most (past it a new one is answered
+    /// 503); a quarter of `max_connections` when unset, so no one address can starve the rest.
+    pub max_connections_per_client: Option<usize>,
+    /// Addresses of proxies in front of the bridge: each carries many clients, so has no
+    /// per-address share (`[hardening]`'s per-client budgets tell those clients apart).
+    pub trusted_proxies: Vec<IpAddr>,
     /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
     pub shutdown_grace_ms: u64,
     /// The merchant page at `GET /` (on by default; `false` answers 404).
@@ -79,6 +87,8 @@ impl Default for ServerConfig {
             body_read_timeout_ms: 30_000,
             idle_timeout_ms: 60_000,
             max_connections: 1_024,
+            max_connections_per_client: None,
+            trusted_proxies: Vec::new(),
             shutdown_grace_ms: 10_000,
             status_page: StatusPageSetting::default(),
             tls: None,
@@ -104,6 +114,13 @@ impl ServerConfig {
             &self.rest_path
         };
         path.trim_end_matches('/')
+    }
+
+    /// `max_connections_per_client`, or its default.
+    pub fn connections_per_client(&self) -> usize {
+        self.max_connections_per_client
+            .unwrap_or(self.max_connections / 4)
+            .clamp(1, self.max_connections.max(1))
     }
 
     pub fn serves(&self, transport: Transport) -> bool {
@@ -244,6 +261,14 @@ impl ServerConfig {
             problems.push(ConfigProblem::new(
                 "server.max_connections",
                 "must be between 1 and 1000000",
+            ));
+        }
+        if let Some(share) = self.max_connections_per_client
+            && !(1..=self.max_connections.max(1)).contains(&share)
+        {
+            problems.push(ConfigProblem::new(
+                "server.max_connections_per_client",
+                "must be between 1 and server.max_connections",
             ));
         }
         problems

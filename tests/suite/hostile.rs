@@ -180,6 +180,35 @@ async fn a_slow_rest_body_gets_the_rest_408() {
     assert!(answer.contains("\"request_timeout\""), "{answer}");
 }
 
+/// A declared body over `[limits] max_body_bytes` is refused at once with 413, on both fronts,
+/// not held until the body deadline (here 30 s) and then answered 408.
+#[tokio::test]
+async fn a_declared_10_gb_body_gets_413_at_once() {
+    let served = start("[server]\nbody_read_timeout_ms = 30000\n").await;
+    for (path, extra, marker) in [
+        ("/bcp/mcp", "", "-32600"),
+        (
+            "/bcp/catalog/search",
+            "request-id: r-1\r\nucp-agent: profile=\"https://agent.example/p\"\r\n",
+            "\"request_too_large\"",
+        ),
+    ] {
+        let mut stream = TcpStream::connect(served.addr).await.unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n{extra}content-length: 10000000000\r\n\r\n{{\"jsonrpc\"",
+            served.addr
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        let started = Instant::now();
+        let answer = read_to_close(&mut stream, Duration::from_secs(5))
+            .await
+            .expect("closed at once");
+        assert!(started.elapsed() < Duration::from_secs(2), "{path}");
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+        assert!(answer.contains(marker), "{path}: {answer}");
+    }
+}
+
 #[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     let served = start("[server]\nidle_timeout_ms = 300\n").await;
@@ -330,4 +359,12 @@ fn connection_keys_are_range_checked_by_name() {
         .unwrap_err()
         .to_string();
     assert!(problems.contains("store.max_carts"), "{problems}");
+    let problems =
+        BridgeConfig::from_toml("[server]\nmax_connections = 8\nmax_connections_per_client = 9\n")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        problems.contains("server.max_connections_per_client"),
+        "{problems}"
+    );
 }

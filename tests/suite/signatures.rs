@@ -191,6 +191,47 @@ async fn an_unknown_kid_is_key_not_found_after_one_refresh() {
 }
 
 #[tokio::test]
+async fn a_profile_with_an_etag_is_revalidated_not_fetched_whole() {
+    // DISC-009 (issue 27 item 8): the profile came with an ETag, so the refresh for an unknown
+    // kid asks If-None-Match, and the 304 reuses the document held.
+    let key = TestKey::ed25519();
+    let host = ProfileHost::start(vec![key.jwk("known")]).await;
+    let bridge = TestBridge::start(&config("enforce")).await;
+    let profile = host.url("agent-etag");
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "known", &profile).headers(&bridge.mcp_url, &body);
+    let (status, reply) = send(&bridge, &headers, body).await;
+    served(status, &reply);
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "unknown", &profile).headers(&bridge.mcp_url, &body);
+    let (status, reply) = send(&bridge, &headers, body).await;
+    assert_eq!(
+        refusal(status, &reply),
+        (401, -32000, "key_not_found".to_owned())
+    );
+    assert_eq!((host.fetches(), host.not_modified()), (2, 1));
+}
+
+#[tokio::test]
+async fn on_a_cold_cache_the_signature_check_and_negotiation_fetch_the_profile_once() {
+    // Issue 27 item 8: one call's two readers of the agent profile share one fetch.
+    let key = TestKey::ed25519();
+    let host = ProfileHost::start(vec![key.jwk("k1")]).await;
+    let bridge =
+        TestBridge::start(&config("enforce").replace("enabled = false", "enabled = true")).await;
+    let profile = host.url("agent-0825");
+    let body = search_body(&profile);
+    let headers = Signing::new(&key, "k1", &profile).headers(&bridge.mcp_url, &body);
+    let (_, reply) = send(&bridge, &headers, body).await;
+    // Negotiated (whatever it agreed): the profile was read by both steps.
+    assert!(
+        reply["error"]["data"]["code"] != "signature_invalid",
+        "{reply}"
+    );
+    assert_eq!(host.fetches(), 1, "{reply}");
+}
+
+#[tokio::test]
 async fn a_key_of_an_unsupported_type_is_algorithm_unsupported() {
     // SIG-035: the kid resolves to a key whose algorithm is not verified here → 400 / -32600;
     // SIG-049: the rest of the key set still works.
@@ -314,6 +355,91 @@ async fn a_replayed_signed_mutation_is_answered_from_the_idempotency_store() {
     let id = &first["result"]["structuredContent"]["id"];
     assert!(id.is_string(), "{first}");
     assert_eq!(&second["result"]["structuredContent"]["id"], id);
+}
+
+/// A signed `create_cart` frame keyed `key`, for one item; `rmcp` adds the MCP 2026-07-28
+/// `_meta` that sends it through rmcp rather than the front.
+fn create_cart_body(profile: &str, key: &str, item: &str, rmcp: bool) -> Vec<u8> {
+    let mut params = json!({"name": "create_cart", "arguments": {
+        "meta": {"ucp-agent": {"profile": profile}, "idempotency-key": key},
+        "cart": {"line_items": [{"item": {"id": item}, "quantity": 1}]}}});
+    if rmcp {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "signer", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+    }
+    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+        .to_string()
+        .into_bytes()
+}
+
+#[tokio::test]
+async fn a_byte_identical_retry_with_the_same_nonce_is_answered_from_the_idempotency_store() {
+    // SIG-030 / SIG-044 (issue 27 item 5): a nonce is good once, except for the retry of a
+    // keyed mutation whose answer is recorded: that retry gets the recorded answer, through
+    // the front and through rmcp alike; a reused nonce on anything else is refused.
+    let key = TestKey::ed25519();
+    let host = ProfileHost::start(vec![key.jwk("k1")]).await;
+    let bridge = TestBridge::start(&config("enforce")).await;
+    let profile = host.url("agent-0825");
+    let now = unix_now();
+    let nonce_params = || {
+        format!(
+            ";created={now};expires={};nonce=\"n-{}\"",
+            now + 300,
+            uuid::Uuid::new_v4()
+        )
+    };
+    for rmcp in [false, true] {
+        let mut extra = Vec::new();
+        if rmcp {
+            for (name, value) in [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", "create_cart"),
+            ] {
+                extra.push((name.to_owned(), value.to_owned()));
+            }
+        }
+        let idempotency_key = uuid::Uuid::new_v4().to_string();
+        let body = create_cart_body(&profile, &idempotency_key, "item_123", rmcp);
+        let mut signing = Signing::new(&key, "k1", &profile);
+        signing.params = nonce_params();
+        let mut headers = signing.headers(&bridge.mcp_url, &body);
+        headers.extend(extra.clone());
+        let (status, first) = send(&bridge, &headers, body.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{first}");
+        let id = first["result"]["structuredContent"]["id"].clone();
+        assert!(id.is_string(), "{first}");
+        // The same bytes, the same signature and nonce: the first answer again, no new cart.
+        let (status, second) = send(&bridge, &headers, body).await;
+        assert_eq!(status, StatusCode::OK, "rmcp={rmcp}: {second}");
+        assert_eq!(second["result"]["structuredContent"]["id"], id, "{second}");
+        // The nonce reused on another payload under the same key, or on a fresh key: nothing
+        // is recorded for either, so the reuse is refused (not run, not a 409).
+        for (other_key, item) in [
+            (idempotency_key.as_str(), "item_456"),
+            ("a-fresh-key", "item_123"),
+        ] {
+            let body = create_cart_body(&profile, other_key, item, rmcp);
+            let mut headers = signing.headers(&bridge.mcp_url, &body);
+            headers.extend(extra.clone());
+            let (status, reply) = send(&bridge, &headers, body).await;
+            // rmcp answers a tool's refusal with HTTP 200; the front with the code's status.
+            let expected = if rmcp {
+                StatusCode::OK
+            } else {
+                StatusCode::UNAUTHORIZED
+            };
+            assert_eq!(status, expected, "rmcp={rmcp}: {reply}");
+            assert_eq!(
+                reply["error"]["data"]["code"], "signature_invalid",
+                "{reply}"
+            );
+        }
+    }
 }
 
 #[tokio::test]

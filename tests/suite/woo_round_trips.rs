@@ -354,3 +354,44 @@ async fn a_numeric_sku_is_found_as_a_sku() {
     assert_eq!(product["product"]["id"], "32", "{product}");
     assert_eq!(take(&woo).len(), 3);
 }
+
+/// Issue 27 item 8: the numeric SKU lookups find is found as a cart line too. The store is
+/// asked it as an id first (real ids cost nothing more); only when it knows no such product
+/// is it asked as a SKU, and the product that SKU names is added.
+#[tokio::test]
+async fn a_numeric_sku_as_a_cart_line_is_added_as_the_product_it_names() {
+    let (woo, bridge) = setup().await;
+    let cart = create(
+        &bridge,
+        json!([{"item": {"id": "7891234567895"}, "quantity": 2}, {"item": {"id": "10"}, "quantity": 1}]),
+    )
+    .await;
+    let lines: Vec<(&str, u64)> = cart["line_items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{cart}"))
+        .iter()
+        .map(|line| {
+            (
+                line["item"]["id"].as_str().unwrap(),
+                line["quantity"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // The store's cart names the product by its id, as for a line sent by SKU or slug.
+    assert!(lines.contains(&("32", 2)), "{cart}");
+    assert!(
+        cart["messages"].as_array().is_none_or(|messages| messages
+            .iter()
+            .all(|message| message["code"] != "not_found")),
+        "{cart}"
+    );
+    let calls = cart_calls(&woo);
+    assert_eq!(
+        calls.iter().filter(|call| call.contains("batch")).count(),
+        2,
+        "{calls:?}"
+    );
+    // A cart of real ids asks nothing more.
+    create(&bridge, json!([{"item": {"id": "10"}, "quantity": 1}])).await;
+    assert_eq!(cart_calls(&woo), ["POST S/batch"]);
+}

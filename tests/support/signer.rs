@@ -148,16 +148,46 @@ impl<'a> Signing<'a> {
 }
 
 /// An agent's profile host: `/agent-0408` publishes `signing_keys`, `/agent-0825` `keys`,
-/// `/agent-revoked` an empty `keys` beside a `signing_keys` still listing them.
+/// `/agent-revoked` an empty `keys` beside a `signing_keys` still listing them, and
+/// `/agent-etag` `keys` with an `ETag`, answering 304 to a request that names it.
 pub struct ProfileHost {
     pub addr: SocketAddr,
     fetches: Arc<AtomicUsize>,
+    not_modified: Arc<AtomicUsize>,
 }
+
+/// The `ETag` of `/agent-etag`.
+const ETAG: &str = "\"keys-v1\"";
 
 impl ProfileHost {
     pub async fn start(keys: Vec<Value>) -> Self {
         let fetches = Arc::new(AtomicUsize::new(0));
+        let not_modified = Arc::new(AtomicUsize::new(0));
         let keys = Arc::new(keys);
+        let etag_route = {
+            let (keys, fetches, not_modified) =
+                (keys.clone(), fetches.clone(), not_modified.clone());
+            get(move |headers: axum::http::HeaderMap| async move {
+                fetches.fetch_add(1, Ordering::SeqCst);
+                if headers
+                    .get(header::IF_NONE_MATCH)
+                    .is_some_and(|value| value == ETAG)
+                {
+                    not_modified.fetch_add(1, Ordering::SeqCst);
+                    return (axum::http::StatusCode::NOT_MODIFIED, [(header::ETAG, ETAG)])
+                        .into_response();
+                }
+                (
+                    [
+                        (header::CONTENT_TYPE, "application/json"),
+                        (header::ETAG, ETAG),
+                    ],
+                    json!({"ucp": {"version": "2026-08-25", "capabilities": {}}, "keys": *keys})
+                        .to_string(),
+                )
+                    .into_response()
+            })
+        };
         let serve = |body: Value| {
             (
                 [
@@ -195,11 +225,16 @@ impl ProfileHost {
                     },
                 ),
             )
+            .route("/agent-etag", etag_route)
             .with_state((keys, fetches.clone()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Self { addr, fetches }
+        Self {
+            addr,
+            fetches,
+            not_modified,
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -208,5 +243,10 @@ impl ProfileHost {
 
     pub fn fetches(&self) -> usize {
         self.fetches.load(Ordering::SeqCst)
+    }
+
+    /// Conditional requests of `/agent-etag` answered 304.
+    pub fn not_modified(&self) -> usize {
+        self.not_modified.load(Ordering::SeqCst)
     }
 }

@@ -326,6 +326,59 @@ impl Carts {
         Ok(out)
     }
 
+    /// A numeric item id the store knows no product by may be a SKU of digits only (a
+    /// barcode), which lookups find (catalog.rs asks numeric inputs as SKUs too): such lines
+    /// are asked as SKUs once the store has said so (so carts of real ids cost no extra
+    /// round), and those it names are added in one more batch.
+    async fn add_numeric_skus(
+        &self,
+        steps: &[Step],
+        applied: &mut Applied,
+    ) -> Result<(), PlatformError> {
+        let unknown: Vec<String> = applied
+            .problems
+            .iter()
+            .filter(|problem| {
+                problem.kind == LineProblemKind::NotFound
+                    && WooId::parse(&problem.item_id).is_some()
+                    && is_sku(&problem.item_id)
+            })
+            .map(|problem| problem.item_id.clone())
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let named = self.ids_of(&unknown).await?;
+        let retries: Vec<Step> = steps
+            .iter()
+            .filter_map(|step| {
+                let (item_id, quantity) = step.line.as_ref()?;
+                let id = *named.get(item_id)?;
+                let sent = WooId::parse(item_id).map(|sent| sent.0);
+                (sent != Some(id)).then(|| Step::add(id, item_id, *quantity))
+            })
+            .collect();
+        if retries.is_empty() {
+            return Ok(());
+        }
+        applied.problems.retain(|problem| {
+            !(problem.kind == LineProblemKind::NotFound
+                && retries.iter().any(|step| {
+                    step.line
+                        .as_ref()
+                        .is_some_and(|(id, _)| *id == problem.item_id)
+                }))
+        });
+        for chunk in retries.chunks(MAX_BATCH) {
+            let calls: Vec<CartCall> = chunk.iter().map(|step| step.call.clone()).collect();
+            let answers = self.api.batch(applied.token.as_deref(), &calls).await?;
+            for (step, answer) in chunk.iter().zip(answers) {
+                applied.read(step, answer)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Sends `steps` in order, 25 to a batch, the first batch on `token` (or on a new cart),
     /// the later ones on whatever token the store answered with; then, in one more batch,
     /// the lines the store would take fewer of, at the quantity it named.
@@ -344,6 +397,7 @@ impl Carts {
                 return Ok(applied);
             }
         }
+        self.add_numeric_skus(&steps, &mut applied).await?;
         let clamps = std::mem::take(&mut applied.clamps);
         for chunk in clamps.chunks(MAX_BATCH) {
             let steps: Vec<Step> = chunk
