@@ -25,6 +25,7 @@ use crate::platform::port::PlatformError;
 use crate::settings::Secret;
 
 use super::super::ids::{cart_token, variant_gid};
+use super::text;
 
 /// Checkouts (by cart token) whose orders are kept, and the orders themselves.
 const MAX_CHECKOUTS: u64 = 200_000;
@@ -140,10 +141,6 @@ fn amount(
     Money::from_major_str(text, currency)
         .map(|money| money.amount)
         .map_err(|_| bad("an amount is not a decimal"))
-}
-
-fn text(value: &Option<String>) -> Option<String> {
-    value.clone().filter(|value| !value.trim().is_empty())
 }
 
 fn address(raw: &RawAddress) -> Address {
