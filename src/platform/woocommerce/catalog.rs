@@ -440,25 +440,86 @@ impl CatalogPort for Catalog {
             return self.product_by_word(input).await;
         };
         let key = id.to_string();
-        let own = [id.0];
-        let (tree, item, variations, defaults) = tokio::join!(
+        let (tree, fetched) = tokio::join!(
             self.categories.get(categories::fetch(&self.api)),
-            self.api.product(&key),
-            self.all_variations(&own),
-            self.defaults(&own),
+            self.fetch_whole(id.0, &key),
         );
         let tree = tree?;
-        let Some(item) = item? else {
-            // Not an id; a SKU may be digits only: one `sku=` request more, only then.
-            let hit = self.resolve_as(&[input.to_owned()], false).await?;
-            return Ok(hit.into_iter().next().map(ProductHit::from));
+        let Whole {
+            product,
+            variations,
+            defaults,
+            variant,
+        } = match fetched? {
+            Fetched::Whole(whole) => whole,
+            Fetched::Orphan => return Ok(None),
+            Fetched::NoSuchId => {
+                // A SKU may be digits only: one `sku=` request more, only then.
+                let hit = self.resolve_as(&[input.to_owned()], false).await?;
+                return Ok(hit.into_iter().next().map(ProductHit::from));
+            }
+        };
+        let mut found = Found::default();
+        found.add(variations);
+        let product = self.build(&product, &found, &tree, &defaults);
+        if let Some(key) = &variant {
+            // The brain relies on the named variant being in the product.
+            if product.variant(key).is_none() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(ProductHit {
+            product: Arc::new(product),
+            variant_id: variant,
+        }))
+    }
+}
+
+/// What `get_product`'s id turned out to name.
+enum Fetched {
+    Whole(Whole),
+    /// Neither a product nor a variation id (it may still be a SKU spelt in digits).
+    NoSuchId,
+    /// A variation whose parent is gone.
+    Orphan,
+}
+
+/// A product with every variation, as fetched for `get_product`.
+struct Whole {
+    product: StoreProduct,
+    variations: Vec<StoreProduct>,
+    defaults: HashMap<u64, Vec<DefaultAttribute>>,
+    /// The variation the id named, when it named one.
+    variant: Option<String>,
+}
+
+impl Catalog {
+    /// `GET /products/{id}` beside the id's own variation list: a variable product (the usual
+    /// id) is then whole in one round. When the id turns out to be a variation, the parent's
+    /// round starts the moment the id answers, without waiting for that now useless list: on
+    /// a slow store the speculation costs a request, never a round.
+    async fn fetch_whole(&self, id: u64, key: &str) -> Result<Fetched, PlatformError> {
+        let own = [id];
+        let mut own_list =
+            std::pin::pin!(async { tokio::join!(self.all_variations(&own), self.defaults(&own)) });
+        let mut item = std::pin::pin!(self.api.product(key));
+        let (item, listed) = tokio::select! {
+            item = &mut item => (item?, None),
+            listed = &mut own_list => ((&mut item).await?, Some(listed)),
+        };
+        let Some(item) = item else {
+            return Ok(Fetched::NoSuchId);
         };
         if item.parent == 0 {
-            let mut found = Found::default();
-            found.add(variations?);
-            return Ok(Some(ProductHit {
-                product: Arc::new(self.build(&item, &found, &tree, &defaults)),
-                variant_id: None,
+            let (variations, defaults) = match listed {
+                Some(listed) => listed,
+                None => own_list.await,
+            };
+            return Ok(Fetched::Whole(Whole {
+                product: item,
+                variations: variations?,
+                defaults,
+                variant: None,
             }));
         }
         // A variation: its own variation list was empty; the parent's is what counts.
@@ -470,18 +531,13 @@ impl CatalogPort for Catalog {
             self.defaults(&parents),
         );
         let Some(parent) = parent? else {
-            return Ok(None);
+            return Ok(Fetched::Orphan);
         };
-        let mut found = Found::default();
-        found.add(variations?);
-        let product = self.build(&parent, &found, &tree, &defaults);
-        // The brain relies on the named variant being in the product.
-        if product.variant(&key).is_none() {
-            return Ok(None);
-        }
-        Ok(Some(ProductHit {
-            product: Arc::new(product),
-            variant_id: Some(key),
+        Ok(Fetched::Whole(Whole {
+            product: parent,
+            variations: variations?,
+            defaults,
+            variant: Some(key.to_owned()),
         }))
     }
 }

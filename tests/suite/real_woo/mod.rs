@@ -7,3 +7,4 @@ mod counts;
 mod deadline;
 mod handoff;
 pub mod store;
+mod wire;
