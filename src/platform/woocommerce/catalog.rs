@@ -451,7 +451,7 @@ impl CatalogPort for Catalog {
             defaults,
             variant,
         } = match fetched? {
-            Fetched::Whole(whole) => whole,
+            Fetched::Whole(whole) => *whole,
             Fetched::Orphan => return Ok(None),
             Fetched::NoSuchId => {
                 // A SKU may be digits only: one `sku=` request more, only then.
@@ -477,7 +477,7 @@ impl CatalogPort for Catalog {
 
 /// What `get_product`'s id turned out to name.
 enum Fetched {
-    Whole(Whole),
+    Whole(Box<Whole>),
     /// Neither a product nor a variation id (it may still be a SKU spelt in digits).
     NoSuchId,
     /// A variation whose parent is gone.
@@ -515,12 +515,12 @@ impl Catalog {
                 Some(listed) => listed,
                 None => own_list.await,
             };
-            return Ok(Fetched::Whole(Whole {
+            return Ok(Fetched::Whole(Box::new(Whole {
                 product: item,
                 variations: variations?,
                 defaults,
                 variant: None,
-            }));
+            })));
         }
         // A variation: its own variation list was empty; the parent's is what counts.
         let parent_key = item.parent.to_string();
@@ -533,12 +533,12 @@ impl Catalog {
         let Some(parent) = parent? else {
             return Ok(Fetched::Orphan);
         };
-        Ok(Fetched::Whole(Whole {
+        Ok(Fetched::Whole(Box::new(Whole {
             product: parent,
             variations: variations?,
             defaults,
             variant: Some(key.to_owned()),
-        }))
+        })))
     }
 }
 
