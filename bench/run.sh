@@ -8,6 +8,8 @@
 #   - time from process start to the first answered tools/call;
 #   - the criterion benches of the brain (relaxation, money, cursors);
 #   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh).
+#   - with SOAK_MINUTES=30, the soak (bench/soak.sh): mixed traffic with cache churn and
+#     webhooks, RSS, fds and p99 each minute, and their slope.
 # Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
 # Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
 # SKIP_UPSTREAM=1, OUT (default BENCHMARKS.md). Honours CARGO_TARGET_DIR. Not run by CI.
@@ -171,6 +173,10 @@ if os.path.exists(out):
     kept = re.search(r"<!-- LOAD:BEGIN.*?<!-- LOAD:END -->\n", open(out).read(), flags=re.S)
     if kept:
         L.append(kept.group(0))
+    # bench/soak.sh's section (30 minutes; run when SOAK_MINUTES is set), kept otherwise.
+    kept = re.search(r"<!-- SOAK:BEGIN.*?<!-- SOAK:END -->\n", open(out).read(), flags=re.S)
+    if kept:
+        L.append(kept.group(0))
     # bench/round_trips.sh's section, kept when this run skips it (SKIP_UPSTREAM=1).
     kept = re.search(r"<!-- ROUNDTRIPS:BEGIN.*?<!-- ROUNDTRIPS:END -->\n", open(out).read(), flags=re.S)
     if kept and os.environ.get("SKIP_UPSTREAM") == "1":
@@ -183,4 +189,9 @@ PY
 # own (bench/round_trips.sh, between the ROUNDTRIPS markers), from the run above.
 if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
     bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
+fi
+
+# ---- Soak (issue 27): long, so only when asked: SOAK_MINUTES=30 bash bench/run.sh
+if [ -n "${SOAK_MINUTES:-}" ]; then
+    OUT="$OUT" MINUTES="$SOAK_MINUTES" bash "$ROOT/bench/soak.sh"
 fi
