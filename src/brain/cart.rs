@@ -200,12 +200,13 @@ impl Brain {
         Ok(prepared)
     }
 
-    fn draft(cart: &CartIn, lines: Vec<CartLineInput>) -> CartDraft {
+    fn draft(&self, cart: &CartIn, lines: Vec<CartLineInput>) -> CartDraft {
         CartDraft {
             lines,
             context: buyer_context(&cart.context),
             buyer: cart.buyer.clone(),
             attribution: cart.attribution.clone(),
+            line_cap: Some(self.limits.max_line_quantity),
         }
     }
 
@@ -338,7 +339,7 @@ impl Brain {
         }
         let outcome = self
             .carts()
-            .create(&Self::draft(&cart, prepared.lines))
+            .create(&self.draft(&cart, prepared.lines))
             .await?;
         let mut messages = prepared.messages;
         messages.extend(Self::problem_messages(&outcome.problems, &prepared.origin));
@@ -380,7 +381,7 @@ impl Brain {
         let prepared = self.prepare_lines(&cart).await?;
         let Some(outcome) = self
             .carts()
-            .replace(id, &Self::draft(&cart, prepared.lines))
+            .replace(id, &self.draft(&cart, prepared.lines))
             .await?
         else {
             return self.cart_not_found(release);

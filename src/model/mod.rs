@@ -256,6 +256,11 @@ pub struct CartDraft {
     /// Passed through to upstreams that keep them (cart attributes, notes).
     pub buyer: Option<serde_json::Value>,
     pub attribution: Option<serde_json::Value>,
+    /// The most one line may hold (the brain's `max_line_quantity`). Lines are capped before
+    /// they reach the store, but a store that judges lines itself may find two spellings of
+    /// one item (a variant id and its SKU) and merge them: the merged line keeps to this cap.
+    /// `None`: no cap beyond the store's own.
+    pub line_cap: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -234,6 +234,24 @@ async fn products_with_one_variant_can_be_added_by_product_id_and_sku() {
 }
 
 #[tokio::test]
+async fn two_spellings_of_one_variant_stay_within_the_line_cap() {
+    let standin = Standin::start();
+    let bridge = TestBridge::start(&standin.config("[limits]\nmax_line_quantity = 5\n")).await;
+    // The product gid of a one-variant product and that variant's gid: one line for Shopify,
+    // which would otherwise add the two up (7).
+    let created = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta_with_fresh_key(), "cart": {"line_items": [
+                {"item": {"id": format!("gid://shopify/Product/{MUG}")}, "quantity": 4},
+                line(&variant(MUG_VARIANT), 3),
+            ]}}),
+        )
+        .await;
+    assert_eq!(lines(&created), [(variant(MUG_VARIANT), 5)], "{created}");
+}
+
+#[tokio::test]
 async fn a_line_shopify_refuses_does_not_sink_the_cart() {
     let (standin, bridge) = setup().await;
     // The catalog still lists the mug, but Shopify's cart refuses it: cartCreate fails as a

@@ -283,3 +283,16 @@ async fn unknown_and_foreign_cart_ids_are_not_found() {
     assert_eq!(result["messages"][0]["code"], "not_found");
     assert!(woo.requests().is_empty());
 }
+
+#[tokio::test]
+async fn two_spellings_of_one_product_stay_within_the_line_cap() {
+    let (_woo, bridge) = setup("[limits]\nmax_line_quantity = 5\n").await;
+    // "MUG-1" is product 10's SKU: the store would add both up into one cart item (7).
+    let created = create(
+        &bridge,
+        json!([{"item": {"id": "MUG-1"}, "quantity": 4}, {"item": {"id": "10"}, "quantity": 3}]),
+    )
+    .await;
+    assert_eq!(lines(&created), [("10".to_owned(), 5)], "{created}");
+    assert!(created.get("messages").is_none(), "{created}");
+}

@@ -272,6 +272,8 @@ fn learn(titles: &mut Titles, cart: &RawCart) {
 #[derive(Default)]
 struct Wanted {
     sent: Vec<Sent>,
+    /// What a merged line may hold (the draft's `line_cap`).
+    cap: Option<u32>,
     refused: Vec<Refused>,
     titles: Titles,
 }
@@ -293,7 +295,10 @@ impl Wanted {
             .iter_mut()
             .find(|sent| sent.variant_id == variant_id)
         {
-            Some(sent) => sent.quantity = sent.quantity.saturating_add(line.quantity),
+            Some(sent) => {
+                let merged = sent.quantity.saturating_add(line.quantity);
+                sent.quantity = self.cap.map_or(merged, |cap| merged.min(cap));
+            }
             None => self.sent.push(Sent {
                 item_id: line.item_id.clone(),
                 variant_id,
@@ -514,7 +519,10 @@ impl Carts {
         } else {
             self.catalog.resolve(&lookup, &draft.context).await?
         };
-        let mut wanted = Wanted::default();
+        let mut wanted = Wanted {
+            cap: draft.line_cap,
+            ..Wanted::default()
+        };
         for line in &draft.lines {
             match parse_catalog_id(&line.item_id) {
                 // One spelling per variant, so Shopify's answer matches what was sent.
@@ -632,6 +640,7 @@ impl CartPort for Carts {
             sent: wanted,
             mut refused,
             mut titles,
+            ..
         } = self.wanted(draft).await?;
         if wanted.is_empty() {
             // No line can reach Shopify: no cart is opened, and the empty id of this empty
@@ -746,6 +755,7 @@ impl CartPort for Carts {
             sent: wanted,
             mut refused,
             mut titles,
+            ..
         } = wanted;
         learn(&mut titles, &cart);
         let diff = lines::diff(

@@ -206,8 +206,7 @@ impl CheckoutPort for ShopifyCheckout {
                     .create(&CartDraft {
                         lines: lines.clone(),
                         context: draft.context.clone(),
-                        buyer: None,
-                        attribution: None,
+                        ..CartDraft::default()
                     })
                     .await?;
                 if outcome.cart.id.is_empty() {
@@ -250,9 +249,7 @@ impl CheckoutPort for ShopifyCheckout {
     ) -> Result<Option<CheckoutOutcome>, PlatformError> {
         let draft = CartDraft {
             lines: lines.to_vec(),
-            context: Default::default(),
-            buyer: None,
-            attribution: None,
+            ..CartDraft::default()
         };
         let Some(outcome) = self.carts.replace(id, &draft).await? else {
             return Ok(None);

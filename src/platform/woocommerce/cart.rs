@@ -271,15 +271,28 @@ impl Carts {
             .filter(|id| WooId::parse(id).is_none() && (is_sku(id) || is_slug(id)))
             .collect();
         let named = self.ids_of(&words).await?;
-        let mut steps = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
+        let mut added: HashMap<u64, usize> = HashMap::new();
         for line in &draft.lines {
             let id = WooId::parse(&line.item_id)
                 .map(|id| id.0)
                 .or_else(|| named.get(&line.item_id).copied());
-            match id {
-                Some(id) => steps.push(Step::add(id, &line.item_id, line.quantity)),
-                None => problems.push(not_found(line)),
+            let Some(id) = id else {
+                problems.push(not_found(line));
+                continue;
+            };
+            // Two spellings (an id and its SKU) of one product: the store would add them up
+            // into one cart item, past the cap; one add-item, capped, instead.
+            if let Some(&at) = added.get(&id)
+                && let Some((item_id, quantity)) = steps[at].line.clone()
+            {
+                let merged = quantity.saturating_add(line.quantity);
+                let merged = draft.line_cap.map_or(merged, |cap| merged.min(cap));
+                steps[at] = Step::add(id, &item_id, merged);
+                continue;
             }
+            added.insert(id, steps.len());
+            steps.push(Step::add(id, &line.item_id, line.quantity));
         }
         Ok(steps)
     }
