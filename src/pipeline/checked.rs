@@ -1,11 +1,12 @@
 //! The checked call: tool, access, negotiation, validation and idempotency, in that order,
-//! around the brain step.
+//! around the brain step (or the answer cache, for a catalog read).
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use super::Steps;
+use super::answers::AnswerCache;
 use super::dispatch;
 use super::protocol_error::ProtocolError;
 use crate::idempotency::Scope;
@@ -73,10 +74,14 @@ pub async fn checked(
     let webhook_url = agreement
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());
-    steps
-        .idempotency
-        .once(scope, arguments, |arguments| {
-            dispatch::run(brain, tool, arguments, release, webhook_url)
-        })
-        .await
+    let run = |arguments| dispatch::run(brain, tool, arguments, release, webhook_url);
+    match &steps.answers {
+        Some(answers) if AnswerCache::keeps(tool) => {
+            let namespace = brain.namespace().service;
+            answers
+                .answer(namespace, release, tool, arguments, run)
+                .await
+        }
+        _ => steps.idempotency.once(scope, arguments, run).await,
+    }
 }
