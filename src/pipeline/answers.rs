@@ -52,6 +52,17 @@ impl Expiry<Key, Kept> for UntilEntriesExpire {
     fn expire_after_create(&self, _: &Key, kept: &Kept, now: Instant) -> Option<Duration> {
         Some(kept.expires.saturating_duration_since(now))
     }
+
+    /// A rebuilt answer (the old one retired) lives by its own entries, not the old one's.
+    fn expire_after_update(
+        &self,
+        _: &Key,
+        kept: &Kept,
+        now: Instant,
+        _: Option<Duration>,
+    ) -> Option<Duration> {
+        Some(kept.expires.saturating_duration_since(now))
+    }
 }
 
 fn weight(key: &Key, kept: &Kept) -> u32 {
@@ -156,6 +167,63 @@ mod tests {
             tool: ToolName::SearchCatalog,
             arguments: format!("{{\"q\":{index}}}").into_bytes().into_boxed_slice(),
         }
+    }
+
+    /// Calls `cache` for one fixed search, the build doing `reads`; whether it was built.
+    async fn built(cache: &AnswerCache, reads: impl FnOnce()) -> bool {
+        let mut ran = false;
+        let answer = cache
+            .answer(
+                "br.dev.bcp.shopping",
+                crate::protocol::Namespace::BCP.release(None),
+                ToolName::SearchCatalog,
+                serde_json::json!({"catalog": {"query": "cup"}}),
+                |_| async {
+                    ran = true;
+                    reads();
+                    Answer::encode(&"built", Outcome::Success).map_err(|_| ())
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer.json(), "\"built\"");
+        ran
+    }
+
+    #[tokio::test]
+    async fn an_answer_lives_no_longer_than_what_it_read() {
+        let catalog = catalog();
+        let cache = AnswerCache::new(catalog.clone(), 1 << 20);
+        let later = || Instant::now() + Duration::from_secs(60);
+        // Nothing read from the cache, or something read past it: nothing kept.
+        assert!(built(&cache, || {}).await);
+        assert!(built(&cache, freshness::read_uncached).await);
+        assert!(built(&cache, || freshness::read_cached(later())).await);
+        assert!(!built(&cache, || {}).await, "kept");
+        // Any invalidation retires it, even one landing while the answer was being built.
+        catalog.invalidate_product(&["prod_other".to_owned()]);
+        assert!(
+            built(&cache, || {
+                freshness::read_cached(later());
+                catalog.invalidate_all();
+            })
+            .await
+        );
+        assert!(built(&cache, || freshness::read_cached(later())).await);
+        assert!(!built(&cache, || {}).await, "kept");
+        catalog.invalidate_all();
+        // It expires with the first entry it read.
+        let soon = Instant::now() + Duration::from_millis(50);
+        assert!(
+            built(&cache, || {
+                freshness::read_cached(later());
+                freshness::read_cached(soon);
+            })
+            .await
+        );
+        assert!(!built(&cache, || {}).await, "kept");
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        assert!(built(&cache, || {}).await, "expired with its entry");
     }
 
     #[tokio::test]
