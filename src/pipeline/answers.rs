@@ -99,25 +99,23 @@ impl AnswerCache {
         )
     }
 
-    /// `build`'s answer to these arguments, or the one it gave before while that is still as
-    /// fresh as the product cache. Refusals and failures are never kept.
-    pub async fn answer<F, E>(
+    /// The kept answer to these arguments, while it is still as fresh as the product cache;
+    /// otherwise what [`AnswerCache::build`] needs to build and keep one. Small on purpose: a
+    /// hit never holds the brain's (large) future.
+    pub async fn lookup(
         &self,
         namespace: &'static str,
         release: Release,
         tool: ToolName,
-        arguments: Value,
-        build: impl FnOnce(Value) -> F,
-    ) -> Result<Answer, E>
-    where
-        F: Future<Output = Result<Answer, E>>,
-    {
+        arguments: &Value,
+    ) -> Result<Answer, Miss> {
         let key = Key {
             namespace,
             release,
             tool,
-            arguments: canonical::payload(&arguments).into_boxed_slice(),
+            arguments: canonical::payload(arguments).into_boxed_slice(),
         };
+        // Read before the brain runs: an invalidation landing while it runs retires its answer.
         let generation = self.catalog.generation();
         if let Some(kept) = self.answers.get(&key).await
             && kept.generation == generation
@@ -127,18 +125,39 @@ impl AnswerCache {
             return Ok(kept.answer);
         }
         crate::observability::answer_cache(tool.as_str(), false);
+        Err(Miss { key, generation })
+    }
+
+    /// `build`'s answer to the arguments `miss` was looked up with, kept when every catalog
+    /// read behind it came from the product cache. Refusals and failures are never kept.
+    pub async fn build<F, E>(
+        &self,
+        miss: Miss,
+        arguments: Value,
+        build: impl FnOnce(Value) -> F,
+    ) -> Result<Answer, E>
+    where
+        F: Future<Output = Result<Answer, E>>,
+    {
         let (built, reads) = freshness::tracked(build(arguments)).await;
         let answer = built?;
         if let Some(expires) = reads.keep_until() {
             let kept = Kept {
                 answer: answer.clone(),
-                generation,
+                generation: miss.generation,
                 expires,
             };
-            self.answers.insert(key, kept).await;
+            self.answers.insert(miss.key, kept).await;
         }
         Ok(answer)
     }
+}
+
+/// A lookup that found no fresh answer: its key, and the catalog generation it saw.
+#[derive(Debug)]
+pub struct Miss {
+    key: Key,
+    generation: u64,
 }
 
 #[cfg(test)]
@@ -171,23 +190,31 @@ mod tests {
 
     /// Calls `cache` for one fixed search, the build doing `reads`; whether it was built.
     async fn built(cache: &AnswerCache, reads: impl FnOnce()) -> bool {
-        let mut ran = false;
-        let answer = cache
-            .answer(
+        let arguments = serde_json::json!({"catalog": {"query": "cup"}});
+        let release = crate::protocol::Namespace::BCP.release(None);
+        let lookup = cache
+            .lookup(
                 "br.dev.bcp.shopping",
-                crate::protocol::Namespace::BCP.release(None),
+                release,
                 ToolName::SearchCatalog,
-                serde_json::json!({"catalog": {"query": "cup"}}),
-                |_| async {
-                    ran = true;
-                    reads();
-                    Answer::encode(&"built", Outcome::Success).map_err(|_| ())
-                },
+                &arguments,
             )
-            .await
-            .unwrap();
+            .await;
+        let (answer, built) = match lookup {
+            Ok(kept) => (kept, false),
+            Err(miss) => {
+                let answer = cache
+                    .build(miss, arguments, |_| async {
+                        reads();
+                        Answer::encode(&"built", Outcome::Success).map_err(|_| ())
+                    })
+                    .await
+                    .unwrap();
+                (answer, true)
+            }
+        };
         assert_eq!(answer.json(), "\"built\"");
-        ran
+        built
     }
 
     #[tokio::test]

@@ -31,7 +31,8 @@ pub async fn checked(
         .get(name)
         .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
     steps.access.check_profile(meta)?;
-    let agreement = steps.negotiator.check(meta).await?;
+    // Boxed, as the brain below: fetching a profile is a large future few calls run.
+    let agreement = Box::pin(steps.negotiator.check(meta)).await?;
     let brain = &steps.brain;
     let mut release = brain
         .namespace()
@@ -65,9 +66,7 @@ pub async fn checked(
         let Some(scope) = scope else {
             return Err(SignatureError::nonce_reused().into());
         };
-        return steps
-            .idempotency
-            .recorded(scope, &arguments)
+        return Box::pin(steps.idempotency.recorded(scope, &arguments))
             .await?
             .ok_or_else(|| SignatureError::nonce_reused().into());
     }
@@ -75,13 +74,16 @@ pub async fn checked(
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());
     let run = |arguments| dispatch::run(brain, tool, arguments, release, webhook_url);
+    // The brain's future is large (every store call it may await) and this one is moved
+    // through the limits, the deadline and the span: boxed, a kept answer moves none of it.
     match &steps.answers {
         Some(answers) if AnswerCache::keeps(tool) => {
             let namespace = brain.namespace().service;
-            answers
-                .answer(namespace, release, tool, arguments, run)
-                .await
+            match answers.lookup(namespace, release, tool, &arguments).await {
+                Ok(kept) => Ok(kept),
+                Err(miss) => Box::pin(answers.build(miss, arguments, run)).await,
+            }
         }
-        _ => steps.idempotency.once(scope, arguments, run).await,
+        _ => Box::pin(steps.idempotency.once(scope, arguments, run)).await,
     }
 }

@@ -224,11 +224,18 @@ impl Pipeline {
                 .as_deref()
                 .unwrap_or("-")
         );
-        let checked = checked::checked(steps, tool, &meta, arguments, replay_only, agreed);
-        let limited = steps
+        // Built in place, not bound first: an async fn keeps a slot for every local, so a
+        // future held in one and then wrapped would be carried (and moved) twice.
+        let outcome = steps
             .limits
-            .run(tool, meta.profile.as_deref(), peer, checked);
-        let outcome = limited.instrument(span.clone()).await;
+            .run(
+                tool,
+                meta.profile.as_deref(),
+                peer,
+                checked::checked(steps, tool, &meta, arguments, replay_only, agreed),
+            )
+            .instrument(span.clone())
+            .await;
         let label = label(&outcome);
         crate::observability::tool_call(tool, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);
