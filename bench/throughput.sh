@@ -93,13 +93,18 @@ load() {
 }
 
 # The bridge as a merchant would run it on the sample store, negotiation off (the bench
-# agent's profile URL is not fetchable), default log level.
+# agent's profile URL is not fetchable), default log level. Search pages are cached too, so
+# search answers are kept like the other reads (only answers built wholly from cached
+# entries are).
 cat >"$WORK/bench-sample.toml" <<'TOML'
 [store]
 platform = "sample"
 
 [negotiation]
 enabled = false
+
+[cache]
+search = true
 TOML
 
 META='"meta":{"ucp-agent":{"profile":"https://agent.example/profile.json"}}'

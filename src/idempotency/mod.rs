@@ -252,48 +252,9 @@ fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-/// JSON with object keys sorted at every level, so key order does not change the hash.
-fn canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (index, key) in keys.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
-                if let Some(inner) = map.get(key) {
-                    canonical(inner, out);
-                }
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
 /// The hash of the arguments without `meta`: what makes two requests "the same payload".
 pub fn fingerprint(arguments: &Value) -> String {
-    let mut payload = arguments.clone();
-    if let Some(map) = payload.as_object_mut() {
-        map.remove("meta");
-    }
-    let mut text = String::new();
-    canonical(&payload, &mut text);
-    sha256_hex(text.as_bytes())
+    sha256_hex(&crate::protocol::canonical::payload(arguments))
 }
 
 /// The store key: hashed parts, so agent-chosen strings never shape the key space.

@@ -54,8 +54,8 @@ impl CallLimits {
             .check(profile, peer)
             .map_err(|throttled| E::from(LimitError::Throttled(throttled)))?;
         if let Some(shared) = &self.shared {
-            shared
-                .check(profile)
+            // Boxed: a Redis round trip is a large future, and this one holds the whole call.
+            Box::pin(shared.check(profile))
                 .await
                 .map_err(|throttled| E::from(LimitError::Throttled(throttled)))?;
         }

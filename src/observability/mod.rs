@@ -89,6 +89,16 @@ pub fn cache(kind: &'static str, hit: bool) {
     metrics::counter!(name, "kind" => kind).increment(1);
 }
 
+/// A catalog read answered from the answer cache (hit) or by the brain (miss).
+pub fn answer_cache(tool: &'static str, hit: bool) {
+    let name = if hit {
+        "bcp_answer_cache_hits_total"
+    } else {
+        "bcp_answer_cache_misses_total"
+    };
+    metrics::counter!(name, "tool" => tool).increment(1);
+}
+
 pub fn rate_limited(scope: &'static str, store: &str) {
     metrics::counter!("bcp_rate_limited_total", "scope" => scope, "store" => store.to_owned())
         .increment(1);

@@ -1,11 +1,12 @@
 //! The checked call: tool, access, negotiation, validation and idempotency, in that order,
-//! around the brain step.
+//! around the brain step (or the answer cache, for a catalog read).
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
 use super::Steps;
+use super::answers::AnswerCache;
 use super::dispatch;
 use super::protocol_error::ProtocolError;
 use crate::idempotency::Scope;
@@ -30,7 +31,8 @@ pub async fn checked(
         .get(name)
         .ok_or_else(|| ProtocolError::UnknownTool(name.to_owned()))?;
     steps.access.check_profile(meta)?;
-    let agreement = steps.negotiator.check(meta).await?;
+    // Boxed, as the brain below: fetching a profile is a large future few calls run.
+    let agreement = Box::pin(steps.negotiator.check(meta)).await?;
     let brain = &steps.brain;
     let mut release = brain
         .namespace()
@@ -64,19 +66,24 @@ pub async fn checked(
         let Some(scope) = scope else {
             return Err(SignatureError::nonce_reused().into());
         };
-        return steps
-            .idempotency
-            .recorded(scope, &arguments)
+        return Box::pin(steps.idempotency.recorded(scope, &arguments))
             .await?
             .ok_or_else(|| SignatureError::nonce_reused().into());
     }
     let webhook_url = agreement
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());
-    steps
-        .idempotency
-        .once(scope, arguments, |arguments| {
-            dispatch::run(brain, tool, arguments, release, webhook_url)
-        })
-        .await
+    let run = |arguments| dispatch::run(brain, tool, arguments, release, webhook_url);
+    // The brain's future is large (every store call it may await) and this one is moved
+    // through the limits, the deadline and the span: boxed, a kept answer moves none of it.
+    match &steps.answers {
+        Some(answers) if AnswerCache::keeps(tool) => {
+            let namespace = brain.namespace().service;
+            match answers.lookup(namespace, release, tool, &arguments).await {
+                Ok(kept) => Ok(kept),
+                Err(miss) => Box::pin(answers.build(miss, arguments, run)).await,
+            }
+        }
+        _ => Box::pin(steps.idempotency.once(scope, arguments, run)).await,
+    }
 }

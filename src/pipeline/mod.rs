@@ -10,7 +10,9 @@
 //! 6. **negotiation** — the agent profile fetched and agreed on; it picks the release;
 //! 7. **validation** — the arguments against the tool's input schema;
 //! 8. **idempotency** — a keyed mutation runs once, its replay is the recorded answer;
-//! 9. **brain** — the arguments decoded into the request type and answered;
+//! 9. **brain** — the arguments decoded into the request type and answered; a catalog read
+//!    may be answered from the answer cache instead ([`answers`]), the brain's work alone
+//!    skipped;
 //! 10. **activity** — metrics, the merchant page's counts, the log line.
 //!
 //! # For a front
@@ -33,6 +35,7 @@
 //! [`Pipeline::admit`], the signature step alone.
 
 pub mod agents;
+pub mod answers;
 mod call;
 mod checked;
 mod dispatch;
@@ -48,6 +51,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use self::agents::{AgentsConfig, MetaSource};
+use self::answers::AnswerCache;
 pub use self::call::{Call, Covered, Passage};
 pub use self::protocol_error::ProtocolError;
 use self::tool_table::ToolTable;
@@ -70,6 +74,8 @@ pub struct Steps {
     pub access: Access,
     pub negotiator: Negotiator,
     pub idempotency: Idempotency,
+    /// Kept catalog-read answers (`[cache] answers`), shared by every namespace.
+    pub answers: Option<Arc<AnswerCache>>,
     pub brain: Brain,
     /// Calls and refusals since start, for the merchant page.
     pub activity: Arc<Activity>,
@@ -218,11 +224,18 @@ impl Pipeline {
                 .as_deref()
                 .unwrap_or("-")
         );
-        let checked = checked::checked(steps, tool, &meta, arguments, replay_only, agreed);
-        let limited = steps
+        // Built in place, not bound first: an async fn keeps a slot for every local, so a
+        // future held in one and then wrapped would be carried (and moved) twice.
+        let outcome = steps
             .limits
-            .run(tool, meta.profile.as_deref(), peer, checked);
-        let outcome = limited.instrument(span.clone()).await;
+            .run(
+                tool,
+                meta.profile.as_deref(),
+                peer,
+                checked::checked(steps, tool, &meta, arguments, replay_only, agreed),
+            )
+            .instrument(span.clone())
+            .await;
         let label = label(&outcome);
         crate::observability::tool_call(tool, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);

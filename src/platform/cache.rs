@@ -2,9 +2,14 @@
 //! are kept per (id, buyer context) for a TTL, optionally search pages too; concurrent misses
 //! of one key share one upstream call. It wraps the catalog only: carts are the buyer's live
 //! state and go straight to the store.
+//!
+//! Each entry knows when it expires, and every read reports that to `freshness`, so a layer
+//! keeping results built from entries (the answer cache) drops them no later than the entries.
+//! Every invalidation also moves the catalog's `generation`, retiring such results at once.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use moka::future::Cache;
@@ -12,6 +17,7 @@ use moka::future::Cache;
 use serde::Deserialize;
 
 use super::catalog::{CatalogPort, SharedCatalog};
+use super::freshness;
 use super::port::{Platform, PlatformError, SharedPlatform};
 use crate::model::{BuyerContext, Filters, ProductHit, Resolved, SearchPage, SearchRequest};
 use crate::settings::{ConfigProblem, Secret};
@@ -27,6 +33,11 @@ pub struct CacheConfig {
     pub search: bool,
     /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
     pub webhook_secret: Option<Secret>,
+    /// Also keep the encoded answers of `search_catalog`, `lookup_catalog` and `get_product`
+    /// built from cached entries (needs `enabled`; search answers need `search`).
+    pub answers: bool,
+    /// Bytes of kept answers (their JSON and arguments) before the least used go.
+    pub answer_bytes: u64,
 }
 
 impl Default for CacheConfig {
@@ -37,6 +48,8 @@ impl Default for CacheConfig {
             max_entries: 10_000,
             search: false,
             webhook_secret: None,
+            answers: true,
+            answer_bytes: 64 << 20,
         }
     }
 }
@@ -55,6 +68,12 @@ impl CacheConfig {
                 ));
             }
         }
+        if !(ANSWER_BYTES_MIN..=ANSWER_BYTES_MAX).contains(&self.answer_bytes) {
+            problems.push(ConfigProblem::new(
+                "cache.answer_bytes",
+                format!("must be between {ANSWER_BYTES_MIN} and {ANSWER_BYTES_MAX}"),
+            ));
+        }
         if self.webhook_secret.is_some() && !self.enabled {
             problems.push(ConfigProblem::new(
                 "cache.webhook_secret",
@@ -64,6 +83,10 @@ impl CacheConfig {
         problems
     }
 }
+
+/// Below this an answer cache holds too few answers to be worth its lookups.
+const ANSWER_BYTES_MIN: u64 = 64 << 10;
+const ANSWER_BYTES_MAX: u64 = 16 << 30;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct IdKey {
@@ -95,11 +118,29 @@ impl SearchKey {
     }
 }
 
+/// An entry and the moment it stops being served (its insertion is a little later, so the
+/// cache itself drops it no earlier).
+#[derive(Debug, Clone)]
+struct Stamped<V> {
+    value: V,
+    expires: Instant,
+}
+
+impl<V> Stamped<V> {
+    /// The value, its expiry reported to the tracked work reading it.
+    fn read(self) -> V {
+        freshness::read_cached(self.expires);
+        self.value
+    }
+}
+
 pub struct CachedCatalog {
     inner: SharedCatalog,
-    products: Cache<IdKey, Option<ProductHit>>,
-    resolved: Cache<IdKey, Option<Resolved>>,
-    searches: Option<Cache<SearchKey, SearchPage>>,
+    ttl: Duration,
+    products: Cache<IdKey, Stamped<Option<ProductHit>>>,
+    resolved: Cache<IdKey, Stamped<Option<Resolved>>>,
+    searches: Option<Cache<SearchKey, Stamped<SearchPage>>>,
+    generation: AtomicU64,
 }
 
 fn cache<K, V>(max_entries: u64, ttl: Duration) -> Cache<K, V>
@@ -135,9 +176,30 @@ impl CachedCatalog {
     pub fn with_ttl(inner: SharedCatalog, config: &CacheConfig, ttl: Duration) -> Self {
         Self {
             inner,
+            ttl,
             products: cache(config.max_entries, ttl),
             resolved: cache(config.max_entries, ttl),
             searches: config.search.then(|| cache(config.max_entries, ttl)),
+            generation: AtomicU64::new(0),
+        }
+    }
+
+    /// Moves on every invalidation: a result built from entries read at an older generation
+    /// may show something the store has changed since.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Once before the entries go (results built earlier are retired at once) and once after
+    /// (a result built meanwhile may have read an entry just before it went).
+    fn next_generation(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn stamp<V>(&self, value: V) -> Stamped<V> {
+        Stamped {
+            value,
+            expires: Instant::now() + self.ttl,
         }
     }
 
@@ -145,39 +207,56 @@ impl CachedCatalog {
     /// webhook spells them): all buyer contexts, every input that resolved to the product
     /// (variant ids, SKUs, handles), and the search pages listing it.
     pub fn invalidate_product(&self, ids: &[String]) {
+        self.next_generation();
+        self.drop_products(ids);
+        self.next_generation();
+        tracing::info!(ids = ?ids, "product dropped from the cache");
+    }
+
+    fn drop_products(&self, ids: &[String]) {
         let matches = product_matcher(ids);
         let by_product = matches.clone();
         let products =
             self.products
-                .invalidate_entries_if(move |key, value: &Option<ProductHit>| {
+                .invalidate_entries_if(move |key, entry: &Stamped<Option<ProductHit>>| {
                     by_product(&key.id)
-                        || value
+                        || entry
+                            .value
                             .as_ref()
                             .is_some_and(|hit| by_product(&hit.product.id))
                 });
         let by_resolved = matches.clone();
-        let resolved = self
-            .resolved
-            .invalidate_entries_if(move |key, value: &Option<Resolved>| {
-                by_resolved(&key.id)
-                    || value
-                        .as_ref()
-                        .is_some_and(|hit| by_resolved(&hit.product.id))
-            });
+        let resolved =
+            self.resolved
+                .invalidate_entries_if(move |key, entry: &Stamped<Option<Resolved>>| {
+                    by_resolved(&key.id)
+                        || entry
+                            .value
+                            .as_ref()
+                            .is_some_and(|hit| by_resolved(&hit.product.id))
+                });
         let searches = self.searches.as_ref().map(|searches| {
-            searches.invalidate_entries_if(move |_, page: &SearchPage| {
-                page.products.iter().any(|product| matches(&product.id))
+            searches.invalidate_entries_if(move |_, page: &Stamped<SearchPage>| {
+                page.value
+                    .products
+                    .iter()
+                    .any(|product| matches(&product.id))
             })
         });
         if products.is_err() || resolved.is_err() || searches.is_some_and(|done| done.is_err()) {
             tracing::warn!("targeted invalidation failed; clearing the product cache");
-            self.invalidate_all();
+            self.drop_all();
         }
-        tracing::info!(ids = ?ids, "product dropped from the cache");
     }
 
     /// Drops every cached answer (e.g. after invalidations may have been missed).
     pub fn invalidate_all(&self) {
+        self.next_generation();
+        self.drop_all();
+        self.next_generation();
+    }
+
+    fn drop_all(&self) {
         self.products.invalidate_all();
         self.resolved.invalidate_all();
         if let Some(searches) = &self.searches {
@@ -190,18 +269,22 @@ impl CachedCatalog {
 impl CatalogPort for CachedCatalog {
     async fn search(&self, request: &SearchRequest) -> Result<SearchPage, PlatformError> {
         let Some(searches) = &self.searches else {
+            freshness::read_uncached();
             return self.inner.search(request).await;
         };
         let mut missed = false;
         let page = searches
             .try_get_with(SearchKey::new(request), async {
                 missed = true;
-                self.inner.search(request).await
+                self.inner
+                    .search(request)
+                    .await
+                    .map(|page| self.stamp(page))
             })
             .await
             .map_err(|error| (*error).clone())?;
         crate::observability::cache("search", !missed);
-        Ok(page)
+        Ok(page.read())
     }
 
     async fn resolve(
@@ -219,7 +302,7 @@ impl CatalogPort for CachedCatalog {
             match self.resolved.get(&key).await {
                 Some(hit) => {
                     crate::observability::cache("resolve", true);
-                    found.extend(hit);
+                    found.extend(hit.read());
                 }
                 None => {
                     crate::observability::cache("resolve", false);
@@ -236,7 +319,8 @@ impl CatalogPort for CachedCatalog {
         // coalesced call per id.
         let fresh = self.inner.resolve(&missing, context).await?;
         for id in &missing {
-            let answer = fresh.iter().find(|resolved| resolved.input == *id).cloned();
+            let answer = self.stamp(fresh.iter().find(|resolved| resolved.input == *id).cloned());
+            freshness::read_cached(answer.expires);
             self.resolved
                 .insert(
                     IdKey {
@@ -265,12 +349,15 @@ impl CatalogPort for CachedCatalog {
             .products
             .try_get_with(key, async {
                 missed = true;
-                self.inner.product(id, context).await
+                self.inner
+                    .product(id, context)
+                    .await
+                    .map(|hit| self.stamp(hit))
             })
             .await
             .map_err(|error| (*error).clone())?;
         crate::observability::cache("product", !missed);
-        Ok(hit)
+        Ok(hit.read())
     }
 }
 
@@ -294,6 +381,24 @@ pub fn wrap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_bound_is_checked_by_its_key() {
+        let problems = |answer_bytes| {
+            CacheConfig {
+                answer_bytes,
+                ..CacheConfig::default()
+            }
+            .problems()
+            .into_iter()
+            .map(|problem| problem.key)
+            .collect::<Vec<_>>()
+        };
+        assert!(problems(CacheConfig::default().answer_bytes).is_empty());
+        for wrong in [0, 1024, ANSWER_BYTES_MAX + 1] {
+            assert_eq!(problems(wrong), ["cache.answer_bytes"], "{wrong}");
+        }
+    }
 
     #[test]
     fn webhook_ids_match_gids_and_their_numeric_tail() {

@@ -92,7 +92,7 @@ pub struct Namespace {
 
 /// The wire layouts this bridge writes. A layout is named after the UCP release it follows;
 /// the BCP seeds follow 2026-04-08.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Edition {
     Ucp20260408,
     Ucp20260825,
@@ -128,7 +128,7 @@ impl Edition {
 }
 
 /// The release one call is answered in: its version string and wire layout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Release {
     pub version: &'static str,
     pub edition: Edition,
@@ -138,7 +138,7 @@ pub struct Release {
 }
 
 /// Which of `Capability::CHECKOUT_EXTENSIONS` a call's answers declare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Extensions {
     pub fulfillment: bool,
     pub discount: bool,

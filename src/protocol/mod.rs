@@ -2,6 +2,7 @@
 //! or a protocol rule; the brain fills these structs from the model.
 
 pub mod answer;
+pub mod canonical;
 pub mod cart;
 pub mod catalog;
 pub mod checkout;

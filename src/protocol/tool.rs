@@ -3,7 +3,7 @@
 
 use super::Capability;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ToolName {
     SearchCatalog,
     LookupCatalog,

@@ -31,6 +31,7 @@ use crate::mcp::token::require_token;
 use crate::negotiation::{Negotiator, ProfileClient};
 use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
+use crate::pipeline::answers::AnswerCache;
 use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::{Pipeline, Steps};
 use crate::platform::cache::CachedCatalog;
@@ -72,6 +73,8 @@ struct Common {
     shared: Option<Shared>,
     platform: SharedPlatform,
     cache: Option<Arc<CachedCatalog>>,
+    /// One answer cache (one byte bound) for every namespace; keys name the namespace.
+    answers: Option<Arc<AnswerCache>>,
     limits: Arc<CallLimits>,
     signatures: Arc<SignatureCheck>,
     /// The one fetcher of agent profiles (negotiation and signature keys share documents).
@@ -175,6 +178,10 @@ impl Common {
             shutdown,
             shared,
             platform,
+            answers: cache
+                .clone()
+                .filter(|_| config.cache.answers)
+                .map(|catalog| Arc::new(AnswerCache::new(catalog, config.cache.answer_bytes))),
             cache,
             limits,
             // One key cache for every namespace: an agent's keys do not depend on the door.
@@ -271,6 +278,7 @@ fn namespace_routes(
         access: Access::new(&config.access),
         negotiator: Negotiator::new(&config.negotiation, namespace, &common.profiles),
         idempotency,
+        answers: common.answers.clone(),
         brain,
         activity: common.activity.clone(),
     }));

@@ -6,6 +6,7 @@
 mod support;
 
 mod access;
+mod answer_cache;
 mod attribution;
 mod cache;
 mod cart;

@@ -160,8 +160,9 @@ async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
     let base = mcp.trim_end_matches("/bcp/mcp").to_owned();
     let agent = "https://metrics-agent.example/profile.json";
 
-    // Two searches (a cache miss, then a hit), a cart, a store error, /readyz (Redis), and an
-    // agent over its inbound budget.
+    // Two searches (cache misses, then a kept answer), the same search spelled with its
+    // default page size (another answer, from the cached page), a cart, a store error,
+    // /readyz (Redis), and an agent over its inbound budget.
     for id in 1..=2 {
         call(
             &mcp,
@@ -172,6 +173,14 @@ async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
         )
         .await;
     }
+    call(
+        &mcp,
+        "https://other.example/profile.json",
+        5,
+        "search_catalog",
+        json!({"catalog": {"query": "shirt", "pagination": {"limit": 10}}}),
+    )
+    .await;
     call(
         &mcp,
         agent,

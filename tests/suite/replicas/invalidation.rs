@@ -1,4 +1,5 @@
-//! A signed webhook reaches one replica; every replica serves the changed product at once.
+//! A signed webhook reaches one replica; every replica serves the changed product at once,
+//! kept answers (`[cache] answers`) included.
 
 use std::time::{Duration, Instant};
 
@@ -73,4 +74,71 @@ async fn a_webhook_to_one_replica_changes_what_the_others_answer() {
         }
     }
     assert_eq!(title(&replicas, 0).await, "Espresso Cup, Second Edition");
+}
+
+/// The cup's price in each catalog read's answer on replica `index`.
+async fn prices(replicas: &Replicas, index: usize) -> Vec<u64> {
+    let mut prices = Vec::new();
+    for (tool, catalog) in [
+        ("search_catalog", json!({"query": "espresso"})),
+        ("lookup_catalog", json!({"ids": ["30"]})),
+        ("get_product", json!({"id": "30"})),
+    ] {
+        let answer = replicas
+            .call(index, tool, json!({"meta": meta(), "catalog": catalog}))
+            .await;
+        let product = answer
+            .get("product")
+            .unwrap_or_else(|| &answer["products"][0]);
+        prices.push(product["variants"][0]["price"]["amount"].as_u64().unwrap());
+    }
+    prices
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let woo = WooStandin::start().await;
+    let replicas = Replicas::start(&config(
+        &woo,
+        &redis,
+        &format!("[cache]\nttl_secs = 600\nsearch = true\nwebhook_secret = \"{WEBHOOK_SECRET}\"\n"),
+    ));
+    assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
+    assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
+    let (_, metrics) = replicas.get(1, "/metrics").await;
+    assert!(
+        metrics.contains("bcp_answer_cache_hits_total{tool=\"get_product\"} 1"),
+        "replica 1 answered the second reads from its answer cache: {metrics}"
+    );
+
+    woo.set_price(30, 725);
+    assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
+    let body = json!({"id": 30, "name": "Espresso Cup"}).to_string();
+    let status = replicas
+        .post(
+            0,
+            "/webhooks/woocommerce",
+            &[
+                ("x-wc-webhook-signature", sign(&body)),
+                ("content-type", "application/json".to_owned()),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(status, 200);
+    let sent = Instant::now();
+    loop {
+        let seen = prices(&replicas, 1).await;
+        if seen == [725, 725, 725] {
+            break;
+        }
+        assert!(
+            sent.elapsed() < Duration::from_secs(1),
+            "replica 1 still answers {seen:?} a second after the webhook to replica 0"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

@@ -330,6 +330,20 @@ impl WooStandin {
         }
     }
 
+    /// Reprices a simple product (minor units), as a merchant editing it in the admin would.
+    pub fn set_price(&self, id: u64, minor_units: u64) {
+        let mut inner = self.inner.lock().unwrap();
+        if let Some(product) = inner
+            .products
+            .iter_mut()
+            .find(|p| p["id"].as_u64() == Some(id))
+        {
+            for key in ["price", "regular_price", "sale_price"] {
+                product["prices"][key] = json!(minor_units.to_string());
+            }
+        }
+    }
+
     pub fn set_stock(&self, id: u64, units: u32) {
         self.inner.lock().unwrap().stock.insert(id, units);
     }
