@@ -5,7 +5,7 @@
 //! `[server.tls]` each connection first completes a TLS handshake, within the header deadline.
 
 use std::future::Future;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -24,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
 use super::admission::{Admission, Admitted};
+use super::proxies::TrustedProxies;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tower_service::Service;
@@ -40,8 +41,9 @@ pub struct Hygiene {
     pub max_connections: usize,
     /// Open connections one client address may hold at most.
     pub max_connections_per_client: usize,
-    /// Peers that speak for many clients, so have no per-address share.
-    pub trusted_proxies: Vec<IpAddr>,
+    /// Peers that speak for many clients: no per-address share, and their requests count as
+    /// the client's they forward.
+    pub trusted_proxies: TrustedProxies,
     pub shutdown_grace: Duration,
 }
 
@@ -53,7 +55,7 @@ impl From<&ServerConfig> for Hygiene {
             idle_timeout: Duration::from_millis(config.idle_timeout_ms),
             max_connections: config.max_connections,
             max_connections_per_client: config.connections_per_client(),
-            trusted_proxies: config.trusted_proxies.clone(),
+            trusted_proxies: TrustedProxies::new(config.trusted_proxies.clone()),
             shutdown_grace: Duration::from_millis(config.shutdown_grace_ms),
         }
     }
@@ -401,10 +403,12 @@ async fn serve_http(
     let io = TokioIo::new(stream);
     let counter = Arc::clone(&in_flight);
     let body_timeout = deadlines.body;
+    let admitted = Arc::clone(&activity);
     let service = hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
         let mut router = router.clone();
         let guard = InFlight::enter(&counter);
-        request.extensions_mut().insert(ConnectInfo(remote));
+        let client = admitted.admitted.client(remote, request.headers());
+        request.extensions_mut().insert(ConnectInfo(client));
         let request = request.map(|body| Body::new(DeadlineBody::new(body, body_timeout)));
         async move {
             let response = router.call(request).await;

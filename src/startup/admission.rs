@@ -9,11 +9,13 @@
 //!   answering is the newcomer shed.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
+
+use super::proxies::TrustedProxies;
 
 /// One admitted connection as the table sees it; the connection's task updates the counters.
 #[derive(Default)]
@@ -56,7 +58,7 @@ struct Table {
 pub struct Admission {
     max_connections: usize,
     per_client: usize,
-    trusted_proxies: Vec<IpAddr>,
+    trusted_proxies: TrustedProxies,
     table: Mutex<Table>,
 }
 
@@ -65,6 +67,13 @@ pub struct Admitted {
     admission: Arc<Admission>,
     id: u64,
     pub slot: Arc<Slot>,
+}
+
+impl Admitted {
+    /// Who a request on this connection is from (see `proxies`).
+    pub fn client(&self, peer: SocketAddr, headers: &http::HeaderMap) -> SocketAddr {
+        self.admission.trusted_proxies.client(peer, headers)
+    }
 }
 
 impl Drop for Admitted {
@@ -83,7 +92,7 @@ pub enum Shed {
 }
 
 impl Admission {
-    pub fn new(max_connections: usize, per_client: usize, trusted_proxies: Vec<IpAddr>) -> Self {
+    pub fn new(max_connections: usize, per_client: usize, trusted_proxies: TrustedProxies) -> Self {
         Self {
             max_connections,
             per_client: per_client.clamp(1, max_connections.max(1)),
@@ -94,7 +103,7 @@ impl Admission {
 
     /// Admits a connection from `peer`, evicting an idle one if every slot is taken.
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Shed> {
-        let client = (!self.trusted_proxies.contains(&peer)).then_some(peer);
+        let client = (!self.trusted_proxies.contains(peer)).then_some(peer);
         let mut table = self
             .table
             .lock()
@@ -198,7 +207,7 @@ mod tests {
 
     #[test]
     fn an_address_past_its_share_is_shed_and_others_still_get_in() {
-        let admission = Arc::new(Admission::new(8, 2, Vec::new()));
+        let admission = Arc::new(Admission::new(8, 2, TrustedProxies::default()));
         let held: Vec<_> = (0..2).map(|_| admission.admit(ip(2)).unwrap()).collect();
         assert_eq!(admission.admit(ip(2)).err(), Some(Shed::OverShare));
         let other = admission.admit(ip(1));
@@ -209,7 +218,7 @@ mod tests {
 
     #[test]
     fn when_full_the_idle_connection_that_sent_least_of_the_biggest_holder_goes() {
-        let admission = Arc::new(Admission::new(4, 3, Vec::new()));
+        let admission = Arc::new(Admission::new(4, 3, TrustedProxies::default()));
         let big: Vec<_> = (0..3).map(|_| admission.admit(ip(2)).unwrap()).collect();
         let small = admission.admit(ip(3)).unwrap();
         big[0].slot.received.store(500, Ordering::Relaxed);
@@ -230,7 +239,7 @@ mod tests {
 
     #[test]
     fn when_every_connection_is_answering_the_newcomer_is_shed() {
-        let admission = Arc::new(Admission::new(2, 2, Vec::new()));
+        let admission = Arc::new(Admission::new(2, 2, TrustedProxies::default()));
         let busy: Vec<_> = (0..2).map(|_| admission.admit(ip(2)).unwrap()).collect();
         for admitted in &busy {
             admitted.slot.in_flight.store(1, Ordering::Relaxed);
@@ -240,7 +249,11 @@ mod tests {
 
     #[test]
     fn a_trusted_proxy_has_no_share_of_its_own() {
-        let admission = Arc::new(Admission::new(8, 1, vec![ip(9)]));
+        let admission = Arc::new(Admission::new(
+            8,
+            1,
+            TrustedProxies::new(vec![ip(9).to_string().parse().unwrap()]),
+        ));
         let through_proxy: Vec<_> = (0..5).map(|_| admission.admit(ip(9)).unwrap()).collect();
         assert_eq!(through_proxy.len(), 5);
         let direct = admission.admit(ip(1)).unwrap();

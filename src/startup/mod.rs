@@ -13,6 +13,7 @@ pub mod build;
 pub mod config_schema;
 pub mod configure;
 pub mod healthcheck;
+pub mod proxies;
 pub mod server_config;
 pub mod start;
 

@@ -1,7 +1,9 @@
 //! `[server]`: where the bridge listens and is reached, its endpoints' paths, and the
 //! connection deadlines of the accept loop; checked here, by the start-up that uses it.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
+
+use super::proxies::ProxyRange;
 
 use serde::Deserialize;
 use url::Url;
@@ -58,9 +60,10 @@ pub struct ServerConfig {
     /// Open connections one client address may hold at most (past it a new one is answered
     /// 503); a quarter of `max_connections` when unset, so no one address can starve the rest.
     pub max_connections_per_client: Option<usize>,
-    /// Addresses of proxies in front of the bridge: each carries many clients, so has no
-    /// per-address share (`[hardening]`'s per-client budgets tell those clients apart).
-    pub trusted_proxies: Vec<IpAddr>,
+    /// Proxies in front of the bridge (addresses or CIDR ranges): each carries many clients,
+    /// so has no per-address connection share, and a request it brings counts as the client's
+    /// its `X-Forwarded-For` names (per-client budgets tell those clients apart).
+    pub trusted_proxies: Vec<ProxyRange>,
     /// After SIGTERM, in-flight calls get this long to finish; then every connection is closed.
     pub shutdown_grace_ms: u64,
     /// The merchant page at `GET /` (on by default; `false` answers 404).

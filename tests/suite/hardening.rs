@@ -56,6 +56,56 @@ async fn each_client_address_has_its_own_budget() {
     assert_rate_limited(status, &error);
 }
 
+/// `get_product` as forwarded by a proxy for `client`; the HTTP status.
+async fn forwarded_for(bridge: &TestBridge, client: &str) -> StatusCode {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "get_product", "arguments": get_product_args("https://agent.example/p.json")}
+    });
+    bridge
+        .client
+        .post(&bridge.mcp_url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json")
+        .header("x-forwarded-for", format!("{client}, 127.0.0.9"))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+#[tokio::test]
+async fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
+    // The test client is on 127.0.0.1, inside the trusted range, as an ingress would be.
+    let bridge = TestBridge::start(
+        "[server]\ntrusted_proxies = [\"127.0.0.0/8\"]\n[inbound]\nper_ip_per_minute = 2\n",
+    )
+    .await;
+    for _ in 0..2 {
+        assert_eq!(forwarded_for(&bridge, "198.51.100.1").await, StatusCode::OK);
+    }
+    assert_eq!(
+        forwarded_for(&bridge, "198.51.100.1").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // Another client behind the same proxy still has its budget.
+    assert_eq!(forwarded_for(&bridge, "198.51.100.2").await, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_client_that_is_not_a_trusted_proxy_cannot_pick_its_address() {
+    let bridge = TestBridge::start("[inbound]\nper_ip_per_minute = 2\n").await;
+    for client in ["198.51.100.1", "198.51.100.2"] {
+        assert_eq!(forwarded_for(&bridge, client).await, StatusCode::OK);
+    }
+    // Both counted against the real peer: a made-up header buys no budget.
+    assert_eq!(
+        forwarded_for(&bridge, "198.51.100.3").await,
+        StatusCode::TOO_MANY_REQUESTS
+    );
+}
+
 #[tokio::test]
 async fn inbound_limits_are_off_by_default() {
     let bridge = TestBridge::sample().await;
