@@ -11,6 +11,7 @@ pub mod categories;
 pub mod checkout;
 pub mod error;
 pub mod factory;
+pub mod fence;
 pub mod port;
 pub mod sample;
 pub mod serial;

@@ -3,8 +3,14 @@
 //! one cart at once would leave a mix neither asked for. This decorator runs every operation
 //! on an existing cart under that cart's lock, so each answer is the store's state right
 //! after its own write. The lock is per process; with `[redis]` a write also holds the cart's
-//! lease in Redis, so replicas take turns too. Without Redis to coordinate, writes are refused
-//! (fail closed) while reads go on.
+//! lease in Redis, so replicas take turns too, and runs inside the lease's fence (see
+//! `fence`): a holder paused past its lease sends nothing more once another replica has the
+//! cart. Without Redis to coordinate, writes are refused (fail closed) while reads go on.
+//!
+//! A read on one replica while another writes the cart waits (at most the lock wait) for
+//! that write to finish, so it never shows a replacement half done; if the write outlasts
+//! the wait, the read is refused as retriable rather than answered with a cart that may be
+//! mid-change. Checkout writes do not go through here: they are not serialised or fenced.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +20,7 @@ use async_trait::async_trait;
 use tokio::sync::OwnedMutexGuard;
 
 use super::cart::{CartPort, SharedCarts};
+use super::fence::fenced;
 use super::port::{Platform, PlatformError, SharedPlatform};
 use crate::model::{CartDraft, CartOutcome, CartState};
 use crate::replicas::lease::{self, Lease, LeaseError};
@@ -80,6 +87,9 @@ impl Drop for KeyGuard<'_> {
     }
 }
 
+/// Polling another replica's write from a read.
+const READ_POLL: Duration = Duration::from_millis(25);
+
 pub struct SerializedCarts {
     inner: SharedCarts,
     locks: KeyedLocks,
@@ -106,14 +116,48 @@ pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPl
 }
 
 impl SerializedCarts {
+    fn lock_key(id: &str) -> String {
+        format!("bcp:cart-lock:{}", hashed(id))
+    }
+
+    /// Waits (at most the lock wait) until no replica holds the cart's lease. Redis being
+    /// away does not stop reads: they go on without waiting.
+    async fn settled(&self, id: &str) -> Result<(), PlatformError> {
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
+        let key = Self::lock_key(id);
+        let started = std::time::Instant::now();
+        loop {
+            match lease::is_free(&shared.link, &key).await {
+                Ok(true) | Err(_) => return Ok(()),
+                Ok(false) if started.elapsed() >= shared.lock_wait => {
+                    return Err(PlatformError::Unavailable {
+                        reason: "another replica is still writing this cart".to_owned(),
+                        retry_after: Some(Duration::from_secs(1)),
+                    });
+                }
+                Ok(false) => tokio::time::sleep(READ_POLL).await,
+            }
+        }
+    }
+
     /// The cart's lease across replicas (taken after this process's own lock, so one
     /// replica's writers queue here rather than polling Redis).
     async fn lease(&self, id: &str) -> Result<Option<Lease>, PlatformError> {
         let Some(shared) = &self.shared else {
             return Ok(None);
         };
-        let key = format!("bcp:cart-lock:{}", hashed(id));
-        match lease::acquire(&shared.link, key, shared.lease, shared.lock_wait).await {
+        let fence_key = format!("bcp:cart-fence:{}", hashed(id));
+        match lease::acquire(
+            &shared.link,
+            Self::lock_key(id),
+            &fence_key,
+            shared.lease,
+            shared.lock_wait,
+        )
+        .await
+        {
             Ok(lease) => Ok(Some(lease)),
             Err(LeaseError::Down(_)) => Err(PlatformError::WritesPaused {
                 reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
@@ -126,17 +170,18 @@ impl SerializedCarts {
         }
     }
 
-    /// Runs a write under the cart's lease, released when the write is done.
+    /// Runs a write under the cart's lease and inside its fence, released when the write
+    /// is done.
     async fn write<T>(
         &self,
         id: &str,
         write: impl Future<Output = Result<T, PlatformError>>,
     ) -> Result<T, PlatformError> {
-        let lease = self.lease(id).await?;
-        let outcome = write.await;
-        if let Some(lease) = lease {
-            lease.release().await;
-        }
+        let Some(lease) = self.lease(id).await? else {
+            return write.await;
+        };
+        let outcome = fenced(lease.fence(), write).await;
+        lease.release().await;
         outcome
     }
 }
@@ -152,6 +197,7 @@ impl CartPort for SerializedCarts {
         // Reads wait too, so they never see a replacement half done here; they take no lease,
         // so they keep working while Redis is away.
         let _held = self.locks.lock(id).await;
+        self.settled(id).await?;
         self.inner.get(id).await
     }
 

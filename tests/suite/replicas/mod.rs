@@ -5,6 +5,7 @@
 mod budget;
 mod carts;
 mod config;
+mod fencing;
 mod invalidation;
 mod outages;
 
