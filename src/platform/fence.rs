@@ -14,28 +14,47 @@
 //! empties the cart first) overwrites whatever such a request did.
 
 use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::port::PlatformError;
 use crate::replicas::lease::{Fence, FenceError};
 
+/// The fence of the write running in this task, and whether a mutation has left yet.
+#[derive(Clone)]
+struct Scope {
+    fence: Fence,
+    sent: Arc<AtomicBool>,
+}
+
 tokio::task_local! {
-    static FENCE: Fence;
+    static FENCE: Scope;
 }
 
 /// Runs `write` inside `fence`: every upstream mutation it sends is checked against it.
-pub async fn fenced<T>(fence: Fence, write: impl Future<Output = T>) -> T {
-    FENCE.scope(fence, write).await
+/// Also answers whether any mutation was sent (none: the store was not touched).
+pub async fn fenced<T>(fence: Fence, write: impl Future<Output = T>) -> (T, bool) {
+    let sent = Arc::new(AtomicBool::new(false));
+    let scope = Scope {
+        fence,
+        sent: sent.clone(),
+    };
+    let outcome = FENCE.scope(scope, write).await;
+    (outcome, sent.load(Ordering::SeqCst))
 }
 
 /// Before one upstream mutation: fine outside a fence (no replicas to take turns with);
 /// inside one, only while the lease is still ours.
 pub async fn check() -> Result<(), PlatformError> {
-    let Ok(fence) = FENCE.try_with(Fence::clone) else {
+    let Ok(Scope { fence, sent }) = FENCE.try_with(Scope::clone) else {
         return Ok(());
     };
     match fence.check().await {
-        Ok(()) => Ok(()),
+        Ok(()) => {
+            sent.store(true, Ordering::SeqCst);
+            Ok(())
+        }
         Err(FenceError::Lost) => {
             tracing::warn!(
                 token = fence.token(),

@@ -12,6 +12,7 @@ pub mod checkout;
 pub mod error;
 pub mod factory;
 pub mod fence;
+pub mod intent;
 pub mod port;
 pub mod sample;
 pub mod serial;

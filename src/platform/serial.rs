@@ -10,7 +10,10 @@
 //! A read on one replica while another writes the cart waits (at most the lock wait) for
 //! that write to finish, so it never shows a replacement half done; if the write outlasts
 //! the wait, the read is refused as retriable rather than answered with a cart that may be
-//! mid-change. Checkout writes do not go through here: they are not serialised or fenced.
+//! mid-change. A replacement is recorded before it starts (`intent`); one left unfinished
+//! by a writer that died, lost its lease or met a failing store is finished by the next
+//! reader (or overwritten by the next writer), so the cart is always the set before or the
+//! set asked for. Checkout writes do not go through here: they are not serialised or fenced.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -21,6 +24,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::cart::{CartPort, SharedCarts};
 use super::fence::fenced;
+use super::intent::{self, Intent};
 use super::port::{Platform, PlatformError, SharedPlatform};
 use crate::model::{CartDraft, CartOutcome, CartState};
 use crate::replicas::lease::{self, Lease, LeaseError};
@@ -115,29 +119,58 @@ pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPl
     })
 }
 
+/// What a write recorded before it started.
+enum Written {
+    Replacement(intent::Recorded),
+    /// A cancel records nothing; it makes moot the unfinished replacement it found.
+    Cancel(Option<String>),
+}
+
+fn redis_away() -> PlatformError {
+    PlatformError::WritesPaused {
+        reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
+        retry_after: Duration::from_secs(2),
+    }
+}
+
+/// Errors after which running the same replacement again may well succeed.
+fn passing(error: &PlatformError) -> bool {
+    matches!(
+        error,
+        PlatformError::RateLimited { .. }
+            | PlatformError::Unavailable { .. }
+            | PlatformError::Full { .. }
+            | PlatformError::WritesPaused { .. }
+    )
+}
+
 impl SerializedCarts {
     fn lock_key(id: &str) -> String {
         format!("bcp:cart-lock:{}", hashed(id))
     }
 
-    /// Waits (at most the lock wait) until no replica holds the cart's lease. Redis being
-    /// away does not stop reads: they go on without waiting.
-    async fn settled(&self, id: &str) -> Result<(), PlatformError> {
+    /// Waits (at most the lock wait) until no replica holds the cart's lease; answers the
+    /// replacement a writer left unfinished, if any. Redis being away does not stop reads:
+    /// they go on without waiting.
+    async fn settled(&self, id: &str) -> Result<Option<Intent>, PlatformError> {
         let Some(shared) = &self.shared else {
-            return Ok(());
+            return Ok(None);
         };
-        let key = Self::lock_key(id);
+        let mut both = redis::cmd("MGET");
+        both.arg(Self::lock_key(id)).arg(intent::key(id));
         let started = std::time::Instant::now();
         loop {
-            match lease::is_free(&shared.link, &key).await {
-                Ok(true) | Err(_) => return Ok(()),
-                Ok(false) if started.elapsed() >= shared.lock_wait => {
+            let found: Result<(Option<String>, Option<String>), _> = shared.link.query(&both).await;
+            match found {
+                Err(_) => return Ok(None),
+                Ok((None, unfinished)) => return Ok(intent::parse(unfinished)),
+                Ok(_) if started.elapsed() >= shared.lock_wait => {
                     return Err(PlatformError::Unavailable {
                         reason: "another replica is still writing this cart".to_owned(),
                         retry_after: Some(Duration::from_secs(1)),
                     });
                 }
-                Ok(false) => tokio::time::sleep(READ_POLL).await,
+                Ok(_) => tokio::time::sleep(READ_POLL).await,
             }
         }
     }
@@ -159,10 +192,7 @@ impl SerializedCarts {
         .await
         {
             Ok(lease) => Ok(Some(lease)),
-            Err(LeaseError::Down(_)) => Err(PlatformError::WritesPaused {
-                reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
-                retry_after: Duration::from_secs(2),
-            }),
+            Err(LeaseError::Down(_)) => Err(redis_away()),
             Err(LeaseError::Busy) => Err(PlatformError::WritesPaused {
                 reason: "another replica is still writing this cart",
                 retry_after: Duration::from_secs(1),
@@ -171,16 +201,69 @@ impl SerializedCarts {
     }
 
     /// Runs a write under the cart's lease and inside its fence, released when the write
-    /// is done.
+    /// is done. A replacement (`draft`) is recorded first and forgotten once it is in the
+    /// store, or when it failed before sending anything; a cancel forgets the replacement
+    /// it makes moot.
     async fn write<T>(
         &self,
         id: &str,
+        draft: Option<&CartDraft>,
         write: impl Future<Output = Result<T, PlatformError>>,
     ) -> Result<T, PlatformError> {
-        let Some(lease) = self.lease(id).await? else {
+        let (Some(shared), Some(lease)) = (&self.shared, self.lease(id).await?) else {
             return write.await;
         };
-        let outcome = fenced(lease.fence(), write).await;
+        let fence = lease.fence();
+        let recorded = match draft {
+            Some(draft) => intent::record(&shared.link, id, fence.token(), draft)
+                .await
+                .map(Written::Replacement),
+            None => intent::pending(&shared.link, id)
+                .await
+                .map(|unfinished| Written::Cancel(unfinished.map(|intent| intent.text))),
+        };
+        let Ok(recorded) = recorded else {
+            lease.release().await;
+            return Err(redis_away());
+        };
+        let (outcome, sent) = fenced(fence, write).await;
+        match (&recorded, outcome.is_ok()) {
+            (Written::Replacement(recorded), true) => {
+                intent::clear(&shared.link, id, &recorded.text).await;
+            }
+            (Written::Replacement(recorded), false) if !sent => {
+                intent::abandon(&shared.link, id, recorded).await;
+            }
+            (Written::Cancel(Some(text)), true) => intent::clear(&shared.link, id, text).await,
+            _ => {}
+        }
+        lease.release().await;
+        outcome
+    }
+
+    /// Finishes, under the lease, a replacement a writer left unfinished (it died, lost
+    /// its lease, or the store failed between its requests), so a read shows the set asked
+    /// for rather than a mix. A replacement the store refuses for good is forgotten.
+    async fn finish(&self, id: &str) -> Result<(), PlatformError> {
+        let (Some(shared), Some(lease)) = (&self.shared, self.lease(id).await?) else {
+            return Ok(());
+        };
+        // Another replica may have finished it, or written anew, while this one waited.
+        let outcome = match intent::pending(&shared.link, id).await {
+            Ok(Some(unfinished)) => {
+                tracing::info!("finishing a cart replacement its writer left unfinished");
+                let (done, _) =
+                    fenced(lease.fence(), self.inner.replace(id, &unfinished.draft)).await;
+                match done {
+                    Err(error) if passing(&error) => Err(error),
+                    _ => {
+                        intent::clear(&shared.link, id, &unfinished.text).await;
+                        Ok(())
+                    }
+                }
+            }
+            Ok(None) | Err(_) => Ok(()),
+        };
         lease.release().await;
         outcome
     }
@@ -194,10 +277,12 @@ impl CartPort for SerializedCarts {
     }
 
     async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        // Reads wait too, so they never see a replacement half done here; they take no lease,
-        // so they keep working while Redis is away.
+        // Reads wait too, so they never see a replacement half done here; they take no lease
+        // (unless a replacement is left to finish), so they keep working while Redis is away.
         let _held = self.locks.lock(id).await;
-        self.settled(id).await?;
+        if self.settled(id).await?.is_some() {
+            self.finish(id).await?;
+        }
         self.inner.get(id).await
     }
 
@@ -207,12 +292,13 @@ impl CartPort for SerializedCarts {
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.replace(id, draft)).await
+        self.write(id, Some(draft), self.inner.replace(id, draft))
+            .await
     }
 
     async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.cancel(id)).await
+        self.write(id, None, self.inner.cancel(id)).await
     }
 }
 

@@ -4,6 +4,7 @@
 
 mod budget;
 mod carts;
+mod chaos;
 mod config;
 mod fencing;
 mod invalidation;
