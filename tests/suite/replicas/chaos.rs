@@ -1,6 +1,7 @@
 //! Chaos with nothing lost (issue 27 item 3), against real processes: a replica killed with
 //! `kill -9` mid-`update_cart`, the store failing in the middle of a multi-request
-//! replacement. Afterwards every replica reads the cart as exactly the set before or the set
+//! replacement, `redis-server` restarted (with its append-only file, as in production) under
+//! a load of writers. Afterwards every replica reads the cart as exactly the set before or the set
 //! asked for (never a mix), and the agent's retry with the same idempotency key converges on
 //! the set asked for.
 
@@ -176,4 +177,93 @@ async fn a_replica_killed_mid_update_cart_leaves_no_mix_and_the_retry_converges(
     }
     assert!(redis_keys(&redis, "bcp:cart-intent:*").await.is_empty());
     retry_converges(&replicas, 1, &id, "chaos-kill", &wanted).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_restarted_under_load_refuses_writes_retriably_and_every_retry_converges() {
+    let Some(mut redis) = RedisServer::start_persistent() else {
+        return;
+    };
+    let (woo, replicas, id, before) = stage(&redis, 5000).await;
+    // Slow store writes keep replacements in flight when Redis goes.
+    woo.set_write_fault(Fault::Slow(Duration::from_millis(20)));
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let mut writers = Vec::new();
+    for writer in 0..3usize {
+        let (replicas, id, running) = (replicas.clone(), id.clone(), running.clone());
+        writers.push(tokio::spawn(async move {
+            let (mut answered, mut refused) = (Vec::new(), Vec::new());
+            let mut n = 0;
+            while running.load(std::sync::atomic::Ordering::SeqCst) {
+                let wanted = line_set(writer * 3 + n % 3);
+                let key = format!("restart-{writer}-{n}");
+                let (status, reply) = replicas
+                    .call_raw(
+                        writer,
+                        "update_cart",
+                        json!({"meta": keyed(&key), "id": id, "cart": {"line_items": request_lines(&wanted)}}),
+                    )
+                    .await;
+                if status == 200 && reply.get("error").is_none() {
+                    let got = set_of(&reply["result"]["structuredContent"]);
+                    assert_eq!(got, wanted, "writer {writer}: an answer that is not its set");
+                    answered.push(wanted);
+                } else {
+                    assert_eq!(status, 503, "writer {writer}: {reply}");
+                    assert!(reply["error"]["data"]["retry_after"].as_u64().unwrap() >= 1);
+                    refused.push((key, wanted));
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                n += 1;
+            }
+            (answered, refused)
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    redis.stop();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    redis.restart();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    running.store(false, std::sync::atomic::Ordering::SeqCst);
+    let (mut answered, mut refused) = (Vec::new(), Vec::new());
+    for writer in writers {
+        let (ok, no) = writer.await.unwrap();
+        answered.extend(ok);
+        refused.extend(no);
+    }
+    assert!(
+        !refused.is_empty(),
+        "no write was refused while Redis was away"
+    );
+    assert!(
+        !answered.is_empty(),
+        "no write went through around the restart"
+    );
+    woo.set_write_fault(Fault::None);
+
+    // Whatever the restart cut, the cart reads whole: the set before or one asked for.
+    let mut asked: Vec<BTreeMap<String, u64>> = answered.clone();
+    asked.extend(refused.iter().map(|(_, wanted)| wanted.clone()));
+    asked.push(before);
+    let mut seen = Vec::new();
+    for index in 0..3 {
+        let stored = set_of(
+            &replicas
+                .call(index, "get_cart", json!({"meta": meta(), "id": id}))
+                .await,
+        );
+        assert!(
+            asked.contains(&stored),
+            "replica {index} reads a mix of {} lines",
+            stored.len()
+        );
+        seen.push(stored);
+    }
+    seen.dedup();
+    assert_eq!(seen.len(), 1, "replicas disagree");
+
+    // Every refused write, retried with its key, converges on its set.
+    for (n, (key, wanted)) in refused.iter().enumerate() {
+        retry_converges(&replicas, n % 3, &id, key, wanted).await;
+    }
 }
