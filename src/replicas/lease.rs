@@ -159,8 +159,9 @@ pub async fn acquire(
                 let renewed: Result<i64, RedisDown> =
                     link.query(&script(RENEW, &key, &[&token, &lease_ms])).await;
                 if !matches!(renewed, Ok(1)) {
-                    // Lost (expired while Redis was away, or Redis is down): the write in
-                    // flight finishes, but another replica may now take the cart.
+                    // Lost (expired while Redis was away, or Redis is down): another
+                    // replica may now take the key; the holder's `Fence::check` fails from
+                    // here on, so its next fenced step does not run.
                     tracing::warn!("cart lock lease could not be renewed");
                 }
             }
