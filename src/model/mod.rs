@@ -154,7 +154,7 @@ impl Product {
 
 /// Buyer signals that may change what an upstream answers (presentment currency, language,
 /// market). Part of every cache key.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct BuyerContext {
     pub country: Option<String>,
     pub region: Option<String>,
@@ -240,7 +240,7 @@ impl From<Resolved> for ProductHit {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CartLineInput {
     /// The id the line is written with: a variant id the brain confirmed or, for a store that
     /// judges lines itself (`LineJudge::Store`), the agent's `item.id` as sent. Distinct within
@@ -249,7 +249,8 @@ pub struct CartLineInput {
     pub quantity: u32,
 }
 
-#[derive(Debug, Clone, Default)]
+/// Serialisable so a replacement's intent can be recorded before it starts (`platform::intent`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct CartDraft {
     pub lines: Vec<CartLineInput>,
     pub context: BuyerContext,

@@ -3,8 +3,17 @@
 //! one cart at once would leave a mix neither asked for. This decorator runs every operation
 //! on an existing cart under that cart's lock, so each answer is the store's state right
 //! after its own write. The lock is per process; with `[redis]` a write also holds the cart's
-//! lease in Redis, so replicas take turns too. Without Redis to coordinate, writes are refused
-//! (fail closed) while reads go on.
+//! lease in Redis, so replicas take turns too, and runs inside the lease's fence (see
+//! `fence`): a holder paused past its lease sends nothing more once another replica has the
+//! cart. Without Redis to coordinate, writes are refused (fail closed) while reads go on.
+//!
+//! A read on one replica while another writes the cart waits (at most the lock wait) for
+//! that write to finish, so it never shows a replacement half done; if the write outlasts
+//! the wait, the read is refused as retriable rather than answered with a cart that may be
+//! mid-change. A replacement is recorded before it starts (`intent`); one left unfinished
+//! by a writer that died, lost its lease or met a failing store is finished by the next
+//! reader (or overwritten by the next writer), so the cart is always the set before or the
+//! set asked for. Checkout writes do not go through here: they are not serialised or fenced.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,6 +23,8 @@ use async_trait::async_trait;
 use tokio::sync::OwnedMutexGuard;
 
 use super::cart::{CartPort, SharedCarts};
+use super::fence::fenced;
+use super::intent::{self, Intent};
 use super::port::{Platform, PlatformError, SharedPlatform};
 use crate::model::{CartDraft, CartOutcome, CartState};
 use crate::replicas::lease::{self, Lease, LeaseError};
@@ -80,6 +91,9 @@ impl Drop for KeyGuard<'_> {
     }
 }
 
+/// Polling another replica's write from a read.
+const READ_POLL: Duration = Duration::from_millis(25);
+
 pub struct SerializedCarts {
     inner: SharedCarts,
     locks: KeyedLocks,
@@ -105,20 +119,80 @@ pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPl
     })
 }
 
+/// What a write recorded before it started.
+enum Written {
+    Replacement(intent::Recorded),
+    /// A cancel records nothing; it makes moot the unfinished replacement it found.
+    Cancel(Option<String>),
+}
+
+fn redis_away() -> PlatformError {
+    PlatformError::WritesPaused {
+        reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
+        retry_after: Duration::from_secs(2),
+    }
+}
+
+/// Errors after which running the same replacement again may well succeed.
+fn passing(error: &PlatformError) -> bool {
+    matches!(
+        error,
+        PlatformError::RateLimited { .. }
+            | PlatformError::Unavailable { .. }
+            | PlatformError::Full { .. }
+            | PlatformError::WritesPaused { .. }
+    )
+}
+
 impl SerializedCarts {
+    fn lock_key(id: &str) -> String {
+        format!("bcp:cart-lock:{}", hashed(id))
+    }
+
+    /// Waits (at most the lock wait) until no replica holds the cart's lease; answers the
+    /// replacement a writer left unfinished, if any. Redis being away does not stop reads:
+    /// they go on without waiting.
+    async fn settled(&self, id: &str) -> Result<Option<Intent>, PlatformError> {
+        let Some(shared) = &self.shared else {
+            return Ok(None);
+        };
+        let mut both = redis::cmd("MGET");
+        both.arg(Self::lock_key(id)).arg(intent::key(id));
+        let started = std::time::Instant::now();
+        loop {
+            let found: Result<(Option<String>, Option<String>), _> = shared.link.query(&both).await;
+            match found {
+                Err(_) => return Ok(None),
+                Ok((None, unfinished)) => return Ok(intent::parse(unfinished)),
+                Ok(_) if started.elapsed() >= shared.lock_wait => {
+                    return Err(PlatformError::Unavailable {
+                        reason: "another replica is still writing this cart".to_owned(),
+                        retry_after: Some(Duration::from_secs(1)),
+                    });
+                }
+                Ok(_) => tokio::time::sleep(READ_POLL).await,
+            }
+        }
+    }
+
     /// The cart's lease across replicas (taken after this process's own lock, so one
     /// replica's writers queue here rather than polling Redis).
     async fn lease(&self, id: &str) -> Result<Option<Lease>, PlatformError> {
         let Some(shared) = &self.shared else {
             return Ok(None);
         };
-        let key = format!("bcp:cart-lock:{}", hashed(id));
-        match lease::acquire(&shared.link, key, shared.lease, shared.lock_wait).await {
+        let fence_key = format!("bcp:cart-fence:{}", hashed(id));
+        match lease::acquire(
+            &shared.link,
+            Self::lock_key(id),
+            &fence_key,
+            shared.lease,
+            shared.lock_wait,
+        )
+        .await
+        {
             Ok(lease) => Ok(Some(lease)),
-            Err(LeaseError::Down(_)) => Err(PlatformError::WritesPaused {
-                reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
-                retry_after: Duration::from_secs(2),
-            }),
+            Err(LeaseError::Down(_)) => Err(redis_away()),
             Err(LeaseError::Busy) => Err(PlatformError::WritesPaused {
                 reason: "another replica is still writing this cart",
                 retry_after: Duration::from_secs(1),
@@ -126,17 +200,71 @@ impl SerializedCarts {
         }
     }
 
-    /// Runs a write under the cart's lease, released when the write is done.
+    /// Runs a write under the cart's lease and inside its fence, released when the write
+    /// is done. A replacement (`draft`) is recorded first and forgotten once it is in the
+    /// store, or when it failed before sending anything; a cancel forgets the replacement
+    /// it makes moot.
     async fn write<T>(
         &self,
         id: &str,
+        draft: Option<&CartDraft>,
         write: impl Future<Output = Result<T, PlatformError>>,
     ) -> Result<T, PlatformError> {
-        let lease = self.lease(id).await?;
-        let outcome = write.await;
-        if let Some(lease) = lease {
+        let (Some(shared), Some(lease)) = (&self.shared, self.lease(id).await?) else {
+            return write.await;
+        };
+        let fence = lease.fence();
+        let recorded = match draft {
+            Some(draft) => intent::record(&shared.link, id, fence.token(), draft)
+                .await
+                .map(Written::Replacement),
+            None => intent::pending(&shared.link, id)
+                .await
+                .map(|unfinished| Written::Cancel(unfinished.map(|intent| intent.text))),
+        };
+        let Ok(recorded) = recorded else {
             lease.release().await;
+            return Err(redis_away());
+        };
+        let (outcome, sent) = fenced(fence, write).await;
+        match (&recorded, outcome.is_ok()) {
+            (Written::Replacement(recorded), true) => {
+                intent::clear(&shared.link, id, &recorded.text).await;
+            }
+            (Written::Replacement(recorded), false) if !sent => {
+                intent::abandon(&shared.link, id, recorded).await;
+            }
+            (Written::Cancel(Some(text)), true) => intent::clear(&shared.link, id, text).await,
+            _ => {}
         }
+        lease.release().await;
+        outcome
+    }
+
+    /// Finishes, under the lease, a replacement a writer left unfinished (it died, lost
+    /// its lease, or the store failed between its requests), so a read shows the set asked
+    /// for rather than a mix. A replacement the store refuses for good is forgotten.
+    async fn finish(&self, id: &str) -> Result<(), PlatformError> {
+        let (Some(shared), Some(lease)) = (&self.shared, self.lease(id).await?) else {
+            return Ok(());
+        };
+        // Another replica may have finished it, or written anew, while this one waited.
+        let outcome = match intent::pending(&shared.link, id).await {
+            Ok(Some(unfinished)) => {
+                tracing::info!("finishing a cart replacement its writer left unfinished");
+                let (done, _) =
+                    fenced(lease.fence(), self.inner.replace(id, &unfinished.draft)).await;
+                match done {
+                    Err(error) if passing(&error) => Err(error),
+                    _ => {
+                        intent::clear(&shared.link, id, &unfinished.text).await;
+                        Ok(())
+                    }
+                }
+            }
+            Ok(None) | Err(_) => Ok(()),
+        };
+        lease.release().await;
         outcome
     }
 }
@@ -149,9 +277,12 @@ impl CartPort for SerializedCarts {
     }
 
     async fn get(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
-        // Reads wait too, so they never see a replacement half done here; they take no lease,
-        // so they keep working while Redis is away.
+        // Reads wait too, so they never see a replacement half done here; they take no lease
+        // (unless a replacement is left to finish), so they keep working while Redis is away.
         let _held = self.locks.lock(id).await;
+        if self.settled(id).await?.is_some() {
+            self.finish(id).await?;
+        }
         self.inner.get(id).await
     }
 
@@ -161,12 +292,13 @@ impl CartPort for SerializedCarts {
         draft: &CartDraft,
     ) -> Result<Option<CartOutcome>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.replace(id, draft)).await
+        self.write(id, Some(draft), self.inner.replace(id, draft))
+            .await
     }
 
     async fn cancel(&self, id: &str) -> Result<Option<CartState>, PlatformError> {
         let _held = self.locks.lock(id).await;
-        self.write(id, self.inner.cancel(id)).await
+        self.write(id, None, self.inner.cancel(id)).await
     }
 }
 

@@ -9,12 +9,17 @@ use std::time::{Duration, Instant};
 pub struct RedisServer {
     child: Child,
     pub port: u16,
+    /// Where a persistent server keeps its append-only file (`start_persistent`).
+    dir: Option<std::path::PathBuf>,
 }
 
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
@@ -75,7 +80,11 @@ impl RedisServer {
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
                 if answers(port) {
-                    return Some(Self { child, port });
+                    return Some(Self {
+                        child,
+                        port,
+                        dir: None,
+                    });
                 }
                 if child.try_wait().ok().flatten().is_some() {
                     break; // the port was taken meanwhile: try another
@@ -92,6 +101,48 @@ impl RedisServer {
         match password {
             Some(password) => format!("redis://:{password}@127.0.0.1:{}/", self.port),
             None => format!("redis://127.0.0.1:{}/", self.port),
+        }
+    }
+
+    /// A server that keeps its data across `restart` (an append-only file synced on every
+    /// write), as a production Redis would; no password.
+    pub fn start_persistent() -> Option<Self> {
+        let mut server = Self::start(None)?;
+        let dir = std::env::temp_dir().join(format!("bcp-redis-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        server.dir = Some(dir);
+        server.restart();
+        Some(server)
+    }
+
+    /// Stops the server (SIGKILL) and starts it again on the same port; a persistent one
+    /// comes back with its data.
+    pub fn restart(&mut self) {
+        self.stop();
+        let mut command = Command::new("redis-server");
+        command.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"]);
+        match &self.dir {
+            Some(dir) => command.args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                dir.to_str().unwrap(),
+            ]),
+            None => command.args(["--save", "", "--appendonly", "no"]),
+        };
+        self.child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server starts");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !answers(self.port) {
+            assert!(Instant::now() < deadline, "redis-server did not restart");
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 

@@ -187,6 +187,11 @@ impl UpstreamClient {
                 pending = current.try_clone();
             }
             self.guard.admit(self.name).await?;
+            if kind == CallKind::Write {
+                // Inside a cart's fenced write, a mutation leaves only while that cart's lease
+                // is still ours (checked after any wait for budget, right before sending).
+                crate::platform::fence::check().await?;
+            }
             let timeout = policy.attempt_timeout.unwrap_or(self.client_timeout);
             let budget = match kind {
                 CallKind::Read => deadline

@@ -15,11 +15,11 @@ use crate::support::woo_standin::{Fault, WooStandin};
 const WRITERS: usize = 9;
 /// Products the stand-in adds; a writer asks for 30 of them, more than one batch holds, so
 /// one replacement is several requests that unserialised writers would interleave.
-const FIRST: u64 = 1000;
-const POOL: u64 = 60;
+pub const FIRST: u64 = 1000;
+pub const POOL: u64 = 60;
 const LINES: u64 = 30;
 
-fn line_set(n: usize) -> BTreeMap<String, u64> {
+pub fn line_set(n: usize) -> BTreeMap<String, u64> {
     (0..LINES)
         .map(|k| {
             let id = FIRST + (n as u64 * 5 + k) % POOL;

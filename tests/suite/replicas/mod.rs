@@ -3,8 +3,10 @@
 //! cart writes agree across replicas, and losing Redis or a replica degrades as documented.
 
 mod budget;
-mod carts;
+pub mod carts;
+mod chaos;
 mod config;
+pub mod fencing;
 mod invalidation;
 mod outages;
 

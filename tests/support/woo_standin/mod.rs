@@ -63,6 +63,9 @@ struct Inner {
     next_session: u64,
     /// Faults hit only POST/DELETE (cart writes), so reads set the stage first.
     writes_only: bool,
+    /// A fault for one write only: the write after this many more (the middle of a
+    /// multi-request write), while every other request goes through.
+    once: Option<(usize, Fault)>,
     /// Ids whose catalog flags ignore the stock table (a sale happened after the listing).
     stale: Vec<u64>,
     /// Each session's addresses, selected rate and coupons.
@@ -137,7 +140,20 @@ async fn handle(
             "{method} {}",
             uri.path_and_query().map(|pq| pq.as_str()).unwrap_or("")
         ));
-        if inner.writes_only && method == Method::GET {
+        let once = match inner.once.take() {
+            Some((0, fault)) if method != Method::GET => Some(fault),
+            Some((skip, fault)) if method != Method::GET => {
+                inner.once = Some((skip - 1, fault));
+                None
+            }
+            other => {
+                inner.once = other;
+                None
+            }
+        };
+        if let Some(fault) = once {
+            fault
+        } else if inner.writes_only && method == Method::GET {
             Fault::None
         } else {
             inner.fault.clone()
@@ -227,6 +243,7 @@ impl WooStandin {
             next_session: 0,
             stale: Vec::new(),
             writes_only: false,
+            once: None,
             customers: HashMap::new(),
             orders: HashMap::new(),
             next_order: 0,
@@ -295,6 +312,11 @@ impl WooStandin {
         let mut inner = self.inner.lock().unwrap();
         inner.fault = fault;
         inner.writes_only = true;
+    }
+
+    /// `fault` for one write only: the one after the next `skip` writes.
+    pub fn fault_one_write(&self, skip: usize, fault: Fault) {
+        self.inner.lock().unwrap().once = Some((skip, fault));
     }
 
     /// `count` more simple products (clones of the Espresso Cup) from id `first`, for carts
