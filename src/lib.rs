@@ -5,7 +5,7 @@
 //! `mcp`; the call `pipeline` every front calls; its steps `inbound`, `access`,
 //! `idempotency`, `negotiation`, `signatures` (and `order_webhooks`, which pushes placed
 //! orders the brain hands it, signed, to the agent's webhook); the protocol `brain`; the `platform` layer;
-//! `observability`, `discovery` and the cache `webhooks`; `replicas` (the one Redis several replicas share,
+//! `observability`, `telemetry` (OTLP traces), `discovery` and the cache `webhooks`; `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
 //! configuration vocabulary).
 
@@ -32,5 +32,6 @@ pub mod settings;
 pub mod signatures;
 pub mod startup;
 pub mod status_page;
+pub mod telemetry;
 pub mod tls;
 pub mod webhooks;

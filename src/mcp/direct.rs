@@ -96,6 +96,8 @@ impl Direct {
             covered: Some(covered),
             admitted: Passage::Serve,
             peer,
+            transport: "mcp",
+            trace_headers: Some(&parts.headers),
         };
         let (status, body) = match self.pipeline.call(call).await {
             Ok(answer) => (StatusCode::OK, result_frame(&id, &answer)),

@@ -115,6 +115,8 @@ impl ServerHandler for BcpMcp {
             covered: None,
             admitted: passage,
             peer,
+            transport: "mcp",
+            trace_headers: parts.map(|parts| &parts.headers),
         };
         let outcome = self.pipeline.call(call).await;
         match outcome {

@@ -2,6 +2,7 @@
 
 use std::net::IpAddr;
 
+use http::HeaderMap;
 use serde_json::{Map, Value};
 
 pub use crate::signatures::Passage;
@@ -24,4 +25,8 @@ pub struct Call<'a> {
     pub admitted: Passage,
     /// The client's address, for the per-peer inbound budget.
     pub peer: Option<IpAddr>,
+    /// The wire it came over (`mcp`, `rest`), for the call's trace span.
+    pub transport: &'static str,
+    /// The request's headers, whose W3C `traceparent` parents the call's trace span.
+    pub trace_headers: Option<&'a HeaderMap>,
 }

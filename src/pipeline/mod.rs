@@ -64,6 +64,7 @@ use crate::observability::activity::Activity;
 use crate::protocol::Message;
 use crate::protocol::answer::{Answer, Label, Outcome};
 use crate::signatures::{Mode, SignatureCheck, SignatureError};
+use crate::telemetry;
 
 /// The parts a pipeline runs, each built from its own config section.
 pub struct Steps {
@@ -170,6 +171,32 @@ impl Pipeline {
 
     /// [`Pipeline::call`], a refusal carrying the release the call was agreed at.
     pub async fn call_released(&self, call: Call<'_>) -> Result<Answer, Refused> {
+        if !telemetry::enabled() {
+            return self.released(call, &OnceLock::new()).await;
+        }
+        // Only a tool the bridge knows is named in a trace, never the client's text.
+        let known = self
+            .steps
+            .tools
+            .get(call.tool)
+            .map_or("unknown", |spec| spec.name.as_str());
+        let span = telemetry::tool_call(known, call.transport, call.trace_headers);
+        let agreed = OnceLock::new();
+        // Boxed: the traced call's future would otherwise sit, whole, inside its wrapper's.
+        let outcome = span.within(Box::pin(self.released(call, &agreed))).await;
+        let label = match &outcome {
+            Ok(answer) => answer.outcome().label().as_str(),
+            Err(refused) => refused.error.label().as_str(),
+        };
+        span.finish(agreed.get().copied(), label, outcome.is_err());
+        outcome
+    }
+
+    async fn released(
+        &self,
+        call: Call<'_>,
+        agreed: &OnceLock<&'static str>,
+    ) -> Result<Answer, Refused> {
         let passage = match &call.covered {
             Some(covered) => self.passage(covered).await.map_err(|error| Refused {
                 error,
@@ -177,7 +204,6 @@ impl Pipeline {
             })?,
             None => call.admitted,
         };
-        let agreed = OnceLock::new();
         let replay_only = passage == Passage::ReplayOnly;
         self.answer(
             call.tool,
@@ -185,7 +211,7 @@ impl Pipeline {
             call.meta,
             call.peer,
             replay_only,
-            &agreed,
+            agreed,
         )
         .await
         .map_err(|error| Refused {

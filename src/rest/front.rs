@@ -184,6 +184,8 @@ impl RestFront {
                 .extensions
                 .get::<ConnectInfo<SocketAddr>>()
                 .map(|info| info.0.ip()),
+            transport: "rest",
+            trace_headers: Some(&parts.headers),
         };
         match self.pipeline.call_released(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),

@@ -25,6 +25,7 @@ use crate::registry;
 use crate::replicas::{RedisConfig, Shared};
 use crate::settings::{ConfigProblem, deserialize_at};
 use crate::signatures::SignaturesConfig;
+use crate::telemetry::TelemetryConfig;
 
 pub use super::server_config::ServerConfig;
 
@@ -73,6 +74,8 @@ pub struct BridgeConfig {
     pub checkout: crate::platform::checkout::CheckoutConfig,
     /// `[order_webhooks]`: placed orders pushed, signed, to the agent's webhook.
     pub order_webhooks: OrderWebhooksConfig,
+    /// `[telemetry]`: traces over OTLP (off unless `otlp_endpoint` is set).
+    pub telemetry: TelemetryConfig,
 }
 
 /// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
@@ -110,6 +113,7 @@ const SECTIONS: &[&str] = &[
     "redis",
     "checkout",
     "order_webhooks",
+    "telemetry",
 ];
 
 impl Default for BridgeConfig {
@@ -132,6 +136,7 @@ impl Default for BridgeConfig {
             redis: Default::default(),
             checkout: Default::default(),
             order_webhooks: Default::default(),
+            telemetry: Default::default(),
         }
     }
 }
@@ -205,6 +210,7 @@ impl BridgeConfig {
         let redis = section(&root, "redis", &mut problems);
         let checkout = section(&root, "checkout", &mut problems);
         let order_webhooks = section(&root, "order_webhooks", &mut problems);
+        let telemetry = section(&root, "telemetry", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -229,6 +235,7 @@ impl BridgeConfig {
             redis: redis.unwrap_or_default(),
             checkout: checkout.unwrap_or_default(),
             order_webhooks: order_webhooks.unwrap_or_default(),
+            telemetry: telemetry.unwrap_or_default(),
         };
         overrides.apply(&mut config.server);
         config.checked(problems)
@@ -258,6 +265,7 @@ impl BridgeConfig {
         problems.extend(self.signatures.problems());
         problems.extend(self.redis.problems());
         problems.extend(self.order_webhooks.problems());
+        problems.extend(self.telemetry.problems());
         problems.extend(self.store_problems());
         problems
     }

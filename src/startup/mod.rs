@@ -53,6 +53,9 @@ pub enum StartError {
     /// `[order_webhooks]`: the signing key cannot be read or used.
     #[error("cannot set up order webhooks: {0}")]
     OrderWebhooks(ConfigProblem),
+    /// `[telemetry]`: the trace exporter cannot be set up.
+    #[error("cannot set up telemetry: {0}")]
+    Telemetry(ConfigProblem),
     /// The tool input schemas: a defect of the bridge itself, not of its configuration.
     #[error("cannot build the tool schemas: {0}")]
     Schemas(String),
@@ -67,7 +70,8 @@ impl StartError {
             | Self::Redis(_)
             | Self::Idempotency(_)
             | Self::Store(_)
-            | Self::OrderWebhooks(_) => 2,
+            | Self::OrderWebhooks(_)
+            | Self::Telemetry(_) => 2,
             Self::Listen { .. } | Self::Schemas(_) => 1,
         }
     }

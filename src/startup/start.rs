@@ -15,6 +15,7 @@ use super::StartError;
 use super::accept::{self, Hygiene};
 use super::build::{Bridge, build};
 use super::configure::{BridgeConfig, Overrides};
+use crate::telemetry::{self, Telemetry};
 use crate::tls::Tls;
 
 /// A configuration that passed every check, ready to be built.
@@ -62,6 +63,9 @@ impl Startup {
         let bound = listener
             .local_addr()
             .map_err(|source| StartError::Listen { address, source })?;
+        // Before the application: the first call may already be traced.
+        let telemetry =
+            telemetry::install(&self.config.telemetry).map_err(StartError::Telemetry)?;
         let shutdown = CancellationToken::new();
         let bridge = build(&self.config, bound, shutdown.clone())?;
         let watcher = tls.as_ref().map(|tls| tokio::spawn(tls.watch()));
@@ -73,6 +77,7 @@ impl Startup {
             tls,
             watcher,
             shutdown,
+            telemetry,
         })
     }
 }
@@ -86,6 +91,8 @@ pub struct Built {
     tls: Option<Arc<Tls>>,
     watcher: Option<JoinHandle<()>>,
     shutdown: CancellationToken,
+    /// The trace exporter, flushed once the calls have drained.
+    telemetry: Option<Telemetry>,
 }
 
 impl Built {
@@ -108,5 +115,9 @@ impl Built {
         }
         // Only now: cancelling rmcp's token earlier would abort the calls still draining.
         self.shutdown.cancel();
+        if let Some(telemetry) = self.telemetry {
+            // The exporter posts from its own thread and blocks until the last batch is out.
+            let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+        }
     }
 }

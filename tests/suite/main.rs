@@ -54,6 +54,7 @@ mod signatures;
 mod smoke;
 mod status_page;
 mod status_page_browser;
+mod telemetry;
 mod tls;
 mod ucp;
 mod ucp_2026_08_25;

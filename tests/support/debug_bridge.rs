@@ -112,6 +112,24 @@ impl DebugBridge {
         reply["result"]["structuredContent"].clone()
     }
 
+    /// SIGTERM (a graceful stop: calls drain, traces are flushed) and up to 15 s for the exit;
+    /// answers whether it exited 0.
+    pub async fn terminate(&mut self) -> bool {
+        let pid = self.running.child.id().to_string();
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        for _ in 0..300 {
+            if let Some(status) = self.running.child.try_wait().unwrap() {
+                return status.success();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    }
+
     /// Stops the bridge and answers its whole log.
     pub fn log(self) -> String {
         let Self { running, log, .. } = self;

@@ -18,6 +18,7 @@ use policy::{UpstreamGuard, retryable};
 pub use shared_budget::SharedBudget;
 
 use crate::platform::port::PlatformError;
+use crate::telemetry;
 
 /// Reads may be retried by the caller's policy; writes are never repeated blindly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,13 +202,13 @@ impl UpstreamClient {
                 CallKind::Write => timeout,
             };
             let current = current.timeout(budget);
-            let judged =
-                self.attempt(current, kind)
-                    .await
-                    .and_then(|response| match judge(&response) {
-                        Some(error) => Err(error),
-                        None => Ok(response),
-                    });
+            let judged = self
+                .attempt(current, kind, retry)
+                .await
+                .and_then(|response| match judge(&response) {
+                    Some(error) => Err(error),
+                    None => Ok(response),
+                });
             let error = match judged {
                 Ok(response) => {
                     crate::observability::upstream_call(self.name, "ok");
@@ -247,28 +248,70 @@ impl UpstreamClient {
         }
     }
 
+    /// One request on the wire, inside its trace span (`retry`: how many went before it).
     async fn attempt(
         &self,
         request: RequestBuilder,
         kind: CallKind,
+        retry: u32,
     ) -> Result<UpstreamResponse, PlatformError> {
-        let started = Instant::now();
-        let result = request.send().await;
-        let mut response = match result {
-            Ok(response) => response,
-            Err(error) => {
-                let error = error.without_url();
-                tracing::warn!(upstream = self.name, ?kind, %error, "upstream call failed");
-                return Err(PlatformError::Unavailable {
-                    reason: if error.is_timeout() {
-                        "the store did not answer in time".to_owned()
-                    } else {
-                        "the store could not be reached".to_owned()
-                    },
-                    retry_after: Some(Duration::from_secs(5)),
-                });
-            }
+        let (client, built) = request.build_split();
+        let mut request = built.map_err(|error| self.unreached(error, kind))?;
+        // The span names the route's template only: paths carry ids and tokens.
+        let span = if telemetry::enabled() {
+            let (method, path) = (request.method().clone(), request.url().path().to_owned());
+            telemetry::upstream_request(
+                self.name,
+                method.as_str(),
+                &path,
+                retry,
+                request.headers_mut(),
+            )
+        } else {
+            telemetry::UpstreamSpan::off()
         };
+        let (status, outcome) = self.exchange(client.execute(request), kind).await;
+        span.finish(status, outcome.as_ref().err().map(error_label));
+        outcome
+    }
+
+    fn unreached(&self, error: reqwest::Error, kind: CallKind) -> PlatformError {
+        let error = error.without_url();
+        tracing::warn!(upstream = self.name, ?kind, %error, "upstream call failed");
+        PlatformError::Unavailable {
+            reason: if error.is_timeout() {
+                "the store did not answer in time".to_owned()
+            } else {
+                "the store could not be reached".to_owned()
+            },
+            retry_after: Some(Duration::from_secs(5)),
+        }
+    }
+
+    /// The response read within the body cap, with its status when one came.
+    async fn exchange(
+        &self,
+        sent: impl Future<Output = Result<reqwest::Response, reqwest::Error>>,
+        kind: CallKind,
+    ) -> (Option<u16>, Result<UpstreamResponse, PlatformError>) {
+        let started = Instant::now();
+        let mut response = match sent.await {
+            Ok(response) => response,
+            Err(error) => return (None, Err(self.unreached(error, kind))),
+        };
+        let status = response.status();
+        (
+            Some(status.as_u16()),
+            self.read(&mut response, kind, started).await,
+        )
+    }
+
+    async fn read(
+        &self,
+        response: &mut reqwest::Response,
+        kind: CallKind,
+        started: Instant,
+    ) -> Result<UpstreamResponse, PlatformError> {
         let status = response.status();
         let headers = response.headers().clone();
         let mut body = Vec::new();
