@@ -7,12 +7,13 @@
 #   - resident memory with 100,000 products loaded;
 #   - time from process start to the first answered tools/call;
 #   - the criterion benches of the brain (relaxation, money, cursors);
-#   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh).
-#   - with SOAK_MINUTES=30, the soak (bench/soak.sh): mixed traffic with cache churn and
-#     webhooks, RSS, fds and p99 each minute, and their slope.
+#   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh);
+#   - only when SOAK_MINUTES is set: the soak run (bench/soak.sh, mixed traffic with cache
+#     churn and webhooks for that many minutes; 30 is the reference run).
 # Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
 # Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
-# SKIP_UPSTREAM=1, OUT (default BENCHMARKS.md). Honours CARGO_TARGET_DIR. Not run by CI.
+# SKIP_UPSTREAM=1, SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
+# CARGO_TARGET_DIR. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -173,13 +174,13 @@ if os.path.exists(out):
     kept = re.search(r"<!-- LOAD:BEGIN.*?<!-- LOAD:END -->\n", open(out).read(), flags=re.S)
     if kept:
         L.append(kept.group(0))
-    # bench/soak.sh's section (30 minutes; run when SOAK_MINUTES is set), kept otherwise.
-    kept = re.search(r"<!-- SOAK:BEGIN.*?<!-- SOAK:END -->\n", open(out).read(), flags=re.S)
-    if kept:
-        L.append(kept.group(0))
     # bench/round_trips.sh's section, kept when this run skips it (SKIP_UPSTREAM=1).
     kept = re.search(r"<!-- ROUNDTRIPS:BEGIN.*?<!-- ROUNDTRIPS:END -->\n", open(out).read(), flags=re.S)
     if kept and os.environ.get("SKIP_UPSTREAM") == "1":
+        L.append(kept.group(0))
+    # bench/soak.sh's section: long, so only re-run when asked (SOAK_MINUTES).
+    kept = re.search(r"<!-- SOAK:BEGIN.*?<!-- SOAK:END -->\n", open(out).read(), flags=re.S)
+    if kept:
         L.append(kept.group(0))
 open(out, "w").write("\n".join(L) + "\n")
 print(f"wrote {out}")
@@ -191,7 +192,7 @@ if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
     bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
 fi
 
-# ---- Soak (issue 27): long, so only when asked: SOAK_MINUTES=30 bash bench/run.sh
+# ---- Soak (issue 27): minutes long, so only when asked: SOAK_MINUTES=30 bench/run.sh.
 if [ -n "${SOAK_MINUTES:-}" ]; then
-    OUT="$OUT" MINUTES="$SOAK_MINUTES" bash "$ROOT/bench/soak.sh"
+    SOAK_MINUTES=$SOAK_MINUTES OUT=$OUT bash "$ROOT/bench/soak.sh"
 fi

@@ -3,6 +3,9 @@
 //! fixed time. Prints one JSON line: requests, req/s, latency percentiles, non-200 answers,
 //! and — with `--pid` — the server's CPU time per request read from /proc. Built with the
 //! other benches, so a fresh machine needs nothing installed; under `cargo bench` it exits.
+//! The soak run (`bench/soak.sh`) mixes tools with `--bodies-file` (one body a line, each
+//! connection walking the list from its own offset) and reads `--report-every SECS`: one
+//! JSON line per interval with that interval's percentiles, so a drift shows over time.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -10,6 +13,7 @@
     clippy::print_stdout
 )]
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -17,7 +21,8 @@ use tokio::net::TcpStream;
 
 struct Args {
     url: String,
-    body: String,
+    bodies: Vec<String>,
+    report_every: Option<Duration>,
     connections: usize,
     duration: Duration,
     pid: Option<u32>,
@@ -32,13 +37,21 @@ fn parse_args() -> Option<Args> {
             .cloned()
     };
     let url = value("--url")?;
-    let body = match value("--body-file") {
-        Some(path) => std::fs::read_to_string(path).unwrap(),
-        None => value("--body")?,
+    let bodies = match (value("--bodies-file"), value("--body-file")) {
+        (Some(path), _) => std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(str::to_owned)
+            .collect(),
+        (None, Some(path)) => vec![std::fs::read_to_string(path).unwrap()],
+        (None, None) => vec![value("--body")?],
     };
     Some(Args {
         url,
-        body,
+        bodies,
+        report_every: value("--report-every")
+            .map(|secs| Duration::from_secs_f64(secs.parse().unwrap())),
         connections: value("-c").map_or(8, |c| c.parse().unwrap()),
         duration: Duration::from_secs_f64(value("-z").map_or(5.0, |z| z.parse().unwrap())),
         pid: value("--pid").map(|pid| pid.parse().unwrap()),
@@ -69,8 +82,24 @@ struct Tally {
     latencies_us: Vec<u32>,
     non_200: u64,
     errors: u64,
+    /// 200 answers that are not a JSON-RPC result (an error frame).
+    not_result: u64,
     bytes: u64,
 }
+
+impl Tally {
+    fn add(&mut self, other: &Tally) {
+        self.latencies_us.extend_from_slice(&other.latencies_us);
+        self.non_200 += other.non_200;
+        self.errors += other.errors;
+        self.not_result += other.not_result;
+        self.bytes += other.bytes;
+    }
+}
+
+/// What every connection adds to as it goes: the whole run, and the current interval (the
+/// runtime has one thread, so the lock is never contended).
+type Shared = Arc<Mutex<(Tally, Tally)>>;
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
@@ -78,8 +107,14 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
         .position(|window| window == needle)
 }
 
-/// One response off the stream: (status, body length). Needs Content-Length.
-async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(u16, usize)> {
+struct Response {
+    status: u16,
+    length: usize,
+    result: bool,
+}
+
+/// One response off the stream. Needs Content-Length.
+async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Response> {
     loop {
         if let Some(end) = find(buffer, b"\r\n\r\n") {
             let head = std::str::from_utf8(&buffer[..end]).ok()?;
@@ -101,8 +136,15 @@ async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(
                 }
                 buffer.extend_from_slice(&chunk[..read]);
             }
+            // The frame opens with jsonrpc and id, then "result" or "error".
+            let opening = &buffer[end + 4..total.min(end + 4 + 80)];
+            let result = find(opening, b"\"result\"").is_some();
             buffer.drain(..total);
-            return Some((status, length));
+            return Some(Response {
+                status,
+                length,
+                result,
+            });
         }
         let mut chunk = [0u8; 65536];
         let read = stream.read(&mut chunk).await.ok()?;
@@ -113,10 +155,21 @@ async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<(
     }
 }
 
-async fn connection(address: String, request: Vec<u8>, deadline: Instant) -> Tally {
-    let mut tally = Tally::default();
+async fn connection(
+    address: String,
+    requests: Arc<Vec<Vec<u8>>>,
+    offset: usize,
+    deadline: Instant,
+    shared: Shared,
+) {
     let mut buffer = Vec::with_capacity(1 << 16);
     let mut stream = None;
+    let mut next = offset;
+    let record = |update: &dyn Fn(&mut Tally)| {
+        let mut both = shared.lock().unwrap();
+        update(&mut both.0);
+        update(&mut both.1);
+    };
     while Instant::now() < deadline {
         if stream.is_none() {
             stream = TcpStream::connect(&address).await.ok();
@@ -126,34 +179,65 @@ async fn connection(address: String, request: Vec<u8>, deadline: Instant) -> Tal
             buffer.clear();
         }
         let Some(open) = stream.as_mut() else {
-            tally.errors += 1;
+            record(&|tally| tally.errors += 1);
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
+        let request = &requests[next % requests.len()];
+        next += 1;
         let started = Instant::now();
-        if open.write_all(&request).await.is_err() {
-            tally.errors += 1;
+        if open.write_all(request).await.is_err() {
+            record(&|tally| tally.errors += 1);
             stream = None;
             continue;
         }
         match read_response(open, &mut buffer).await {
-            Some((status, length)) => {
-                let micros = started.elapsed().as_micros();
-                tally
-                    .latencies_us
-                    .push(u32::try_from(micros).unwrap_or(u32::MAX));
-                tally.bytes += length as u64;
-                if status != 200 {
-                    tally.non_200 += 1;
-                }
+            Some(response) => {
+                let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
+                record(&|tally| {
+                    tally.latencies_us.push(micros);
+                    tally.bytes += response.length as u64;
+                    if response.status != 200 {
+                        tally.non_200 += 1;
+                    } else if !response.result {
+                        tally.not_result += 1;
+                    }
+                });
             }
             None => {
-                tally.errors += 1;
+                record(&|tally| tally.errors += 1);
                 stream = None;
             }
         }
     }
-    tally
+}
+
+/// Prints one JSON line per interval until the deadline: that interval's calls only.
+async fn reporter(every: Duration, started: Instant, deadline: Instant, shared: Shared) {
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut last = started;
+    loop {
+        tick.tick().await;
+        if Instant::now() > deadline + Duration::from_millis(100) {
+            return;
+        }
+        let mut window = std::mem::take(&mut shared.lock().unwrap().1);
+        let now = Instant::now();
+        window.latencies_us.sort_unstable();
+        let calls = window.latencies_us.len();
+        println!(
+            "{{\"interval\":true,\"t_s\":{:.1},\"requests\":{calls},\"rps\":{:.0},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{},\"errors\":{},\"not_result\":{}}}",
+            now.duration_since(started).as_secs_f64(),
+            calls as f64 / now.duration_since(last).as_secs_f64(),
+            percentile(&window.latencies_us, 0.50),
+            percentile(&window.latencies_us, 0.99),
+            percentile(&window.latencies_us, 1.0),
+            window.non_200,
+            window.errors,
+            window.not_result,
+        );
+        last = now;
+    }
 }
 
 fn percentile(sorted: &[u32], fraction: f64) -> f64 {
@@ -167,7 +251,7 @@ fn percentile(sorted: &[u32], fraction: f64) -> f64 {
 fn main() {
     let Some(args) = parse_args() else {
         println!(
-            "loadgen: the load generator of bench/run.sh (--url URL --body JSON|--body-file F [-c 8] [-z 5] [--pid PID])"
+            "loadgen: the load generator of bench/run.sh (--url URL --body JSON|--body-file F|--bodies-file F [-c 8] [-z 5] [--pid PID] [--report-every SECS])"
         );
         return;
     };
@@ -176,12 +260,18 @@ fn main() {
         Some(at) => (rest[..at].to_owned(), rest[at..].to_owned()),
         None => (rest.to_owned(), "/".to_owned()),
     };
-    let request = format!(
-        "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{}",
-        args.body.len(),
-        args.body
-    )
-    .into_bytes();
+    let requests: Arc<Vec<Vec<u8>>> = Arc::new(
+        args.bodies
+            .iter()
+            .map(|body| {
+                format!(
+                    "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+                    body.len()
+                )
+                .into_bytes()
+            })
+            .collect(),
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -189,34 +279,45 @@ fn main() {
     let ticks_before = args.pid.map(cpu_ticks);
     let started = Instant::now();
     let deadline = started + args.duration;
-    let tallies = runtime.block_on(async {
+    let shared: Shared = Arc::default();
+    runtime.block_on(async {
+        let reporter = args
+            .report_every
+            .map(|every| tokio::spawn(reporter(every, started, deadline, shared.clone())));
         let tasks: Vec<_> = (0..args.connections)
-            .map(|_| tokio::spawn(connection(address.clone(), request.clone(), deadline)))
+            .map(|at| {
+                tokio::spawn(connection(
+                    address.clone(),
+                    requests.clone(),
+                    at,
+                    deadline,
+                    shared.clone(),
+                ))
+            })
             .collect();
-        let mut tallies = Vec::new();
         for task in tasks {
-            tallies.push(task.await.unwrap());
+            task.await.unwrap();
         }
-        tallies
+        if let Some(reporter) = reporter {
+            reporter.abort();
+        }
     });
+    let mut total = Tally::default();
+    total.add(&shared.lock().unwrap().0);
     let elapsed = started.elapsed().as_secs_f64();
     let ticks = args
         .pid
         .zip(ticks_before)
         .map(|(pid, before)| cpu_ticks(pid) - before);
-    let mut latencies: Vec<u32> = tallies
-        .iter()
-        .flat_map(|tally| tally.latencies_us.iter().copied())
-        .collect();
+    let mut latencies = std::mem::take(&mut total.latencies_us);
     latencies.sort_unstable();
     let requests = latencies.len() as u64;
-    let non_200: u64 = tallies.iter().map(|tally| tally.non_200).sum();
-    let errors: u64 = tallies.iter().map(|tally| tally.errors).sum();
-    let bytes: u64 = tallies.iter().map(|tally| tally.bytes).sum();
+    let (non_200, errors, not_result, bytes) =
+        (total.non_200, total.errors, total.not_result, total.bytes);
     let cpu_us_per_request = ticks
         .map(|ticks| ticks as f64 * 1e6 / clock_ticks_per_second() as f64 / requests.max(1) as f64);
     println!(
-        "{{\"requests\":{requests},\"rps\":{:.0},\"p50_ms\":{:.3},\"p90_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{non_200},\"errors\":{errors},\"body_bytes\":{},\"server_cpu_us\":{}}}",
+        "{{\"requests\":{requests},\"rps\":{:.0},\"p50_ms\":{:.3},\"p90_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{non_200},\"errors\":{errors},\"not_result\":{not_result},\"body_bytes\":{},\"server_cpu_us\":{}}}",
         requests as f64 / elapsed,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.90),
