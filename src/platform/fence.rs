@@ -65,9 +65,14 @@ pub async fn check() -> Result<(), PlatformError> {
                 retry_after: Duration::from_secs(1),
             })
         }
-        Err(FenceError::Down(_)) => Err(PlatformError::WritesPaused {
-            reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
-            retry_after: Duration::from_secs(2),
-        }),
+        Err(FenceError::Down(_)) => Err(redis_away()),
+    }
+}
+
+/// Cart writes are refused (fail closed) while the replicas cannot reach their Redis.
+pub fn redis_away() -> PlatformError {
+    PlatformError::WritesPaused {
+        reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
+        retry_after: Duration::from_secs(2),
     }
 }

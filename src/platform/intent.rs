@@ -15,20 +15,12 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::model::CartDraft;
-use crate::replicas::link::millis;
+use crate::replicas::link::{DELETE_IF_HOLDS, millis, script};
 use crate::replicas::{Link, RedisDown, hashed};
 
 /// How long an unfinished replacement is remembered; past it, a cart left half replaced
 /// stays so until its next write.
 const TTL: Duration = Duration::from_secs(3600);
-
-/// Deletes the record only while it is still the one we read (not a newer writer's).
-const CLEAR: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
-end
-return 0
-";
 
 /// Puts back the record ours replaced (or none) while ours is still there.
 const ABANDON: &str = r"
@@ -91,13 +83,16 @@ pub async fn record(
 /// The replacement recorded as `recorded` failed before sending anything: the record it
 /// superseded (a cart possibly still half replaced by an earlier writer) is put back.
 pub async fn abandon(link: &Link, id: &str, recorded: &Recorded) {
-    let mut eval = redis::cmd("EVAL");
-    eval.arg(ABANDON)
-        .arg(1)
-        .arg(key(id))
-        .arg(&recorded.text)
-        .arg(recorded.replaced.as_deref().unwrap_or(""))
-        .arg(millis(TTL));
+    let ttl = millis(TTL).to_string();
+    let eval = script(
+        ABANDON,
+        &key(id),
+        &[
+            &recorded.text,
+            recorded.replaced.as_deref().unwrap_or(""),
+            &ttl,
+        ],
+    );
     let abandoned: Result<i64, RedisDown> = link.query(&eval).await;
     if abandoned.is_err() {
         tracing::warn!("unsent cart replacement left recorded: the next read runs it");
@@ -125,8 +120,8 @@ pub async fn pending(link: &Link, id: &str) -> Result<Option<Intent>, RedisDown>
 /// replaced it meanwhile). A failure only leaves the next toucher a finished replacement to
 /// run again, which changes nothing.
 pub async fn clear(link: &Link, id: &str, text: &str) {
-    let mut eval = redis::cmd("EVAL");
-    eval.arg(CLEAR).arg(1).arg(key(id)).arg(text);
+    // Only while it is still the record we read, not a newer writer's.
+    let eval = script(DELETE_IF_HOLDS, &key(id), &[text]);
     let cleared: Result<i64, RedisDown> = link.query(&eval).await;
     if cleared.is_err() {
         tracing::warn!("finished cart replacement not cleared: the next read runs it again");

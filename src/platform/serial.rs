@@ -23,7 +23,7 @@ use async_trait::async_trait;
 use tokio::sync::OwnedMutexGuard;
 
 use super::cart::{CartPort, SharedCarts};
-use super::fence::fenced;
+use super::fence::{fenced, redis_away};
 use super::intent::{self, Intent};
 use super::port::{Platform, PlatformError, SharedPlatform};
 use crate::model::{CartDraft, CartOutcome, CartState};
@@ -124,13 +124,6 @@ enum Written {
     Replacement(intent::Recorded),
     /// A cancel records nothing; it makes moot the unfinished replacement it found.
     Cancel(Option<String>),
-}
-
-fn redis_away() -> PlatformError {
-    PlatformError::WritesPaused {
-        reason: "replicas cannot coordinate cart writes while their shared Redis is unreachable",
-        retry_after: Duration::from_secs(2),
-    }
 }
 
 /// Errors after which running the same replacement again may well succeed.

@@ -11,20 +11,12 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use super::link::{Link, RedisDown, millis};
+use super::link::{DELETE_IF_HOLDS, Link, RedisDown, millis, script};
 
 /// Extends the lease only while the key still holds our token.
 const RENEW: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('PEXPIRE', KEYS[1], ARGV[2])
-end
-return 0
-";
-
-/// Deletes the key only while it still holds our token.
-const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
 end
 return 0
 ";
@@ -115,15 +107,6 @@ impl Fence {
     }
 }
 
-fn script(code: &str, key: &str, args: &[&str]) -> redis::Cmd {
-    let mut eval = redis::cmd("EVAL");
-    eval.arg(code).arg(1).arg(key);
-    for arg in args {
-        eval.arg(*arg);
-    }
-    eval
-}
-
 /// Takes `key` for `lease`, waiting at most `wait` for another holder; its token is the
 /// next number of the counter at `fence_key`.
 pub async fn acquire(
@@ -201,7 +184,7 @@ impl Lease {
         }
         let released: Result<i64, RedisDown> = self
             .link
-            .query(&script(RELEASE, &self.key, &[&self.token]))
+            .query(&script(DELETE_IF_HOLDS, &self.key, &[&self.token]))
             .await;
         if released.is_err() {
             tracing::warn!("cart lock not released: it ends with its lease");
@@ -222,7 +205,8 @@ impl Drop for Lease {
                 std::mem::take(&mut self.token),
             );
             runtime.spawn(async move {
-                let _: Result<i64, RedisDown> = link.query(&script(RELEASE, &key, &[&token])).await;
+                let _: Result<i64, RedisDown> =
+                    link.query(&script(DELETE_IF_HOLDS, &key, &[&token])).await;
             });
         }
     }

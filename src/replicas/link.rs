@@ -146,6 +146,24 @@ fn connection_broken(error: &redis::RedisError) -> bool {
 }
 
 /// Milliseconds for `PX`, at least 1.
+/// Deletes the key only while it still holds ARGV[1] (a lock's token, a record's text).
+pub const DELETE_IF_HOLDS: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+";
+
+/// `EVAL code 1 key args…`.
+pub fn script(code: &str, key: &str, args: &[&str]) -> redis::Cmd {
+    let mut eval = redis::cmd("EVAL");
+    eval.arg(code).arg(1).arg(key);
+    for arg in args {
+        eval.arg(*arg);
+    }
+    eval
+}
+
 pub fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis())
         .unwrap_or(u64::MAX)
