@@ -135,14 +135,13 @@ impl Direct {
 /// `_meta`, byte for byte, from one copy of the answer and one escaping pass.
 pub fn result_frame(id: &str, answer: &Answer) -> Vec<u8> {
     let json = answer.json();
+    let literal = answer.literal();
     let meta = merchant_text_meta_json();
-    // The text copy escapes quotes: a little over twice the answer, plus the frame.
-    let mut out = Vec::with_capacity(json.len() * 2 + json.len() / 8 + meta.len() + 160);
+    let mut out = Vec::with_capacity(json.len() + literal.len() + meta.len() + id.len() + 120);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id.as_bytes());
     out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    // Writing a `&str` into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut out, json);
+    out.extend_from_slice(literal.as_bytes());
     out.extend_from_slice(br#"}],"structuredContent":"#);
     out.extend_from_slice(json.as_bytes());
     out.extend_from_slice(br#","isError":false,"_meta":"#);

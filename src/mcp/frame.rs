@@ -53,21 +53,6 @@ pub struct DirectCall {
     pub meta: Option<JsonObject>,
 }
 
-/// The params of a `tools/call` the front answers itself. Anything else rmcp knows how to
-/// treat (input responses, request state, per-request protocol metadata) goes to rmcp.
-#[derive(Deserialize)]
-struct DirectParams {
-    name: String,
-    #[serde(default)]
-    arguments: Option<JsonObject>,
-    #[serde(rename = "_meta", default)]
-    meta: Option<JsonObject>,
-    #[serde(rename = "inputResponses", default)]
-    input_responses: Option<de::IgnoredAny>,
-    #[serde(rename = "requestState", default)]
-    request_state: Option<de::IgnoredAny>,
-}
-
 /// Per-request protocol metadata changes how rmcp answers; such a message stays rmcp's.
 fn protocol_keys(meta: Option<&JsonObject>) -> bool {
     meta.is_some_and(|meta| {
@@ -76,19 +61,47 @@ fn protocol_keys(meta: Option<&JsonObject>) -> bool {
     })
 }
 
-fn direct_call(id: &str, params: Option<&RawValue>) -> Option<DirectCall> {
-    let params = serde_json::from_str::<DirectParams>(params?.get()).ok()?;
-    if params.input_responses.is_some()
-        || params.request_state.is_some()
-        || protocol_keys(params.meta.as_ref())
-    {
+/// An optional object member: absent or `null` is `Ok(None)`, any other type `Err`.
+fn member_object<'a>(params: &'a JsonObject, name: &str) -> Result<Option<&'a JsonObject>, ()> {
+    match params.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(object)) => Ok(Some(object)),
+        Some(_) => Err(()),
+    }
+}
+
+/// The params of a `tools/call` the front answers itself, taken out of the frame's tree:
+/// a string `name`, and `arguments` and `_meta` objects when present. Anything else rmcp
+/// knows how to treat (input responses, request state, per-request protocol metadata)
+/// leaves the params where they are, for rmcp.
+fn direct_call(id: &str, params: &mut Option<Value>) -> Option<DirectCall> {
+    let Some(Value::Object(object)) = params.as_ref() else {
+        return None;
+    };
+    let plain = matches!(object.get("name"), Some(Value::String(_)))
+        && member_object(object, "arguments").is_ok()
+        && member_object(object, "_meta").is_ok_and(|meta| !protocol_keys(meta))
+        && ["inputResponses", "requestState"]
+            .iter()
+            .all(|key| matches!(object.get(*key), None | Some(Value::Null)));
+    if !plain {
         return None;
     }
+    let Some(Value::Object(mut object)) = params.take() else {
+        return None;
+    };
+    let take = |object: &mut JsonObject, key: &str| match object.swap_remove(key) {
+        Some(Value::Object(taken)) => Some(taken),
+        _ => None,
+    };
+    let Some(Value::String(name)) = object.swap_remove("name") else {
+        return None;
+    };
     Some(DirectCall {
         id: id.to_owned(),
-        name: params.name,
-        arguments: params.arguments.unwrap_or_default(),
-        meta: params.meta,
+        name,
+        arguments: take(&mut object, "arguments").unwrap_or_default(),
+        meta: take(&mut object, "_meta"),
     })
 }
 
@@ -216,36 +229,183 @@ impl<'de> Visitor<'de> for KeyVisitor {
     }
 }
 
+/// A JSON value read into a tree in the same pass that refuses a key written twice in one
+/// object: the tool arguments are parsed once, checked as they are built.
+struct Tree(Value);
+
+impl<'de> Deserialize<'de> for Tree {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(TreeVisitor)
+    }
+}
+
+struct TreeVisitor;
+
+impl<'de> Visitor<'de> for TreeVisitor {
+    type Value = Tree;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("JSON")
+    }
+    fn visit_bool<E>(self, value: bool) -> Result<Tree, E> {
+        Ok(Tree(Value::Bool(value)))
+    }
+    fn visit_i64<E>(self, value: i64) -> Result<Tree, E> {
+        Ok(Tree(Value::Number(value.into())))
+    }
+    fn visit_u64<E>(self, value: u64) -> Result<Tree, E> {
+        Ok(Tree(Value::Number(value.into())))
+    }
+    /// As serde_json's own tree: a float JSON cannot hold is null.
+    fn visit_f64<E>(self, value: f64) -> Result<Tree, E> {
+        Ok(Tree(
+            serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number),
+        ))
+    }
+    fn visit_str<E>(self, value: &str) -> Result<Tree, E> {
+        Ok(Tree(Value::String(value.to_owned())))
+    }
+    fn visit_string<E>(self, value: String) -> Result<Tree, E> {
+        Ok(Tree(Value::String(value)))
+    }
+    fn visit_unit<E>(self) -> Result<Tree, E> {
+        Ok(Tree(Value::Null))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(Tree(item)) = seq.next_element::<Tree>()? {
+            items.push(item);
+        }
+        Ok(Tree(Value::Array(items)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tree, A::Error> {
+        let mut object = JsonObject::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let Tree(value) = map.next_value::<Tree>()?;
+            // The object is the set of keys seen: no second structure, no second walk.
+            match object.entry(key) {
+                serde_json::map::Entry::Occupied(seen) => {
+                    return Err(repeated(seen.key()));
+                }
+                serde_json::map::Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+            }
+        }
+        Ok(Tree(Value::Object(object)))
+    }
+}
+
+fn repeated<E: de::Error>(key: &str) -> E {
+    E::custom(format_args!("duplicate key \"{}\"", echo(key)))
+}
+
+/// A member read as written, refused if it holds a key twice.
+struct Checked<'de>(&'de RawValue);
+
+impl<'de> Deserialize<'de> for Checked<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = <&RawValue>::deserialize(deserializer)?;
+        serde_json::from_str::<Unique>(raw.get()).map_err(de::Error::custom)?;
+        Ok(Checked(raw))
+    }
+}
+
+/// The frame read in one pass: the members the front reads (`params` as a tree), every other
+/// member walked for repeated keys only. `None`: the document is not an object.
+struct Read<'de>(Option<Members<'de>>);
+
+/// The members the front reads; a member present as `null` is `Some("null")`.
+#[derive(Default)]
+struct Members<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<Value>,
+}
+
+impl<'de> Deserialize<'de> for Read<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ReadVisitor)
+    }
+}
+
+struct ReadVisitor;
+
+impl<'de> Visitor<'de> for ReadVisitor {
+    type Value = Read<'de>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("JSON")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_unit<E>(self) -> Result<Read<'de>, E> {
+        Ok(Read(None))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Read<'de>, A::Error> {
+        UniqueVisitor.visit_seq(seq)?;
+        Ok(Read(None))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read<'de>, A::Error> {
+        let mut members = Members::default();
+        let mut seen: Vec<Cow<'de, str>> = Vec::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match key.as_ref() {
+                "jsonrpc" => members.jsonrpc = Some(map.next_value::<Checked<'de>>()?.0),
+                "id" => members.id = Some(map.next_value::<Checked<'de>>()?.0),
+                "method" => members.method = Some(map.next_value::<Checked<'de>>()?.0),
+                "params" => members.params = Some(map.next_value::<Tree>()?.0),
+                _ => {
+                    map.next_value::<Unique>()?;
+                }
+            }
+            if seen.contains(&key) {
+                return Err(repeated(&key));
+            }
+            // A frame has a handful of members; one with thousands is refused by the body
+            // limit long before this scan matters.
+            seen.push(key);
+        }
+        Ok(Read(Some(members)))
+    }
+}
+
 fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(deserializer).map(Some)
 }
 
-/// The members the front reads; a member present as `null` is `Some("null")`.
+/// The id and method of a frame already judged (read again only for a refused replay).
 #[derive(Deserialize)]
 struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
 }
 
 /// The params of a `tools/list` or `ping` the front answers itself: none, or an object
 /// without per-request protocol metadata (a `cursor` changes nothing: every tool is listed).
-#[derive(Deserialize)]
-struct ListingParams {
-    #[serde(rename = "_meta", default)]
-    meta: Option<JsonObject>,
-}
-
-fn plain_listing(params: Option<&RawValue>) -> bool {
+fn plain_listing(params: Option<&Value>) -> bool {
     match params {
         None => true,
-        Some(params) => serde_json::from_str::<ListingParams>(params.get())
-            .is_ok_and(|params| !protocol_keys(params.meta.as_ref())),
+        Some(Value::Object(params)) => {
+            member_object(params, "_meta").is_ok_and(|meta| !protocol_keys(meta))
+        }
+        Some(_) => false,
     }
 }
 
@@ -286,30 +446,29 @@ fn custom_method(message: &ClientJsonRpcMessage) -> Option<&str> {
 /// itself: read here once, never handed to rmcp.
 pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     let null = || "null".to_owned();
-    if let Err(error) = serde_json::from_slice::<Unique>(&bytes) {
-        return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
-            Refusal::invalid(null(), error.to_string())
-        } else {
-            Refusal {
-                http_400: true,
-                id: null(),
-                code: -32700,
-                message: format!("Parse error: {error}"),
-            }
-        });
-    }
-    match bytes.iter().find(|byte| !byte.is_ascii_whitespace()) {
-        Some(b'{') => {}
-        Some(b'[') => {
-            return Verdict::Refuse(Refusal::invalid(
-                null(),
-                "JSON-RPC batches are not supported",
-            ));
+    let read = match serde_json::from_slice::<Read<'_>>(&bytes) {
+        Ok(Read(read)) => read,
+        Err(error) => {
+            return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
+                Refusal::invalid(null(), error.to_string())
+            } else {
+                Refusal {
+                    http_400: true,
+                    id: null(),
+                    code: -32700,
+                    message: format!("Parse error: {error}"),
+                }
+            });
         }
-        _ => return Verdict::Refuse(Refusal::invalid(null(), "a request must be an object")),
-    }
-    let Ok(envelope) = serde_json::from_slice::<Envelope<'_>>(&bytes) else {
-        return Verdict::Refuse(Refusal::invalid(null(), "unreadable request object"));
+    };
+    let Some(mut envelope) = read else {
+        return Verdict::Refuse(
+            if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[') {
+                Refusal::invalid(null(), "JSON-RPC batches are not supported")
+            } else {
+                Refusal::invalid(null(), "a request must be an object")
+            },
+        );
     };
     let (id, wide) = match envelope.id.map(|id| (id, id_kind(id.get()))) {
         None => (None, false),
@@ -340,7 +499,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     if plain && let Some(raw) = id {
         let listing = match method.as_str() {
             "tools/call" => {
-                if let Some(call) = direct_call(raw, envelope.params) {
+                if let Some(call) = direct_call(raw, &mut envelope.params) {
                     return Verdict::Direct(call);
                 }
                 None
@@ -349,7 +508,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
             "ping" => Some(Listing::Ping),
             _ => None,
         };
-        if let Some(method) = listing.filter(|_| plain_listing(envelope.params)) {
+        if let Some(method) = listing.filter(|_| plain_listing(envelope.params.as_ref())) {
             return Verdict::Listing {
                 id: raw.to_owned(),
                 method,
@@ -373,9 +532,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
         return Verdict::Accepted;
     }
     if method == "tools/call" {
-        let params = envelope
-            .params
-            .and_then(|params| serde_json::from_str::<Value>(params.get()).ok());
+        let params = envelope.params;
         let named = params
             .as_ref()
             .and_then(|params| params.get("name"))
@@ -456,6 +613,60 @@ mod tests {
         let frame =
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","name":"b"}}"#;
         assert_eq!(refusal(frame), (-32600, "null".to_owned()));
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_wherever_they_sit() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"q":{"x":1,"x":2}}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"list":[{"k":1,"k":1}]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","extra":{"a":{"b":1,"b":2}}}"#,
+            r#"{"jsonrpc":"2.0","id":{"a":1,"a":1},"method":"ping"}"#,
+            r#"[{"a":1,"a":2}]"#,
+        ] {
+            let Verdict::Refuse(refusal) = judge(Bytes::from(frame.to_owned()), true) else {
+                panic!("accepted: {frame}");
+            };
+            assert_eq!(refusal.code, -32600, "{frame}");
+            assert!(
+                refusal.message.contains("duplicate key"),
+                "{}",
+                refusal.message
+            );
+        }
+    }
+
+    #[test]
+    fn a_plain_tool_call_is_read_once_into_its_name_arguments_and_meta() {
+        let frame = r#"{"jsonrpc":"2.0","id":"a\"b","method":"tools/call","params":{"name":"get_product","arguments":{"catalog":{"id":"p1","n":1.5}},"_meta":{"k":"v"}}}"#;
+        let Verdict::Direct(call) = judge(Bytes::from(frame.to_owned()), true) else {
+            panic!("expected a direct call");
+        };
+        assert_eq!(call.id, r#""a\"b""#);
+        assert_eq!(call.name, "get_product");
+        assert_eq!(
+            Value::Object(call.arguments),
+            serde_json::json!({"catalog": {"id": "p1", "n": 1.5}})
+        );
+        assert_eq!(
+            call.meta.map(Value::Object),
+            Some(serde_json::json!({"k": "v"}))
+        );
+        // What the front cannot answer plainly goes to rmcp untouched.
+        for params in [
+            r#"{"name":"x","_meta":{"io.modelcontextprotocol/related-task":{}}}"#,
+            r#"{"name":"x","requestState":"s"}"#,
+            r#"{"name":"x","arguments":[1]}"#,
+            r#"["x"]"#,
+        ] {
+            let frame =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+            assert!(
+                !matches!(judge(Bytes::from(frame), true), Verdict::Direct(_)),
+                "{params}"
+            );
+        }
     }
 
     #[test]

@@ -66,8 +66,9 @@ impl Expiry<Key, Kept> for UntilEntriesExpire {
 }
 
 fn weight(key: &Key, kept: &Kept) -> u32 {
+    // The answer's JSON, and its escaped copy once a front has asked for it (at least as long).
     let bytes = key.arguments.len()
-        + kept.answer.json().len()
+        + kept.answer.json().len() * 2
         + kept.answer.reason().map_or(0, str::len)
         + ENTRY_OVERHEAD;
     u32::try_from(bytes).unwrap_or(u32::MAX)

@@ -4,6 +4,7 @@
 //! answer, so answer shapes (per protocol version) change without touching the encoding.
 
 use std::io;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -141,8 +142,12 @@ impl Label {
 
 #[derive(Debug, Clone)]
 pub struct Answer {
-    /// Compact JSON written by serde_json from a typed value, so always valid JSON.
-    json: String,
+    /// Compact JSON written by serde_json from a typed value, so always valid JSON. Shared:
+    /// a kept answer (answer cache, idempotency) is handed out without copying it.
+    json: Arc<str>,
+    /// The same JSON as one JSON string literal (MCP's text copy), escaped at most once per
+    /// answer and shared by its clones, so a kept answer is escaped once, not per call.
+    literal: Arc<OnceLock<Box<str>>>,
     outcome: Outcome,
     /// A business error's first message code, for the merchant page (protocol vocabulary,
     /// never the buyer's words).
@@ -171,9 +176,12 @@ impl Answer {
         }
         Ok(Self {
             // serde_json writes UTF-8 only.
-            json: String::from_utf8(json).map_err(|_| {
-                EncodeError::Json(serde::ser::Error::custom("encoded answer is not UTF-8"))
-            })?,
+            json: String::from_utf8(json)
+                .map_err(|_| {
+                    EncodeError::Json(serde::ser::Error::custom("encoded answer is not UTF-8"))
+                })?
+                .into(),
+            literal: Arc::default(),
             outcome,
             reason: None,
             resumed: false,
@@ -200,6 +208,16 @@ impl Answer {
 
     pub fn json(&self) -> &str {
         &self.json
+    }
+
+    /// [`Answer::json`] written as a JSON string literal, quotes included.
+    pub fn literal(&self) -> &str {
+        self.literal.get_or_init(|| {
+            // Writing a `&str` as JSON cannot fail.
+            serde_json::to_string(&*self.json)
+                .unwrap_or_default()
+                .into_boxed_str()
+        })
     }
 
     pub fn outcome(&self) -> Outcome {
@@ -240,7 +258,8 @@ impl Answer {
             .next()
             .and_then(|message| message.code);
         Ok(Self {
-            json,
+            json: json.into(),
+            literal: Arc::default(),
             outcome,
             reason,
             resumed: false,
