@@ -1,12 +1,16 @@
 //! Criterion benches of the brain's pure parts: get_product relaxation on a 3-axis product
-//! with 1,000 variants, money conversion, cursor encode/decode. `cargo bench --bench brain`.
+//! with 1,000 variants, rendering catalog answers to JSON, money conversion, cursor
+//! encode/decode. `cargo bench --bench brain`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
 
-use bcp_bridge::brain::cursor;
-use bcp_bridge::brain::selection::{SelectionRequest, select};
-use bcp_bridge::model::{Description, OptionChoice, Product, ProductOption, Variant};
+use bcp_bridge::brain::selection::{SelectionRequest, featured, select};
+use bcp_bridge::brain::{cursor, render};
+use bcp_bridge::model::{
+    Category, Description, Media, OptionChoice, Product, ProductOption, Seller, SellerLink,
+    Taxonomy, Variant,
+};
 use bcp_bridge::money::Money;
 use criterion::{Criterion, criterion_group, criterion_main};
 use iso_currency::Currency;
@@ -114,6 +118,130 @@ fn relaxation(c: &mut Criterion) {
     });
 }
 
+/// A product shaped like a Shopify one: plain and HTML description, images with alt texts,
+/// categories, tags, a seller, 2 axes and 20 variants with skus and URLs.
+fn storefront_product(index: usize) -> Product {
+    let url = format!("https://shop.example/products/runner-{index}");
+    let image = |n: usize| Media {
+        kind: "image".to_owned(),
+        url: format!("https://cdn.shop.example/files/runner-{index}-{n}.jpg?v=1712345678"),
+        alt_text: Some(format!("Runner {index}, view {n}")),
+    };
+    let colors = ["Azul", "Preto", "Branco", "Vermelho", "Cinza"];
+    let sizes = ["38", "39", "40", "41"];
+    let mut variants = Vec::new();
+    for color in colors {
+        for size in sizes {
+            variants.push(Variant {
+                id: format!("gid://shopify/ProductVariant/{index}{}", variants.len()),
+                sku: Some(format!("RUN-{index}-{color}-{size}")),
+                title: format!("{color} / {size}"),
+                description: Some(Description::plain(format!(
+                    "Tênis Runner {index} — {color} / {size}"
+                ))),
+                price: Money::new(29_990, Currency::BRL),
+                list_price: Some(Money::new(34_990, Currency::BRL)),
+                available: variants.len() % 5 != 0,
+                backorder: false,
+                options: vec![
+                    choice("Cor", color.to_owned()),
+                    choice("Tamanho", size.to_owned()),
+                ],
+                media: vec![image(9)],
+                tags: Vec::new(),
+                url: Some(format!("{url}?variant={}", variants.len())),
+            });
+        }
+    }
+    Product {
+        id: format!("gid://shopify/Product/{index}"),
+        handle: Some(format!("runner-{index}")),
+        title: format!("Tênis de Corrida Runner {index} Masculino"),
+        description: Description {
+            plain: Some(
+                "Cabedal em mesh respirável, entressola de EVA e solado de borracha. \
+                 Ideal para treinos diários."
+                    .to_owned(),
+            ),
+            html: Some(
+                "<p>Cabedal em <strong>mesh respirável</strong>, entressola de EVA e solado de \
+                 borracha.</p><ul><li>Peso: 280 g</li><li>Drop: 8 mm</li></ul>"
+                    .to_owned(),
+            ),
+            markdown: None,
+        },
+        url: Some(url),
+        categories: vec![
+            Category {
+                value: "Calçados > Tênis > Corrida".to_owned(),
+                taxonomy: Taxonomy::Merchant,
+            },
+            Category {
+                value: "aa-8-8".to_owned(),
+                taxonomy: Taxonomy::Shopify,
+            },
+        ],
+        media: (0..4).map(image).collect(),
+        options: vec![
+            ProductOption {
+                name: "Cor".to_owned(),
+                values: colors.map(str::to_owned).to_vec(),
+            },
+            ProductOption {
+                name: "Tamanho".to_owned(),
+                values: sizes.map(str::to_owned).to_vec(),
+            },
+        ],
+        variants,
+        featured_variant: None,
+        price_range: None,
+        rating: None,
+        tags: vec!["corrida".to_owned(), "lançamento".to_owned()],
+        metadata: None,
+        seller: Some(Seller {
+            name: "Loja Exemplo".to_owned(),
+            links: vec![SellerLink {
+                kind: "refund_policy".to_owned(),
+                url: "https://shop.example/policies/refund-policy".to_owned(),
+            }],
+        }),
+    }
+}
+
+/// What search_catalog and get_product do after the upstream answered: model → wire
+/// structs → JSON (the envelope aside).
+fn rendering(c: &mut Criterion) {
+    let page: Vec<Product> = (0..20).map(storefront_product).collect();
+    c.bench_function("render search page, 20 products, to JSON", |b| {
+        b.iter(|| {
+            let products: Vec<_> = black_box(&page)
+                .iter()
+                .map(|product| {
+                    let pool: Vec<&Variant> = product.variants.iter().collect();
+                    let shown = featured(product, &pool)
+                        .map(|variant| vec![render::variant(product, variant, None)])
+                        .unwrap_or_default();
+                    render::product(product, shown, &pool, Currency::BRL)
+                })
+                .collect();
+            serde_json::to_vec(&products).unwrap()
+        })
+    });
+    let product = &page[0];
+    c.bench_function("render get_product, 20 variants, to JSON", |b| {
+        b.iter(|| {
+            let product = black_box(product);
+            let pool: Vec<&Variant> = product.variants.iter().collect();
+            let variants = pool
+                .iter()
+                .map(|variant| render::variant(product, variant, None))
+                .collect();
+            let out = render::product(product, variants, &pool, Currency::BRL);
+            serde_json::to_vec(&out).unwrap()
+        })
+    });
+}
+
 fn money(c: &mut Criterion) {
     c.bench_function(
         "money: decimal string to minor units (BRL, JPY, BHD)",
@@ -146,5 +274,5 @@ fn cursors(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, relaxation, money, cursors);
+criterion_group!(benches, relaxation, rendering, money, cursors);
 criterion_main!(benches);

@@ -220,7 +220,7 @@ impl Brain {
                 // Stores word these themselves and quote the merchant's product names.
                 let message = problem_message(
                     &problem.kind,
-                    untrusted::line(&problem.message, untrusted::MESSAGE_MAX),
+                    untrusted::line(&problem.message, untrusted::MESSAGE_MAX).into_owned(),
                 );
                 match origin.get(&problem.item_id) {
                     Some(index) => message.at(line_path(*index)),
@@ -273,7 +273,7 @@ impl Brain {
                     id: line.id.clone(),
                     item: ItemOut {
                         id: line.variant_id.clone(),
-                        title: untrusted::title(&line.title),
+                        title: untrusted::title(&line.title).into_owned(),
                         price: line.unit_price,
                         image_url: line.image_url.clone(),
                     },

@@ -173,7 +173,7 @@ impl Brain {
         // per variant carrying every input that landed on it.
         struct Group<'r> {
             product: &'r Product,
-            variants: Vec<(String, Vec<InputOut>)>,
+            variants: Vec<(&'r str, Vec<InputOut<'r>>)>,
         }
         let mut groups: Vec<Group<'_>> = Vec::new();
         let mut found: HashMap<&str, bool> = HashMap::new();
@@ -219,13 +219,10 @@ impl Brain {
                     }
                 };
                 let group = &mut groups[index];
-                let correlation = InputOut {
-                    id: input.clone(),
-                    matched,
-                };
+                let correlation = InputOut { id: input, matched };
                 match group.variants.iter_mut().find(|(id, _)| *id == variant.id) {
                     Some((_, inputs)) => inputs.push(correlation),
-                    None => group.variants.push((variant.id.clone(), vec![correlation])),
+                    None => group.variants.push((&variant.id, vec![correlation])),
                 }
             }
         }
@@ -250,7 +247,7 @@ impl Brain {
                     .filter_map(|(id, inputs)| {
                         group
                             .product
-                            .variant(&id)
+                            .variant(id)
                             .map(|variant| render::variant(group.product, variant, Some(inputs)))
                     })
                     .collect();
@@ -323,7 +320,7 @@ impl Brain {
             .map(|variant| render::variant(product, variant, None))
             .collect();
         let mut out = render::product(product, variants, &pool, store.currency);
-        out.options = render::signal_options(selection.options);
+        out.options = render::signal_options(&selection.options);
         out.selected = Some(render::selected(&selection.selected));
         Self::to_json(&ProductResponse {
             ucp: self

@@ -1,6 +1,9 @@
 //! Model → wire. Every product and variant the bridge emits goes through here, and every
 //! merchant-written text on it through `untrusted`. The release a call is answered in is
-//! written into the envelope as the answer is built (`Namespace::envelope`).
+//! written into the envelope as the answer is built (`Namespace::envelope`). The wire
+//! structs borrow from the model: nothing is copied unless `untrusted` changed it.
+
+use std::borrow::Cow;
 
 use iso_currency::Currency;
 
@@ -13,11 +16,11 @@ use crate::protocol::catalog::{
     OptionValueOut, PriceRangeOut, ProductOut, RatingOut, SelectedOut, SellerOut, VariantOut,
 };
 
-fn description(description: &Description, fallback: &str) -> DescriptionOut {
+fn description<'a>(description: Option<&'a Description>, fallback: &'a str) -> DescriptionOut<'a> {
     let (plain, html) = untrusted::description(
-        description.plain.as_deref(),
-        description.html.as_deref(),
-        description.markdown.as_deref(),
+        description.and_then(|own| own.plain.as_deref()),
+        description.and_then(|own| own.html.as_deref()),
+        description.and_then(|own| own.markdown.as_deref()),
         fallback,
     );
     DescriptionOut {
@@ -27,19 +30,19 @@ fn description(description: &Description, fallback: &str) -> DescriptionOut {
     }
 }
 
-fn tags(tags: &[String]) -> Vec<String> {
+fn tags(tags: &[String]) -> Vec<Cow<'_, str>> {
     tags.iter()
         .map(|tag| untrusted::title(tag))
         .filter(|tag| !tag.is_empty())
         .collect()
 }
 
-fn media(items: &[Media]) -> Vec<MediaOut> {
+fn media(items: &[Media]) -> Vec<MediaOut<'_>> {
     items
         .iter()
         .map(|item| MediaOut {
-            kind: item.kind.clone(),
-            url: item.url.clone(),
+            kind: &item.kind,
+            url: &item.url,
             alt_text: item
                 .alt_text
                 .as_deref()
@@ -49,21 +52,21 @@ fn media(items: &[Media]) -> Vec<MediaOut> {
         .collect()
 }
 
-fn seller(seller: &Seller) -> SellerOut {
+fn seller(seller: &Seller) -> SellerOut<'_> {
     SellerOut {
         name: untrusted::title(&seller.name),
         links: seller
             .links
             .iter()
             .map(|link| LinkOut {
-                kind: link.kind.clone(),
-                url: link.url.clone(),
+                kind: &link.kind,
+                url: &link.url,
             })
             .collect(),
     }
 }
 
-pub fn selected(choices: &[OptionChoice]) -> Vec<SelectedOut> {
+pub fn selected(choices: &[OptionChoice]) -> Vec<SelectedOut<'_>> {
     choices
         .iter()
         .map(|choice| SelectedOut {
@@ -73,17 +76,17 @@ pub fn selected(choices: &[OptionChoice]) -> Vec<SelectedOut> {
         .collect()
 }
 
-pub fn variant(product: &Product, variant: &Variant, inputs: Option<Vec<InputOut>>) -> VariantOut {
+pub fn variant<'a>(
+    product: &'a Product,
+    variant: &'a Variant,
+    inputs: Option<Vec<InputOut<'a>>>,
+) -> VariantOut<'a> {
     VariantOut {
-        id: variant.id.clone(),
-        sku: variant.sku.clone(),
+        id: &variant.id,
+        sku: variant.sku.as_deref(),
         title: untrusted::title(&variant.title),
-        description: variant
-            .description
-            .as_ref()
-            .map(|own| description(own, &variant.title))
-            .unwrap_or_else(|| description(&Description::default(), &variant.title)),
-        url: variant.url.clone(),
+        description: description(variant.description.as_ref(), &variant.title),
+        url: variant.url.as_deref(),
         price: variant.price,
         list_price: variant
             .list_price
@@ -125,17 +128,17 @@ fn range(mut prices: impl Iterator<Item = Money>) -> Option<PriceRangeOut> {
 }
 
 /// Options without availability signals (search and lookup listings).
-fn plain_options(product: &Product) -> Vec<OptionOut> {
+fn plain_options(product: &Product) -> Vec<OptionOut<'_>> {
     option_axes(product)
         .into_iter()
         .filter(|axis| !axis.values.is_empty())
         .map(|axis| OptionOut {
-            name: untrusted::title(&axis.name),
+            name: untrusted::title(axis.name),
             values: axis
                 .values
                 .into_iter()
                 .map(|label| OptionValueOut {
-                    label: untrusted::title(&label),
+                    label: untrusted::title(label),
                     available: None,
                     exists: None,
                 })
@@ -144,17 +147,17 @@ fn plain_options(product: &Product) -> Vec<OptionOut> {
         .collect()
 }
 
-pub fn signal_options(signals: Vec<OptionSignals>) -> Vec<OptionOut> {
+pub fn signal_options<'a>(signals: &[OptionSignals<'a>]) -> Vec<OptionOut<'a>> {
     signals
-        .into_iter()
+        .iter()
         .filter(|option| !option.values.is_empty())
         .map(|option| OptionOut {
-            name: untrusted::title(&option.name),
+            name: untrusted::title(option.name),
             values: option
                 .values
-                .into_iter()
+                .iter()
                 .map(|value| OptionValueOut {
-                    label: untrusted::title(&value.label),
+                    label: untrusted::title(value.label),
                     available: Some(value.available),
                     exists: Some(value.exists),
                 })
@@ -180,12 +183,12 @@ fn list_range<'v>(variants: impl Iterator<Item = &'v Variant> + Clone) -> Option
 /// filters let through: when they are fewer than the product's, the price ranges cover
 /// only them (a `min: 5000` filter must not show a 4990 minimum); otherwise the ranges
 /// cover all the product's variants (as known to the adapter), not just the ones shown.
-pub fn product(
-    product: &Product,
-    variants: Vec<VariantOut>,
+pub fn product<'a>(
+    product: &'a Product,
+    variants: Vec<VariantOut<'a>>,
     kept: &[&Variant],
     store_currency: Currency,
-) -> ProductOut {
+) -> ProductOut<'a> {
     let filtered = !kept.is_empty() && kept.len() < product.variants.len();
     let (price_range, list_price_range) = if filtered {
         (
@@ -212,11 +215,11 @@ pub fn product(
         }
     });
     ProductOut {
-        id: product.id.clone(),
-        handle: product.handle.clone(),
+        id: &product.id,
+        handle: product.handle.as_deref(),
         title: untrusted::title(&product.title),
-        description: description(&product.description, &product.title),
-        url: product.url.clone(),
+        description: description(Some(&product.description), &product.title),
+        url: product.url.as_deref(),
         categories: product
             .categories
             .iter()

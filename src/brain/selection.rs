@@ -3,7 +3,7 @@
 //! model, so every platform gets identical answers.
 
 use super::untrusted;
-use crate::model::{OptionChoice, Product, ProductOption, Variant};
+use crate::model::{OptionChoice, Product, Variant};
 
 /// What the agent asked for.
 #[derive(Debug, Clone, Default)]
@@ -15,16 +15,16 @@ pub struct SelectionRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ValueSignal {
-    pub label: String,
+pub struct ValueSignal<'p> {
+    pub label: &'p str,
     pub exists: bool,
     pub available: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptionSignals {
-    pub name: String,
-    pub values: Vec<ValueSignal>,
+pub struct OptionSignals<'p> {
+    pub name: &'p str,
+    pub values: Vec<ValueSignal<'p>>,
 }
 
 #[derive(Debug, Clone)]
@@ -33,34 +33,52 @@ pub struct Selection<'p> {
     pub selected: Vec<OptionChoice>,
     /// Variants matching `selected`, featured first.
     pub variants: Vec<&'p Variant>,
-    pub options: Vec<OptionSignals>,
+    pub options: Vec<OptionSignals<'p>>,
+}
+
+/// One option axis of a product, borrowed from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Axis<'p> {
+    pub name: &'p str,
+    /// Values in the merchant's display order.
+    pub values: Vec<&'p str>,
 }
 
 /// The option axes of a product: as declared, or derived from its variants when the upstream
 /// declares none.
-pub fn option_axes(product: &Product) -> Vec<ProductOption> {
+pub fn option_axes(product: &Product) -> Vec<Axis<'_>> {
     if !product.options.is_empty() {
-        return product.options.clone();
+        return product
+            .options
+            .iter()
+            .map(|option| Axis {
+                name: &option.name,
+                values: option.values.iter().map(String::as_str).collect(),
+            })
+            .collect();
     }
-    let mut axes: Vec<ProductOption> = Vec::new();
+    let mut axes: Vec<Axis<'_>> = Vec::new();
     for choice in product.variants.iter().flat_map(|variant| &variant.options) {
         match axes.iter_mut().find(|axis| axis.name == choice.name) {
-            Some(axis) if !axis.values.contains(&choice.label) => {
-                axis.values.push(choice.label.clone())
+            Some(axis) if !axis.values.contains(&choice.label.as_str()) => {
+                axis.values.push(&choice.label)
             }
             Some(_) => {}
-            None => axes.push(ProductOption {
-                name: choice.name.clone(),
-                values: vec![choice.label.clone()],
+            None => axes.push(Axis {
+                name: &choice.name,
+                values: vec![&choice.label],
             }),
         }
     }
     axes
 }
 
-fn matches_all(variant: &Variant, constraints: &[OptionChoice]) -> bool {
+fn matches_all<'c>(
+    variant: &Variant,
+    constraints: impl IntoIterator<Item = &'c OptionChoice>,
+) -> bool {
     constraints
-        .iter()
+        .into_iter()
         .all(|want| variant.label_of(&want.name) == Some(want.label.as_str()))
 }
 
@@ -90,19 +108,18 @@ fn same_text(merchant: &str, agent: &str) -> bool {
 /// matched case-insensitively and reported in the merchant's spelling; the first selection
 /// of an axis wins; selections of axes the product does not have are kept so relaxation
 /// drops them (they can never match).
-fn canonical_selections(axes: &[ProductOption], selected: &[OptionChoice]) -> Vec<OptionChoice> {
+fn canonical_selections(axes: &[Axis<'_>], selected: &[OptionChoice]) -> Vec<OptionChoice> {
     let mut out: Vec<OptionChoice> = Vec::new();
     for choice in selected {
-        let axis = axes.iter().find(|axis| same_text(&axis.name, &choice.name));
+        let axis = axes.iter().find(|axis| same_text(axis.name, &choice.name));
         let canonical = match axis {
             Some(axis) => OptionChoice {
-                name: axis.name.clone(),
+                name: axis.name.to_owned(),
                 label: axis
                     .values
                     .iter()
                     .find(|value| same_text(value, &choice.label))
-                    .cloned()
-                    .unwrap_or_else(|| choice.label.clone()),
+                    .map_or_else(|| choice.label.clone(), |value| (*value).to_owned()),
             },
             None => choice.clone(),
         };
@@ -158,27 +175,26 @@ fn relax(
     selected
 }
 
-fn signals(
-    axes: &[ProductOption],
+fn signals<'p>(
+    axes: &[Axis<'p>],
     pool: &[&Variant],
     selected: &[OptionChoice],
-) -> Vec<OptionSignals> {
+) -> Vec<OptionSignals<'p>> {
     axes.iter()
         .map(|axis| {
-            let others: Vec<OptionChoice> = selected
+            let others: Vec<&OptionChoice> = selected
                 .iter()
                 .filter(|choice| choice.name != axis.name)
-                .cloned()
                 .collect();
             let values = axis
                 .values
                 .iter()
-                .map(|label| {
+                .map(|&label| {
                     let mut exists = false;
                     let mut available = false;
                     for variant in pool {
-                        if variant.label_of(&axis.name) == Some(label.as_str())
-                            && matches_all(variant, &others)
+                        if variant.label_of(axis.name) == Some(label)
+                            && matches_all(variant, others.iter().copied())
                         {
                             exists = true;
                             available |= variant.available;
@@ -188,14 +204,14 @@ fn signals(
                         }
                     }
                     ValueSignal {
-                        label: label.clone(),
+                        label,
                         exists,
                         available,
                     }
                 })
                 .collect();
             OptionSignals {
-                name: axis.name.clone(),
+                name: axis.name,
                 values,
             }
         })
@@ -205,7 +221,7 @@ fn signals(
 /// Computes the whole get_product state over `pool` (the product's variants that pass the
 /// request filters). Returns `None` when `pool` is empty.
 pub fn select<'p>(
-    product: &Product,
+    product: &'p Product,
     pool: &[&'p Variant],
     request: &SelectionRequest,
 ) -> Option<Selection<'p>> {

@@ -20,6 +20,7 @@
 //! Nothing here decides what the text *means*: "ignore previous instructions" stays in the
 //! description, visible, as text. [`MERCHANT_TEXT_NOTICE`] is what tells the agent so.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
@@ -244,12 +245,22 @@ fn clean_line(text: &str, max: usize) -> bool {
     })
 }
 
-/// One line of merchant text (titles, names, values, alt texts), capped at `max` chars.
-pub fn line(text: &str, max: usize) -> String {
+/// One line of merchant text (titles, names, values, alt texts), capped at `max` chars. Text
+/// the passes leave as it is comes back borrowed, so rendering a clean catalog copies none.
+pub fn line(text: &str, max: usize) -> Cow<'_, str> {
     if clean_line(text, max) {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
-    line_passes(text, max)
+    unless_same(text, line_passes(text, max))
+}
+
+/// `text` itself when `out` says the same, so only changed text is handed on owned.
+fn unless_same(text: &str, out: String) -> Cow<'_, str> {
+    if out == text {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(out)
+    }
 }
 
 fn line_passes(text: &str, max: usize) -> String {
@@ -259,7 +270,7 @@ fn line_passes(text: &str, max: usize) -> String {
 }
 
 /// A title-sized line: [`TITLE_MAX`].
-pub fn title(text: &str) -> String {
+pub fn title(text: &str) -> Cow<'_, str> {
     line(text, TITLE_MAX)
 }
 
@@ -438,40 +449,136 @@ fn serialised_text(serialised: &str) -> String {
 /// A description's texts: the plain one always (the merchant's own, else derived from the
 /// HTML, else from the Markdown read as text, else `fallback`, the title), and the sanitised
 /// HTML when any survives. Markdown is not passed on: it may carry raw HTML and links that
-/// only a Markdown-aware sanitiser could check.
-pub fn description(
-    plain_text: Option<&str>,
-    html_text: Option<&str>,
-    markdown: Option<&str>,
-    fallback: &str,
-) -> (String, Option<String>) {
+/// only a Markdown-aware sanitiser could check. A text the rules leave as the merchant wrote
+/// it comes back borrowed from the input.
+pub fn description<'a>(
+    plain_text: Option<&'a str>,
+    html_text: Option<&'a str>,
+    markdown: Option<&'a str>,
+    fallback: &'a str,
+) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
     thread_local! {
-        static DESCRIPTIONS: RefCell<Memo<(String, Option<String>)>> = RefCell::default();
+        static DESCRIPTIONS: RefCell<Memo<(Rendered, Option<Rendered>)>> = RefCell::default();
     }
-    let inputs = [plain_text, html_text, markdown, Some(fallback)];
-    let size = |(plain, html): &(String, Option<String>)| {
-        plain.len() + html.as_ref().map_or(0, String::len)
+    let sources = Sources {
+        plain: plain_text,
+        html: html_text,
+        markdown,
+        fallback,
     };
-    memo::cached(&DESCRIPTIONS, &inputs, size, || {
-        uncached_description(plain_text, html_text, markdown, fallback)
-    })
+    let inputs = [plain_text, html_text, markdown, Some(fallback)];
+    let size = |(plain, html): &(Rendered, Option<Rendered>)| {
+        plain.size() + html.as_ref().map_or(0, Rendered::size)
+    };
+    let rendered = memo::cached(&DESCRIPTIONS, &inputs, size, || sources.render());
+    sources.lend(rendered)
 }
 
-fn uncached_description(
-    plain_text: Option<&str>,
-    html_text: Option<&str>,
-    markdown: Option<&str>,
-    fallback: &str,
-) -> (String, Option<String>) {
-    let html = html_text.and_then(html);
-    let own = plain_text
-        .map(plain)
-        .filter(|text| !text.is_empty())
-        .or_else(|| html.as_deref().map(plain_from_sanitised))
-        .filter(|text| !text.is_empty())
-        .or_else(|| markdown.map(plain).filter(|text| !text.is_empty()));
-    let plain = own.unwrap_or_else(|| title(fallback));
-    (plain, html)
+/// A description text as the memo keeps it: which input it equals, so a hit lends that input
+/// instead of copying, or the text the rules made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Rendered {
+    Plain,
+    Html,
+    Markdown,
+    Fallback,
+    Text(String),
+}
+
+impl Rendered {
+    fn size(&self) -> usize {
+        match self {
+            Self::Text(text) => text.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// The inputs of one [`description`] call.
+struct Sources<'a> {
+    plain: Option<&'a str>,
+    html: Option<&'a str>,
+    markdown: Option<&'a str>,
+    fallback: &'a str,
+}
+
+impl<'a> Sources<'a> {
+    /// The input `rendered` names, if given.
+    fn source(&self, rendered: &Rendered) -> Option<&'a str> {
+        match rendered {
+            Rendered::Plain => self.plain,
+            Rendered::Html => self.html,
+            Rendered::Markdown => self.markdown,
+            Rendered::Fallback => Some(self.fallback),
+            Rendered::Text(_) => None,
+        }
+    }
+
+    /// `same` when `out` is exactly the input it names, else `out`.
+    fn unless(&self, out: String, same: Rendered) -> Rendered {
+        if self.source(&same) == Some(out.as_str()) {
+            same
+        } else {
+            Rendered::Text(out)
+        }
+    }
+
+    fn lend_one(&self, rendered: Rendered) -> Cow<'a, str> {
+        match rendered {
+            Rendered::Text(text) => Cow::Owned(text),
+            // `unless` names an input only when it was given: the default is never used.
+            named => Cow::Borrowed(self.source(&named).unwrap_or_default()),
+        }
+    }
+
+    fn lend(
+        &self,
+        (plain, html): (Rendered, Option<Rendered>),
+    ) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
+        (self.lend_one(plain), html.map(|html| self.lend_one(html)))
+    }
+
+    fn render(&self) -> (Rendered, Option<Rendered>) {
+        let html = self.html.and_then(html);
+        let own = self
+            .plain
+            .map(plain)
+            .filter(|text| !text.is_empty())
+            .map(|text| self.unless(text, Rendered::Plain))
+            .or_else(|| {
+                html.as_deref()
+                    .map(plain_from_sanitised)
+                    .filter(|text| !text.is_empty())
+                    .map(Rendered::Text)
+            })
+            .or_else(|| {
+                self.markdown
+                    .map(plain)
+                    .filter(|text| !text.is_empty())
+                    .map(|text| self.unless(text, Rendered::Markdown))
+            });
+        let plain = own.unwrap_or_else(|| match title(self.fallback) {
+            Cow::Borrowed(_) => Rendered::Fallback,
+            Cow::Owned(text) => Rendered::Text(text),
+        });
+        (plain, html.map(|html| self.unless(html, Rendered::Html)))
+    }
+}
+
+#[cfg(test)]
+fn uncached_description<'a>(
+    plain: Option<&'a str>,
+    html: Option<&'a str>,
+    markdown: Option<&'a str>,
+    fallback: &'a str,
+) -> (Cow<'a, str>, Option<Cow<'a, str>>) {
+    let sources = Sources {
+        plain,
+        html,
+        markdown,
+        fallback,
+    };
+    sources.lend(sources.render())
 }
 
 /// Every string (keys included) of merchant JSON such as a product's `metadata`, as
@@ -483,7 +590,7 @@ pub fn json(value: &serde_json::Value) -> serde_json::Value {
         Value::Array(items) => Value::Array(items.iter().map(json).collect()),
         Value::Object(map) => Value::Object(
             map.iter()
-                .map(|(key, value)| (title(key), json(value)))
+                .map(|(key, value)| (title(key).into_owned(), json(value)))
                 .collect(),
         ),
         other => other.clone(),
@@ -537,6 +644,42 @@ mod tests {
         // Same HTML, other fallback or plain text: its own answer.
         let own = description(Some("Own words"), Some(html), None, "Shoes");
         assert_eq!(own.0, "Own words");
+    }
+
+    #[test]
+    fn clean_text_is_lent_and_only_changed_text_is_copied() {
+        let clean = "Blue Runner Pro";
+        assert!(matches!(title(clean), Cow::Borrowed(lent) if std::ptr::eq(lent, clean)));
+        // The shortcut turns `<` away; the passes keep a comparison, so it is still lent.
+        assert!(matches!(title("sizes 3 < 5"), Cow::Borrowed(_)));
+        assert!(matches!(title("zero\u{200B}width"), Cow::Owned(_)));
+        assert!(matches!(title(" padded "), Cow::Owned(text) if text == "padded"));
+
+        let plain_text = "Soft wool.\n\nMachine wash.";
+        let html_text = "<p>Soft <strong>wool</strong>.</p>";
+        // The second answer comes from the memo and must lend just the same.
+        for _ in 0..2 {
+            let (plain, html) = description(Some(plain_text), Some(html_text), None, "Sock");
+            assert!(matches!(plain, Cow::Borrowed(lent) if std::ptr::eq(lent, plain_text)));
+            assert!(matches!(html, Some(Cow::Borrowed(lent)) if std::ptr::eq(lent, html_text)));
+        }
+        for _ in 0..2 {
+            let (plain, html) = description(
+                Some("Soft\u{200B} wool"),
+                Some("<p onclick=x>Soft</p>"),
+                None,
+                "Sock",
+            );
+            assert!(matches!(plain, Cow::Owned(text) if text == "Soft wool"));
+            assert!(matches!(html, Some(Cow::Owned(text)) if text == "<p>Soft</p>"));
+        }
+        // Plain text derived from HTML is new text; a clean fallback title is lent.
+        let (plain, _) = description(None, Some(html_text), None, "Sock");
+        assert!(matches!(plain, Cow::Owned(text) if text == "Soft wool."));
+        let (plain, html) = description(None, None, None, "Sock");
+        assert!(matches!((plain, html), (Cow::Borrowed("Sock"), None)));
+        let (plain, _) = description(None, None, None, "Sock\u{202E}");
+        assert!(matches!(plain, Cow::Owned(text) if text == "Sock"));
     }
 
     const HIDDEN: [char; 12] = [
@@ -751,7 +894,7 @@ mod tests {
             None,
             "Sock\u{202E}",
         );
-        assert_eq!((plain.as_str(), html), ("Sock", None));
+        assert_eq!((&*plain, html), ("Sock", None));
         let (plain, _) = description(None, None, Some("**Soft** <img src=x onerror=y>"), "Sock");
         assert_eq!(plain, "**Soft**");
         let (plain, _) = description(Some("Own words"), Some("<p>Other</p>"), None, "Sock");

@@ -1,31 +1,38 @@
+//! The catalog answers' wire shapes. They borrow from the model they are rendered from
+//! (products live for the whole call): ids, handles, URLs and kinds as `&str`, merchant text
+//! as `Cow`, owned only where sanitising changed it. Each answer is serialised once and
+//! dropped before the call returns, so nothing here outlives what it borrows.
+
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::{Message, Ucp};
 use crate::money::Money;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct DescriptionOut {
+pub struct DescriptionOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub plain: Option<String>,
+    pub plain: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub html: Option<String>,
+    pub html: Option<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub markdown: Option<String>,
+    pub markdown: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CategoryOut {
-    pub value: String,
+pub struct CategoryOut<'a> {
+    pub value: Cow<'a, str>,
     pub taxonomy: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct MediaOut {
+pub struct MediaOut<'a> {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub url: String,
+    pub kind: &'a str,
+    pub url: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub alt_text: Option<String>,
+    pub alt_text: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -35,8 +42,8 @@ pub struct PriceRangeOut {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct OptionValueOut {
-    pub label: String,
+pub struct OptionValueOut<'a> {
+    pub label: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub available: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,15 +51,15 @@ pub struct OptionValueOut {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct OptionOut {
-    pub name: String,
-    pub values: Vec<OptionValueOut>,
+pub struct OptionOut<'a> {
+    pub name: Cow<'a, str>,
+    pub values: Vec<OptionValueOut<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SelectedOut {
-    pub name: String,
-    pub label: String,
+pub struct SelectedOut<'a> {
+    pub name: Cow<'a, str>,
+    pub label: Cow<'a, str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -62,50 +69,50 @@ pub struct AvailabilityOut {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LinkOut {
+pub struct LinkOut<'a> {
     #[serde(rename = "type")]
-    pub kind: String,
-    pub url: String,
+    pub kind: &'a str,
+    pub url: &'a str,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SellerOut {
-    pub name: String,
+pub struct SellerOut<'a> {
+    pub name: Cow<'a, str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<LinkOut>,
+    pub links: Vec<LinkOut<'a>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct InputOut {
-    pub id: String,
+pub struct InputOut<'a> {
+    pub id: &'a str,
     #[serde(rename = "match")]
     pub matched: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct VariantOut {
-    pub id: String,
+pub struct VariantOut<'a> {
+    pub id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sku: Option<String>,
-    pub title: String,
-    pub description: DescriptionOut,
+    pub sku: Option<&'a str>,
+    pub title: Cow<'a, str>,
+    pub description: DescriptionOut<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<&'a str>,
     pub price: Money,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_price: Option<Money>,
     pub availability: AvailabilityOut,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<SelectedOut>,
+    pub options: Vec<SelectedOut<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub media: Vec<MediaOut>,
+    pub media: Vec<MediaOut<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
+    pub tags: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seller: Option<SellerOut>,
+    pub seller: Option<SellerOut<'a>>,
     /// Lookup only: which request ids resolved to this variant.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub inputs: Option<Vec<InputOut>>,
+    pub inputs: Option<Vec<InputOut<'a>>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -117,31 +124,31 @@ pub struct RatingOut {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ProductOut {
-    pub id: String,
+pub struct ProductOut<'a> {
+    pub id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub handle: Option<String>,
-    pub title: String,
-    pub description: DescriptionOut,
+    pub handle: Option<&'a str>,
+    pub title: Cow<'a, str>,
+    pub description: DescriptionOut<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub url: Option<&'a str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub categories: Vec<CategoryOut>,
+    pub categories: Vec<CategoryOut<'a>>,
     pub price_range: PriceRangeOut,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub list_price_range: Option<PriceRangeOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub media: Vec<MediaOut>,
+    pub media: Vec<MediaOut<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub options: Vec<OptionOut>,
+    pub options: Vec<OptionOut<'a>>,
     /// get_product only: the effective selections.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub selected: Option<Vec<SelectedOut>>,
-    pub variants: Vec<VariantOut>,
+    pub selected: Option<Vec<SelectedOut<'a>>>,
+    pub variants: Vec<VariantOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rating: Option<RatingOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
+    pub tags: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
 }
@@ -156,26 +163,26 @@ pub struct PaginationOut {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SearchResponse {
+pub struct SearchResponse<'a> {
     pub ucp: Ucp,
-    pub products: Vec<ProductOut>,
+    pub products: Vec<ProductOut<'a>>,
     pub pagination: PaginationOut,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LookupResponse {
+pub struct LookupResponse<'a> {
     pub ucp: Ucp,
-    pub products: Vec<ProductOut>,
+    pub products: Vec<ProductOut<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ProductResponse {
+pub struct ProductResponse<'a> {
     pub ucp: Ucp,
-    pub product: ProductOut,
+    pub product: ProductOut<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
 }

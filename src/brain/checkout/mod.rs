@@ -507,7 +507,8 @@ fn line_messages(problems: &[crate::model::LineProblem]) -> Vec<Message> {
         .map(|problem| {
             super::cart::problem_message(
                 &problem.kind,
-                super::untrusted::line(&problem.message, super::untrusted::MESSAGE_MAX),
+                super::untrusted::line(&problem.message, super::untrusted::MESSAGE_MAX)
+                    .into_owned(),
             )
         })
         .collect()

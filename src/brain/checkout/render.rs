@@ -22,6 +22,11 @@ use crate::protocol::checkout::{
 };
 use crate::protocol::{Capability, Edition, Release};
 
+/// The checkout and order wire structs own their text (unlike the catalog's, they do not borrow).
+fn owned_title(text: &str) -> String {
+    untrusted::title(text).into_owned()
+}
+
 fn rfc3339(at: Option<OffsetDateTime>) -> Option<String> {
     at.and_then(|at| at.format(&Rfc3339).ok())
 }
@@ -54,7 +59,7 @@ pub fn line_items(lines: &[CartLine]) -> Vec<LineItemOut> {
             id: line.id.clone(),
             item: ItemOut {
                 id: line.variant_id.clone(),
-                title: untrusted::title(&line.title),
+                title: untrusted::title(&line.title).into_owned(),
                 price: line.unit_price,
                 image_url: line.image_url.clone(),
             },
@@ -103,7 +108,7 @@ fn destination(kind: MethodKind, place: &Destination, edition: Edition) -> Desti
         MethodKind::Pickup => DestinationOut {
             id: place.id.clone(),
             kind: typed.then_some("business_location"),
-            name: Some(untrusted::title(place.name.as_deref().unwrap_or_default())),
+            name: Some(untrusted::title(place.name.as_deref().unwrap_or_default()).into_owned()),
             address: Some(address(&place.address)),
             postal: None,
         },
@@ -138,13 +143,13 @@ fn fulfillment(state: &CheckoutState, edition: Edition) -> Option<FulfillmentOut
                         .iter()
                         .map(|option| OptionOut {
                             id: option.id.clone(),
-                            title: untrusted::title(&option.title),
+                            title: untrusted::title(&option.title).into_owned(),
                             description: option
                                 .description
                                 .as_deref()
-                                .map(untrusted::title)
+                                .map(owned_title)
                                 .filter(|text| !text.is_empty()),
-                            carrier: option.carrier.as_deref().map(untrusted::title),
+                            carrier: option.carrier.as_deref().map(owned_title),
                             earliest_fulfillment_time: rfc3339(option.earliest),
                             latest_fulfillment_time: rfc3339(option.latest),
                             totals: vec![total("total", option.cost)],
@@ -176,7 +181,7 @@ fn discounts(state: &CheckoutState) -> DiscountsOut {
             .iter()
             .map(|discount| AppliedDiscountOut {
                 code: discount.code.clone(),
-                title: untrusted::title(&discount.title),
+                title: untrusted::title(&discount.title).into_owned(),
                 amount: discount.amount,
                 automatic: discount.code.is_none(),
                 allocations: discount
@@ -242,7 +247,7 @@ pub fn checkout(
                 .iter()
                 .map(|handler| HandlerOut {
                     id: handler.id.clone(),
-                    name: untrusted::title(&handler.name),
+                    name: untrusted::title(&handler.name).into_owned(),
                 })
                 .collect(),
         },
@@ -272,7 +277,7 @@ pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
                     .clone()
                     .or_else(|| line.sku.clone())
                     .unwrap_or_else(|| line.id.clone()),
-                title: untrusted::title(&line.title),
+                title: untrusted::title(&line.title).into_owned(),
                 price: line.unit_price,
             },
             quantity: OrderQuantityOut {
@@ -299,7 +304,7 @@ pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
                 .collect(),
             method_type: "shipping",
             destination: address(shipping),
-            description: order.fulfillment_title.as_deref().map(untrusted::title),
+            description: order.fulfillment_title.as_deref().map(owned_title),
         })
         .into_iter()
         .collect();
