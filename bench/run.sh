@@ -8,11 +8,13 @@
 #   - time from process start to the first answered tools/call;
 #   - the criterion benches of the brain (relaxation, money, cursors);
 #   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh);
+#   - 200 concurrent agent sessions over the 7 catalog and cart tools for LOAD_DURATION
+#     (bench/load.sh, default 60 s; SKIP_LOAD=1 keeps the last LOAD section);
 #   - only when SOAK_MINUTES is set: the soak run (bench/soak.sh, mixed traffic with cache
 #     churn and webhooks for that many minutes; 30 is the reference run).
 # Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
 # Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
-# SKIP_UPSTREAM=1, SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
+# SKIP_UPSTREAM=1, LOAD_DURATION (60s), SKIP_LOAD=1, SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
 # CARGO_TARGET_DIR. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -190,6 +192,11 @@ PY
 # own (bench/round_trips.sh, between the ROUNDTRIPS markers), from the run above.
 if [ "${SKIP_UPSTREAM:-0}" != 1 ]; then
     bash "$ROOT/bench/round_trips.sh" "$OUT" "$WORK/upstream.log"
+fi
+
+# ---- Load (issues 5 and 25): 200 concurrent agent sessions, its own section (LOAD markers).
+if [ "${SKIP_LOAD:-0}" != 1 ]; then
+    DURATION=${LOAD_DURATION:-60s} OUT=$OUT bash "$ROOT/bench/load.sh"
 fi
 
 # ---- Soak (issue 27): minutes long, so only when asked: SOAK_MINUTES=30 bench/run.sh.

@@ -6,6 +6,12 @@
 //! The soak run (`bench/soak.sh`) mixes tools with `--bodies-file` (one body a line, each
 //! connection walking the list from its own offset) and reads `--report-every SECS`: one
 //! JSON line per interval with that interval's percentiles, so a drift shows over time.
+//! The load run (`bench/load.sh`) plays agent sessions: `--offset-step N` starts connection
+//! k at line k·N (so blocks of N lines stay whole), `{seq}` in a body becomes a number unique
+//! to the request (arguments no cache has seen; fresh idempotency keys), and with
+//! `--capture cart_` a connection keeps the first `cart_…` id of its last answer holding one
+//! and puts it wherever a body says `{capture}` (the cart it created). The final line also
+//! breaks the calls down per tool (`tools`, from each body's `params.name`).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -13,6 +19,7 @@
     clippy::print_stdout
 )]
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,6 +33,8 @@ struct Args {
     connections: usize,
     duration: Duration,
     pid: Option<u32>,
+    offset_step: usize,
+    capture: Option<String>,
 }
 
 fn parse_args() -> Option<Args> {
@@ -55,6 +64,8 @@ fn parse_args() -> Option<Args> {
         connections: value("-c").map_or(8, |c| c.parse().unwrap()),
         duration: Duration::from_secs_f64(value("-z").map_or(5.0, |z| z.parse().unwrap())),
         pid: value("--pid").map(|pid| pid.parse().unwrap()),
+        offset_step: value("--offset-step").map_or(1, |step| step.parse().unwrap()),
+        capture: value("--capture"),
     })
 }
 
@@ -97,9 +108,39 @@ impl Tally {
     }
 }
 
-/// What every connection adds to as it goes: the whole run, and the current interval (the
-/// runtime has one thread, so the lock is never contended).
-type Shared = Arc<Mutex<(Tally, Tally)>>;
+/// What every connection adds to as it goes: the whole run, the current interval, and the
+/// whole run per tool (the runtime has one thread, so the lock is never contended).
+type Shared = Arc<Mutex<(Tally, Tally, Vec<Tally>)>>;
+
+/// One body, ready to send: fixed bytes, or a template filled per request.
+struct Request {
+    tool: usize,
+    fixed: Option<Vec<u8>>,
+    body: String,
+}
+
+impl Request {
+    fn bytes(&self, head: &str, seq: u64, captured: &str) -> Cow<'_, [u8]> {
+        if let Some(fixed) = &self.fixed {
+            return Cow::Borrowed(fixed);
+        }
+        let body = self
+            .body
+            .replace("{seq}", &seq.to_string())
+            .replace("{capture}", captured);
+        Cow::Owned(format!("{head}content-length: {}\r\n\r\n{body}", body.len()).into_bytes())
+    }
+}
+
+/// The first `prefix…` token (letters, digits, `_`, `-`) of an answer.
+fn captured(answer: &[u8], prefix: &[u8]) -> Option<String> {
+    let at = find(answer, prefix)?;
+    let end = answer[at..]
+        .iter()
+        .position(|byte| !(byte.is_ascii_alphanumeric() || *byte == b'_' || *byte == b'-'))
+        .map_or(answer.len(), |length| at + length);
+    String::from_utf8(answer[at..end].to_vec()).ok()
+}
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
@@ -111,10 +152,15 @@ struct Response {
     status: u16,
     length: usize,
     result: bool,
+    captured: Option<String>,
 }
 
 /// One response off the stream. Needs Content-Length.
-async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<Response> {
+async fn read_response(
+    stream: &mut TcpStream,
+    buffer: &mut Vec<u8>,
+    capture: Option<&[u8]>,
+) -> Option<Response> {
     loop {
         if let Some(end) = find(buffer, b"\r\n\r\n") {
             let head = std::str::from_utf8(&buffer[..end]).ok()?;
@@ -139,11 +185,13 @@ async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<R
             // The frame opens with jsonrpc and id, then "result" or "error".
             let opening = &buffer[end + 4..total.min(end + 4 + 80)];
             let result = find(opening, b"\"result\"").is_some();
+            let captured = capture.and_then(|prefix| captured(&buffer[end + 4..total], prefix));
             buffer.drain(..total);
             return Some(Response {
                 status,
                 length,
                 result,
+                captured,
             });
         }
         let mut chunk = [0u8; 65536];
@@ -155,9 +203,16 @@ async fn read_response(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<R
     }
 }
 
+struct Plan {
+    head: String,
+    requests: Vec<Request>,
+    capture: Option<String>,
+    seq: std::sync::atomic::AtomicU64,
+}
+
 async fn connection(
+    plan: Arc<Plan>,
     address: String,
-    requests: Arc<Vec<Vec<u8>>>,
     offset: usize,
     deadline: Instant,
     shared: Shared,
@@ -165,11 +220,14 @@ async fn connection(
     let mut buffer = Vec::with_capacity(1 << 16);
     let mut stream = None;
     let mut next = offset;
-    let record = |update: &dyn Fn(&mut Tally)| {
-        let mut both = shared.lock().unwrap();
-        update(&mut both.0);
-        update(&mut both.1);
+    let mut kept = String::new();
+    let record = |tool: usize, update: &dyn Fn(&mut Tally)| {
+        let mut all = shared.lock().unwrap();
+        update(&mut all.0);
+        update(&mut all.1);
+        update(&mut all.2[tool]);
     };
+    let requests = &plan.requests;
     while Instant::now() < deadline {
         if stream.is_none() {
             stream = TcpStream::connect(&address).await.ok();
@@ -178,23 +236,34 @@ async fn connection(
             }
             buffer.clear();
         }
+        let request = &requests[next % requests.len()];
         let Some(open) = stream.as_mut() else {
-            record(&|tally| tally.errors += 1);
+            record(request.tool, &|tally| tally.errors += 1);
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let request = &requests[next % requests.len()];
         next += 1;
+        let seq = plan.seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let bytes = request.bytes(&plan.head, seq, &kept);
         let started = Instant::now();
-        if open.write_all(request).await.is_err() {
-            record(&|tally| tally.errors += 1);
+        if open.write_all(&bytes).await.is_err() {
+            record(request.tool, &|tally| tally.errors += 1);
             stream = None;
             continue;
         }
-        match read_response(open, &mut buffer).await {
+        match read_response(
+            open,
+            &mut buffer,
+            plan.capture.as_deref().map(str::as_bytes),
+        )
+        .await
+        {
             Some(response) => {
                 let micros = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
-                record(&|tally| {
+                if let Some(id) = &response.captured {
+                    kept.clone_from(id);
+                }
+                record(request.tool, &|tally| {
                     tally.latencies_us.push(micros);
                     tally.bytes += response.length as u64;
                     if response.status != 200 {
@@ -205,7 +274,7 @@ async fn connection(
                 });
             }
             None => {
-                record(&|tally| tally.errors += 1);
+                record(request.tool, &|tally| tally.errors += 1);
                 stream = None;
             }
         }
@@ -251,7 +320,7 @@ fn percentile(sorted: &[u32], fraction: f64) -> f64 {
 fn main() {
     let Some(args) = parse_args() else {
         println!(
-            "loadgen: the load generator of bench/run.sh (--url URL --body JSON|--body-file F|--bodies-file F [-c 8] [-z 5] [--pid PID] [--report-every SECS])"
+            "loadgen: the load generator of bench/run.sh (--url URL --body JSON|--body-file F|--bodies-file F [-c 8] [-z 5] [--pid PID] [--report-every SECS] [--offset-step N] [--capture PREFIX])"
         );
         return;
     };
@@ -260,18 +329,45 @@ fn main() {
         Some(at) => (rest[..at].to_owned(), rest[at..].to_owned()),
         None => (rest.to_owned(), "/".to_owned()),
     };
-    let requests: Arc<Vec<Vec<u8>>> = Arc::new(
-        args.bodies
-            .iter()
-            .map(|body| {
-                format!(
-                    "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
-                    body.len()
-                )
-                .into_bytes()
-            })
-            .collect(),
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {address}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n"
     );
+    // Calls are counted per tool: the body's params.name, else the method.
+    let mut tools: Vec<String> = Vec::new();
+    let requests = args
+        .bodies
+        .iter()
+        .map(|body| {
+            let parsed: serde_json::Value = serde_json::from_str(body).unwrap_or_default();
+            let name = parsed
+                .pointer("/params/name")
+                .or_else(|| parsed.get("method"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("other")
+                .to_owned();
+            let tool = tools
+                .iter()
+                .position(|known| *known == name)
+                .unwrap_or_else(|| {
+                    tools.push(name);
+                    tools.len() - 1
+                });
+            let template = body.contains("{seq}") || body.contains("{capture}");
+            Request {
+                tool,
+                fixed: (!template).then(|| {
+                    format!("{head}content-length: {}\r\n\r\n{body}", body.len()).into_bytes()
+                }),
+                body: body.clone(),
+            }
+        })
+        .collect();
+    let plan = Arc::new(Plan {
+        head,
+        requests,
+        capture: args.capture.clone(),
+        seq: std::sync::atomic::AtomicU64::new(0),
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -279,7 +375,11 @@ fn main() {
     let ticks_before = args.pid.map(cpu_ticks);
     let started = Instant::now();
     let deadline = started + args.duration;
-    let shared: Shared = Arc::default();
+    let shared: Shared = Arc::new(Mutex::new((
+        Tally::default(),
+        Tally::default(),
+        tools.iter().map(|_| Tally::default()).collect(),
+    )));
     runtime.block_on(async {
         let reporter = args
             .report_every
@@ -287,9 +387,9 @@ fn main() {
         let tasks: Vec<_> = (0..args.connections)
             .map(|at| {
                 tokio::spawn(connection(
+                    plan.clone(),
                     address.clone(),
-                    requests.clone(),
-                    at,
+                    at * args.offset_step,
                     deadline,
                     shared.clone(),
                 ))
@@ -305,6 +405,23 @@ fn main() {
     let mut total = Tally::default();
     total.add(&shared.lock().unwrap().0);
     let elapsed = started.elapsed().as_secs_f64();
+    let per_tool: Vec<String> = tools
+        .iter()
+        .zip(shared.lock().unwrap().2.iter_mut())
+        .map(|(name, tally)| {
+            tally.latencies_us.sort_unstable();
+            let calls = tally.latencies_us.len();
+            format!(
+                "\"{name}\":{{\"requests\":{calls},\"rps\":{:.0},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"non_200\":{},\"errors\":{},\"not_result\":{}}}",
+                calls as f64 / elapsed,
+                percentile(&tally.latencies_us, 0.50),
+                percentile(&tally.latencies_us, 0.99),
+                tally.non_200,
+                tally.errors,
+                tally.not_result
+            )
+        })
+        .collect();
     let ticks = args
         .pid
         .zip(ticks_before)
@@ -317,13 +434,14 @@ fn main() {
     let cpu_us_per_request = ticks
         .map(|ticks| ticks as f64 * 1e6 / clock_ticks_per_second() as f64 / requests.max(1) as f64);
     println!(
-        "{{\"requests\":{requests},\"rps\":{:.0},\"p50_ms\":{:.3},\"p90_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{non_200},\"errors\":{errors},\"not_result\":{not_result},\"body_bytes\":{},\"server_cpu_us\":{}}}",
+        "{{\"requests\":{requests},\"rps\":{:.0},\"p50_ms\":{:.3},\"p90_ms\":{:.3},\"p99_ms\":{:.3},\"max_ms\":{:.3},\"non_200\":{non_200},\"errors\":{errors},\"not_result\":{not_result},\"body_bytes\":{},\"server_cpu_us\":{},\"tools\":{{{}}}}}",
         requests as f64 / elapsed,
         percentile(&latencies, 0.50),
         percentile(&latencies, 0.90),
         percentile(&latencies, 0.99),
         percentile(&latencies, 1.0),
         bytes / requests.max(1),
-        cpu_us_per_request.map_or("null".to_owned(), |us| format!("{us:.1}"))
+        cpu_us_per_request.map_or("null".to_owned(), |us| format!("{us:.1}")),
+        per_tool.join(",")
     );
 }
