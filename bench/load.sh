@@ -9,8 +9,12 @@
 # URLs need not answer). Answer cache: three sessions in four read a small hot set of
 # arguments (hits once kept), the fourth sends a buyer postal code no call has sent before
 # (misses). The hit ratio comes from /metrics after the run, with peak RSS (VmHWM) and
-# /healthz. Writes the section between the LOAD markers of BENCHMARKS.md (OUT) and leaves the
-# others alone. Knobs: DURATION (60s), CONNECTIONS (200), AGENTS (50), OUT, BRIDGE, LOADGEN.
+# /healthz. Idempotency records (every cancel carries a fresh key) go to a redis-server of its
+# own on loopback, as a store taking thousands of keyed mutations a second should run; the
+# in-memory store would hold them for 24 h up to its byte bound and then refuse new keys.
+# Writes the section between the LOAD markers of BENCHMARKS.md (OUT) and leaves the
+# others alone. Knobs: DURATION (60s), CONNECTIONS (200), AGENTS (50), OUT, BRIDGE, LOADGEN,
+# REDIS_SERVER (path of redis-server; Debian's package redis-server).
 # Honours CARGO_TARGET_DIR. Not run by CI; bench/run.sh runs it unless SKIP_LOAD=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +54,15 @@ else
     PINNING="not pinned"
 fi
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+REDIS_SERVER=${REDIS_SERVER:-$(command -v redis-server || true)}
+[ -x "$REDIS_SERVER" ] || { echo "redis-server not found (apt-get install redis-server, or set REDIS_SERVER)"; exit 1; }
+REDIS_PORT=$(free_port)
+# Beside the load generator: the server's core stays the bridge's alone.
+$ON_LOAD "$REDIS_SERVER" --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$WORK" >"$WORK/redis.out" 2>&1 &
+REDIS_PID=$!
+PORT=$(free_port)
 # Defaults everywhere else: answer cache on (64 MiB), product cache 60 s / 10,000 entries,
 # default cart bound; search pages cached so search answers are kept too.
 cat >"$WORK/load.toml" <<'TOML'
@@ -63,6 +75,7 @@ enabled = false
 [cache]
 search = true
 TOML
+printf '\n[idempotency]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:%s/"\n' "$REDIS_PORT" >>"$WORK/load.toml"
 # ANSWER_BYTES=n bounds the answer cache below its 64 MiB default (to see its share of RSS).
 [ -z "${ANSWER_BYTES:-}" ] || echo "answer_bytes = $ANSWER_BYTES" >>"$WORK/load.toml"
 ANSWER_BYTES=${ANSWER_BYTES:-default}
@@ -70,7 +83,7 @@ ANSWER_BYTES=${ANSWER_BYTES:-default}
 $ON_SERVER "$BRIDGE" serve --config "$WORK/load.toml" --listen "127.0.0.1:$PORT" \
     >"$WORK/bridge.out" 2>"$WORK/bridge.err" &
 PID=$!
-trap 'kill $PID 2>/dev/null || true' EXIT
+trap 'kill $PID $REDIS_PID 2>/dev/null || true' EXIT
 for _ in $(seq 1 200); do
     curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && break
     sleep 0.05
@@ -78,10 +91,10 @@ done
 curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null || { echo "bridge did not start"; cat "$WORK/bridge.err"; exit 1; }
 
 ROOT=$ROOT python3 - "$LOADGEN" "$PID" "$PORT" "$CONNECTIONS" "$DURATION" "$AGENTS" "$WORK" "$OUT" \
-    "$PINNING" "$ON_LOAD" "$ANSWER_BYTES" <<'PY'
+    "$PINNING" "$ON_LOAD" "$ANSWER_BYTES" "$REDIS_PID" <<'PY'
 import datetime, json, os, re, subprocess, sys, time, urllib.request
 
-loadgen, pid, port, connections, duration, agents, work, out, pinning, on_load, answer_bytes = sys.argv[1:]
+loadgen, pid, port, connections, duration, agents, work, out, pinning, on_load, answer_bytes, redis_pid = sys.argv[1:]
 connections, agents = int(connections), int(agents)
 base = f"http://127.0.0.1:{port}"
 
@@ -163,8 +176,8 @@ def counter(text, name, **labels):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
-def rss(field):
-    return int(next(l.split()[1] for l in open(f"/proc/{pid}/status") if l.startswith(field)))
+def rss(field, of=pid):
+    return int(next(l.split()[1] for l in open(f"/proc/{of}/status") if l.startswith(field)))
 
 time.sleep(1)
 before = metrics()
@@ -177,6 +190,7 @@ result = json.loads(subprocess.run(command, check=True, capture_output=True, tex
 time.sleep(1)
 after = metrics()
 peak_kb, after_kb = rss("VmHWM"), rss("VmRSS")
+redis_kb = rss("VmRSS", redis_pid)
 alive, _ = get("/healthz")
 json.dump(result, open(f"{work}/result.json", "w"), indent=1)
 
@@ -244,14 +258,17 @@ the run (from `/metrics`): {int(all_h)} hits, {int(all_m)} misses, hit ratio {hi
 | RSS under the {connections}-connection load < 60 MB | {peak_mb:.1f} MB | {mark(peak_mb < 60)} |
 | no failed call | {failed} | {mark(failed == 0)} |
 
-What the RSS holds: every `cancel_cart` carries a fresh idempotency key (the tool requires one),
-and the in-memory idempotency store keeps each result for `[idempotency] ttl_secs` (24 h) with
-no bound on the count, so the {result['tools'].get('cancel_cart', {}).get('requests', 0)} cancels of this run left as many records; the cold reads
-fill the answer cache towards its byte bound (`[cache] answer_bytes`: {'64 MiB, the default' if answer_bytes == 'default' else answer_bytes + ' bytes'}) and the
-product cache towards `max_entries`. Both grow with the run's length and rate, so a longer or
-faster run shows a higher peak; carts do not (each session cancels its own). Growth over idle per
-cancel: {(peak_kb - idle_kb) / max(1, result['tools'].get('cancel_cart', {}).get('requests', 0)):.2f} KB (an upper bound on a record's cost); `ANSWER_BYTES=1048576 bench/load.sh`
-takes the answer cache out of the peak to separate the two.
+What the RSS holds: every `cancel_cart` carries a fresh idempotency key, and its record is kept
+24 h (`[idempotency] ttl_secs`); the {result['tools'].get('cancel_cart', {}).get('requests', 0)} records of this run live in the
+redis-server beside the bridge (`[idempotency] backend = "redis"`; its RSS after the run:
+{redis_kb / 1024:.1f} MB), not in the bridge. The in-memory store would keep them in the bridge up to
+`[idempotency] memory_bytes` (128 MiB) and then refuse new keys (503): at this rate that bound
+fills in under a minute, so a store taking keyed mutations at thousands per second runs Redis.
+In the bridge, the cold reads fill the answer cache towards its byte bound (`[cache]
+answer_bytes`: {'64 MiB, the default' if answer_bytes == 'default' else answer_bytes + ' bytes'}) and the product cache towards `max_entries`: those
+grow with the run's length and rate, so a longer or faster run shows a higher peak; carts do
+not (each session cancels its own). `ANSWER_BYTES=1048576 bench/load.sh` takes the answer cache
+out of the peak.
 
 Caveats: client and server share the loopback and one core each, so the figures are the
 bridge's throughput with one core, not a capacity; the sample store answers from memory, so a

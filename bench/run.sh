@@ -12,7 +12,7 @@
 #     (bench/load.sh, default 60 s; SKIP_LOAD=1 keeps the last LOAD section);
 #   - only when SOAK_MINUTES is set: the soak run (bench/soak.sh, mixed traffic with cache
 #     churn and webhooks for that many minutes; 30 is the reference run).
-# Needs cargo, python3 and curl (taskset for pinning); nothing to install for the load part.
+# Needs cargo, python3 and curl (taskset for pinning); the load part also redis-server.
 # Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
 # SKIP_UPSTREAM=1, LOAD_DURATION (60s), SKIP_LOAD=1, SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
 # CARGO_TARGET_DIR. Not run by CI.

@@ -43,7 +43,14 @@ pub struct IdempotencyConfig {
     pub redis_url: Option<Secret>,
     /// How long a request may hold its key while it runs; a duplicate waits at most this long.
     pub lock_secs: u64,
+    /// With the in-memory store: the most its records may hold, in bytes (a cart mutation's
+    /// record is about 2 KB). When full, new keyed mutations are refused (503, `retry_after`
+    /// until the oldest record expires); live records are never evicted before `ttl_secs`.
+    pub memory_bytes: u64,
 }
+
+/// 128 MiB: some 60,000 keyed cart mutations a day on one process; more wants Redis.
+pub const DEFAULT_MEMORY_BYTES: usize = 128 << 20;
 
 impl Default for IdempotencyConfig {
     fn default() -> Self {
@@ -52,6 +59,7 @@ impl Default for IdempotencyConfig {
             ttl_secs: 86_400,
             redis_url: None,
             lock_secs: 30,
+            memory_bytes: DEFAULT_MEMORY_BYTES as u64,
         }
     }
 }
@@ -71,6 +79,12 @@ impl IdempotencyConfig {
             problems.push(ConfigProblem::new(
                 "idempotency.lock_secs",
                 "must be between 1 and 600",
+            ));
+        }
+        if self.memory_bytes < 1 << 20 {
+            problems.push(ConfigProblem::new(
+                "idempotency.memory_bytes",
+                "must be at least 1048576 (1 MiB): a few hundred keyed mutations",
             ));
         }
         if shared_redis {
@@ -199,6 +213,16 @@ impl PartialEq for Record {
 #[error("idempotency store unavailable")]
 pub struct StoreUnavailable;
 
+/// Why a key could not be claimed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClaimRefused {
+    #[error(transparent)]
+    Unavailable(#[from] StoreUnavailable),
+    /// The store is at its bound; room frees up as its oldest record expires.
+    #[error("idempotency store full")]
+    Full { retry_after: Duration },
+}
+
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// Atomically stores `Pending` under `key` for `lock` if nothing is there; otherwise
@@ -208,7 +232,7 @@ pub trait IdempotencyStore: Send + Sync {
         key: &str,
         fingerprint: &str,
         lock: Duration,
-    ) -> Result<Option<Record>, StoreUnavailable>;
+    ) -> Result<Option<Record>, ClaimRefused>;
     async fn complete(
         &self,
         key: &str,
@@ -241,7 +265,9 @@ pub fn build_store(
             "idempotency.redis_url",
             "required when backend = \"redis\"",
         )),
-        (Backend::Memory, _) => Ok(Arc::new(MemoryStore::default())),
+        (Backend::Memory, _) => Ok(Arc::new(MemoryStore::new(
+            usize::try_from(config.memory_bytes).unwrap_or(usize::MAX),
+        ))),
     }
 }
 
@@ -289,6 +315,10 @@ pub enum IdempotencyError {
     Unavailable { retry_after_secs: u64 },
     #[error("idempotency key reused with a different payload")]
     Conflict,
+    /// The in-memory store holds all it may: running the mutation unrecorded could run it
+    /// twice on a retry.
+    #[error("idempotency store full")]
+    Full { retry_after_secs: u64 },
 }
 
 fn unavailable() -> IdempotencyError {
@@ -376,9 +406,21 @@ impl Idempotency {
                 .store
                 .claim(key, fingerprint, self.lock)
                 .await
-                .map_err(|_| {
-                    tracing::warn!("idempotency store unavailable: refusing the mutation");
-                    E::from(unavailable())
+                .map_err(|refused| match refused {
+                    ClaimRefused::Unavailable(_) => {
+                        tracing::warn!("idempotency store unavailable: refusing the mutation");
+                        E::from(unavailable())
+                    }
+                    ClaimRefused::Full { retry_after } => {
+                        tracing::warn!(
+                            retry_after_secs = retry_after.as_secs(),
+                            "idempotency store full: refusing the mutation; raise \
+                             [idempotency] memory_bytes or use Redis"
+                        );
+                        E::from(IdempotencyError::Full {
+                            retry_after_secs: retry_after.as_secs().max(1),
+                        })
+                    }
                 })?;
             match existing {
                 None => break,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{IdempotencyStore, Record, StoreUnavailable};
+use super::{ClaimRefused, IdempotencyStore, Record, StoreUnavailable};
 use crate::replicas::link::{Link, millis};
 use crate::settings::Secret;
 
@@ -45,7 +45,7 @@ impl IdempotencyStore for RedisStore {
         key: &str,
         fingerprint: &str,
         lock: Duration,
-    ) -> Result<Option<Record>, StoreUnavailable> {
+    ) -> Result<Option<Record>, ClaimRefused> {
         let pending = serde_json::to_string(&Record::Pending {
             fingerprint: fingerprint.to_owned(),
         })
@@ -68,11 +68,11 @@ impl IdempotencyStore for RedisStore {
             if let Some(text) = stored {
                 return serde_json::from_str(&text).map(Some).map_err(|_| {
                     tracing::warn!("redis idempotency store: unreadable record");
-                    StoreUnavailable
+                    StoreUnavailable.into()
                 });
             }
         }
-        Err(StoreUnavailable)
+        Err(StoreUnavailable.into())
     }
 
     async fn complete(

@@ -270,6 +270,10 @@ impl From<IdempotencyError> for ProtocolError {
                 Self::Unavailable { retry_after_secs }
             }
             IdempotencyError::Conflict => Self::Conflict,
+            IdempotencyError::Full { retry_after_secs } => Self::Full {
+                what: "idempotency store",
+                retry_after_secs,
+            },
         }
     }
 }

@@ -204,6 +204,49 @@ async fn unreachable_redis_fails_closed_without_touching_the_store() {
     assert_eq!(unchanged["line_items"], cart["line_items"]);
 }
 
+#[tokio::test]
+async fn a_full_memory_store_refuses_new_keys_and_still_replays_the_ones_it_holds() {
+    // CART-026: nothing held is evicted before its 24 hours, so a full store refuses instead.
+    let bridge = TestBridge::start("[idempotency]\nmemory_bytes = 1048576\n").await;
+    let (status, first) = create_with_key(&bridge, "key-0", 1).await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let mut refused = None;
+    for n in 1..5_000 {
+        let (status, body) = create_with_key(&bridge, &format!("key-{n}"), 1).await;
+        if status != StatusCode::OK {
+            refused = Some((n, status, body));
+            break;
+        }
+    }
+    let (n, status, error) = refused.expect("a 1 MiB store fills up");
+    assert!(
+        n > 100,
+        "the bound holds hundreds of records, refused at {n}"
+    );
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{error}");
+    assert_eq!(error["error"]["code"], -32000);
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("idempotency store is full"), "{message}");
+    // Room frees up when the oldest record expires: a day from now.
+    let retry_after = error["error"]["data"]["retry_after"].as_u64().unwrap();
+    assert!(retry_after > 86_000, "retry_after {retry_after}");
+
+    // Nothing lost: the first record still replays, and the refused key ran nothing, so the
+    // same key is refused again rather than answered from a cart that was never made.
+    let (_, again) = create_with_key(&bridge, "key-0", 1).await;
+    assert_eq!(again["result"], first["result"]);
+    let (status, _) = create_with_key(&bridge, &format!("key-{n}"), 1).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    // Keyless mutations and reads need no record and go on.
+    let cart = bridge
+        .call(
+            "create_cart",
+            json!({"meta": meta(), "cart": {"line_items": [line("item_123", 1)]}}),
+        )
+        .await;
+    assert!(cart["id"].is_string(), "{cart}");
+}
+
 fn answer(value: Value) -> Answer {
     Answer::encode(&value, Outcome::Success).unwrap()
 }
@@ -291,5 +334,12 @@ fn configuration_names_its_keys() {
     let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();
     assert!(keys.contains(&"idempotency.ttl_secs"), "{keys:?}");
     assert!(keys.contains(&"idempotency.redis_url"), "{keys:?}");
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(
+        "[idempotency]\nmemory_bytes = 1000\n",
+    ) {
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(problems[0].key, "idempotency.memory_bytes");
     let _ = AGENT_PROFILE;
 }
