@@ -14,7 +14,7 @@
 # in-memory store would hold them for 24 h up to its byte bound and then refuse new keys.
 # Writes the section between the LOAD markers of BENCHMARKS.md (OUT) and leaves the
 # others alone. Knobs: DURATION (60s), CONNECTIONS (200), AGENTS (50), OUT, BRIDGE, LOADGEN,
-# REDIS_SERVER (path of redis-server; Debian's package redis-server).
+# REDIS_SERVER (path of redis-server; Debian's package redis-server), ANSWER_BYTES, MAX_ENTRIES.
 # Honours CARGO_TARGET_DIR. Not run by CI; bench/run.sh runs it unless SKIP_LOAD=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,10 +75,12 @@ enabled = false
 [cache]
 search = true
 TOML
-printf '\n[idempotency]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:%s/"\n' "$REDIS_PORT" >>"$WORK/load.toml"
 # ANSWER_BYTES=n bounds the answer cache below its 64 MiB default (to see its share of RSS).
 [ -z "${ANSWER_BYTES:-}" ] || echo "answer_bytes = $ANSWER_BYTES" >>"$WORK/load.toml"
 ANSWER_BYTES=${ANSWER_BYTES:-default}
+# MAX_ENTRIES=n bounds each of the product cache's three maps below its 10,000 entries.
+[ -z "${MAX_ENTRIES:-}" ] || echo "max_entries = $MAX_ENTRIES" >>"$WORK/load.toml"
+printf '\n[idempotency]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:%s/"\n' "$REDIS_PORT" >>"$WORK/load.toml"
 
 $ON_SERVER "$BRIDGE" serve --config "$WORK/load.toml" --listen "127.0.0.1:$PORT" \
     >"$WORK/bridge.out" 2>"$WORK/bridge.err" &
@@ -228,7 +230,7 @@ section = f"""<!-- LOAD:BEGIN (bench/load.sh) -->
 ## Load: {connections} concurrent agents for {duration} s (issues 5 and 25)
 
 `bench/load.sh`, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, on {cpu}, {os.cpu_count()} cores,
-**a shared machine** (other builds ran alongside, so throughput and latency carry their noise).
+a virtual machine (throughput and latency carry its neighbours' noise; run nothing else beside it).
 Release bridge on the sample store, negotiation off, product and answer caches at their defaults
 with search pages cached (`[cache] search = true`); inbound limits off (the default), so any 429
 would be unintended. {pinning[0].upper() + pinning[1:]}. Load from `benches/loadgen.rs`: {connections} closed-loop keep-alive
