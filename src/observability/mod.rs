@@ -33,7 +33,10 @@ pub fn install() -> Option<&'static PrometheusHandle> {
                 .build_recorder();
             let handle = recorder.handle();
             match metrics::set_global_recorder(recorder) {
-                Ok(()) => Some(handle),
+                Ok(()) => {
+                    keep_up(handle.clone());
+                    Some(handle)
+                }
                 Err(error) => {
                     tracing::warn!(%error, "another metrics recorder is installed");
                     None
@@ -41,6 +44,26 @@ pub fn install() -> Option<&'static PrometheusHandle> {
             }
         })
         .as_ref()
+}
+
+/// How often histogram samples are folded into their buckets.
+const UPKEEP: Duration = Duration::from_secs(5);
+
+/// The recorder keeps every histogram sample until it is folded into the buckets, which
+/// only a render or an upkeep does: unscraped, that is 8 bytes a call, forever. A thread of
+/// its own, since the recorder outlives any one runtime.
+fn keep_up(handle: PrometheusHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("metrics-upkeep".to_owned())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(UPKEEP);
+                handle.run_upkeep();
+            }
+        });
+    if let Err(error) = spawned {
+        tracing::warn!(%error, "metrics upkeep not started: histograms grow until scraped");
+    }
 }
 
 /// `GET /metrics` in the Prometheus text format.
