@@ -32,12 +32,8 @@ export CARGO_TERM_COLOR=never
 echo "== building the bridge and the load generator (release profile)"
 # BRIDGE=path / LOADGEN=path soak another build (e.g. one copied aside before a change).
 [ -n "${BRIDGE:-}" ] || cargo build --release --quiet --bin bcp-bridge
-[ -n "${LOADGEN:-}" ] || LOADGEN=$(cargo bench --no-run --bench loadgen --message-format=json 2>/dev/null \
-    | python3 -c 'import sys, json
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "loadgen":
-        print(m["executable"])' | tail -n 1)
+. bench/executables.sh
+LOADGEN=${LOADGEN:-$(bench_exe loadgen)}
 BRIDGE=${BRIDGE:-$TARGET/release/bcp-bridge}
 for exe in "$BRIDGE" "$LOADGEN"; do
     [ -x "$exe" ] || { echo "missing executable: $exe"; exit 1; }

@@ -29,14 +29,7 @@ export CARGO_TERM_COLOR=never
 echo "== building the bridge, the baselines and the load generator (release profile)"
 # BRIDGE=path measures another build of the bridge (e.g. the one before a change).
 [ -n "${BRIDGE:-}" ] || cargo build --release --quiet --bin bcp-bridge
-bench_exe() {
-    cargo bench --no-run --bench "$1" --message-format=json 2>/dev/null \
-        | python3 -c 'import sys, json
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == sys.argv[1]:
-        print(m["executable"])' "$1" | tail -n 1
-}
+. bench/executables.sh
 BRIDGE=${BRIDGE:-$TARGET/release/bcp-bridge}
 AXUM=${AXUM:-$(bench_exe baseline_axum)}
 RMCP=${RMCP:-$(bench_exe baseline_rmcp)}
