@@ -20,7 +20,7 @@ RUN mkdir -p src benches \
     && echo 'fn main() {}' > src/main.rs \
     && touch src/lib.rs \
     && for bench in brain baseline_axum baseline_rmcp loadgen; do echo 'fn main() {}' > "benches/${bench}.rs"; done \
-    && cargo build --release --locked --bin bcp-bridge \
+    && cargo build --profile dist --locked --bin bcp-bridge \
     && rm -rf src
 
 # Only what the binary is compiled from: the Shopify GraphQL documents and the taxonomy
@@ -30,8 +30,8 @@ COPY graphql ./graphql
 COPY mappings ./mappings
 # COPY keeps the files' old mtimes; touching them makes cargo rebuild over the stub build.
 RUN touch src/main.rs src/lib.rs \
-    && cargo build --release --locked --bin bcp-bridge \
-    && install -D -m 0755 target/release/bcp-bridge /out/bcp-bridge
+    && cargo build --profile dist --locked --bin bcp-bridge \
+    && install -D -m 0755 target/dist/bcp-bridge /out/bcp-bridge
 
 FROM ${RUNTIME_IMAGE} AS runtime
 # ca-certificates: agent-profile fetches and the store's API are https, verified against the

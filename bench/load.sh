@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load run (issues 5 and 25): 200 concurrent agents against the release bridge on the sample
+# Load run (issues 5 and 25): 200 concurrent agents against the shipped (`dist`) bridge on the sample
 # store for DURATION, loopback only, from the project's own load generator
 # (benches/loadgen.rs; nothing to install). Every connection plays agent sessions of the 7
 # catalog and cart tools: create_cart, search_catalog, get_cart, lookup_catalog, update_cart,
@@ -29,12 +29,12 @@ WORK=$TARGET/bench/load
 mkdir -p "$WORK"
 export CARGO_TERM_COLOR=never
 
-echo "== building the bridge and the load generator (release profile)"
+echo "== building the bridge and the load generator (dist profile, as shipped)"
 # BRIDGE=path / LOADGEN=path load another build (e.g. one copied aside before a change).
-[ -n "${BRIDGE:-}" ] || cargo build --release --quiet --bin bcp-bridge
+[ -n "${BRIDGE:-}" ] || cargo build --profile dist --quiet --bin bcp-bridge
 . bench/executables.sh
 LOADGEN=${LOADGEN:-$(bench_exe loadgen)}
-BRIDGE=${BRIDGE:-$TARGET/release/bcp-bridge}
+BRIDGE=${BRIDGE:-$TARGET/dist/bcp-bridge}
 for exe in "$BRIDGE" "$LOADGEN"; do
     [ -x "$exe" ] || { echo "missing executable: $exe"; exit 1; }
 done
@@ -262,11 +262,13 @@ redis-server beside the bridge (`[idempotency] backend = "redis"`; its RSS after
 {redis_kb / 1024:.1f} MB), not in the bridge. The in-memory store would keep them in the bridge up to
 `[idempotency] memory_bytes` (128 MiB) and then refuse new keys (503): at this rate that bound
 fills in under a minute, so a store taking keyed mutations at thousands per second runs Redis.
-In the bridge, the cold reads fill the answer cache towards its byte bound (`[cache]
-answer_bytes`: {'64 MiB, the default' if answer_bytes == 'default' else answer_bytes + ' bytes'}) and the product cache towards `max_entries`: those
-grow with the run's length and rate, so a longer or faster run shows a higher peak; carts do
-not (each session cancels its own). `ANSWER_BYTES=1048576 bench/load.sh` takes the answer cache
-out of the peak.
+In the bridge, the cold reads (a buyer postal code nobody sent before) are not kept by the
+answer cache, which keeps an answer the second time its read is asked: it holds the repeated
+reads only, far below its byte bound (`[cache] answer_bytes`: {'64 MiB, the default' if answer_bytes == 'default' else answer_bytes + ' bytes'}).
+They do fill the product cache towards `max_entries` (per map, per buyer context), which grows
+with the run's length and rate up to that bound, so a longer or faster run shows a higher
+peak; carts do not (each session cancels its own). `MAX_ENTRIES=500 bench/load.sh` shows the
+product cache's share.
 
 Caveats: client and server share the loopback and one core each, so the figures are the
 bridge's throughput with one core, not a capacity; the sample store answers from memory, so a

@@ -27,7 +27,7 @@ export CARGO_TERM_COLOR=never
 
 WORK=$WORK bench/throughput.sh
 
-BRIDGE=$TARGET/release/bcp-bridge
+BRIDGE=$TARGET/dist/bcp-bridge
 PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak run (issue 27): the release bridge on the sample store behind a small product cache,
+# Soak run (issue 27): the shipped (`dist`) bridge on the sample store behind a small product cache,
 # under mixed closed-loop traffic for SOAK_MINUTES (default 30), with cache churn:
 #   - traffic (benches/loadgen.rs, --bodies-file): search_catalog over several queries,
 #     lookup_catalog, get_product over every product, create_cart (carts expire after
@@ -29,12 +29,12 @@ WORK=$TARGET/bench/soak
 mkdir -p "$WORK"
 export CARGO_TERM_COLOR=never
 
-echo "== building the bridge and the load generator (release profile)"
+echo "== building the bridge and the load generator (dist profile, as shipped)"
 # BRIDGE=path / LOADGEN=path soak another build (e.g. one copied aside before a change).
-[ -n "${BRIDGE:-}" ] || cargo build --release --quiet --bin bcp-bridge
+[ -n "${BRIDGE:-}" ] || cargo build --profile dist --quiet --bin bcp-bridge
 . bench/executables.sh
 LOADGEN=${LOADGEN:-$(bench_exe loadgen)}
-BRIDGE=${BRIDGE:-$TARGET/release/bcp-bridge}
+BRIDGE=${BRIDGE:-$TARGET/dist/bcp-bridge}
 for exe in "$BRIDGE" "$LOADGEN"; do
     [ -x "$exe" ] || { echo "missing executable: $exe"; exit 1; }
 done

@@ -26,11 +26,11 @@ WORK=${WORK:-$TARGET/bench}
 mkdir -p "$WORK"
 export CARGO_TERM_COLOR=never
 
-echo "== building the bridge, the baselines and the load generator (release profile)"
+echo "== building the bridge, the baselines and the load generator (dist profile, as shipped)"
 # BRIDGE=path measures another build of the bridge (e.g. the one before a change).
-[ -n "${BRIDGE:-}" ] || cargo build --release --quiet --bin bcp-bridge
+[ -n "${BRIDGE:-}" ] || cargo build --profile dist --quiet --bin bcp-bridge
 . bench/executables.sh
-BRIDGE=${BRIDGE:-$TARGET/release/bcp-bridge}
+BRIDGE=${BRIDGE:-$TARGET/dist/bcp-bridge}
 AXUM=${AXUM:-$(bench_exe baseline_axum)}
 RMCP=${RMCP:-$(bench_exe baseline_rmcp)}
 LOADGEN=${LOADGEN:-$(bench_exe loadgen)}
@@ -231,9 +231,9 @@ L.append(f"`bench/throughput.sh`: {conns} keep-alive connections, {duration} s p
          "process over the row, divided by the calls answered. Every baseline answers the bridge's own answer "
          "for that call, captured in the same run, so each group compares one payload size. "
          "The bridge runs the sample store with negotiation off, at the default log level: once with the "
-         "answer cache (`[cache] search = true`, the catalog reads answered from kept answers after the first "
-         "call; every step before the brain still runs), once with `[cache] answers = false` (every call "
-         "through the brain). `get_cart` is never kept, so it has the uncached row only.\n")
+         "answer cache (`[cache] search = true`, the catalog reads answered from kept answers from the third "
+         "call on: an answer is kept when its read is asked the second time; every step before "
+         "the brain still runs), once with `[cache] answers = false` (every call through the brain). `get_cart` is never kept, so it has the uncached row only.\n")
 L.append("| call | server | answer bytes | req/s | p50 ms | p99 ms | server CPU µs/call | non-200 |")
 L.append("|---|---|---:|---:|---:|---:|---:|---:|")
 servers = [("fixed", '"fixed bytes" axum (the answer frame as fixed bytes)'),

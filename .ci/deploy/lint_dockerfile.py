@@ -48,8 +48,8 @@ def lint(root: Path) -> list[str]:
         problems.append(f"runtime FROM {runtime.base}: expected debian:bookworm-slim or distroless cc")
 
     builds = [r.args for r in build.all("RUN") if "cargo build" in r.args]
-    if not builds or not all("--release" in b and "--locked" in b for b in builds):
-        problems.append("cargo build must be --release --locked (the reviewed Cargo.lock)")
+    if not builds or not all("--profile dist" in b and "--locked" in b for b in builds):
+        problems.append("cargo build must be --profile dist --locked (the shipped profile, the reviewed Cargo.lock)")
     if len(builds) < 2 or build.all("COPY")[0].args.split()[:2] != ["Cargo.toml", "Cargo.lock"]:
         problems.append("no dependency layer: COPY Cargo.toml Cargo.lock and build before the sources")
 

@@ -14,8 +14,15 @@
 //! flush) retires it. One generation for the whole catalog rather than tags per product: a
 //! changed product can also enter a search page or lookup that did not show it before, which
 //! per-product tags would miss; the cost is that one product's webhook retires every answer.
+//!
+//! An answer is kept on its key's second miss, not its first ([`Doorkeeper`]): most keys are
+//! asked once (a buyer postal code nobody sends again, a one-off query), and keeping each of
+//! those filled the byte bound with answers no call would read, evicting the ones agents
+//! repeat. A repeated read is built twice, then answered from the cache.
 
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use moka::Expiry;
@@ -74,8 +81,41 @@ fn weight(key: &Key, kept: &Kept) -> u32 {
     u32::try_from(bytes).unwrap_or(u32::MAX)
 }
 
+/// The keys missed lately, by hash: a fixed table of slots, each holding the last key hashed
+/// to it. A key whose hash is still in its slot was missed before. Two keys sharing a slot
+/// push each other out, which only delays keeping an answer; the table never grows, so a flood
+/// of one-off keys costs its 8 bytes a slot and nothing more.
+struct Doorkeeper {
+    /// Keyed per process, so no agent can aim keys at one slot.
+    hasher: RandomState,
+    slots: Box<[AtomicU64]>,
+}
+
+impl Doorkeeper {
+    /// One slot per KiB of the cache's bound (a kept answer weighs a few KiB or more), from
+    /// 1,024 to 1,048,576 slots: 8 KiB to 8 MiB.
+    fn new(max_bytes: u64) -> Self {
+        let wanted = usize::try_from(max_bytes >> 10).unwrap_or(usize::MAX);
+        let count = wanted.clamp(1 << 10, 1 << 20).next_power_of_two();
+        Self {
+            hasher: RandomState::new(),
+            slots: (0..count).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    /// Whether `key` was missed before; this miss is remembered either way.
+    fn seen_before(&self, key: &Key) -> bool {
+        // Never 0: an empty slot holds 0.
+        let hash = self.hasher.hash_one(key) | 1;
+        // The high bits pick the slot, so the low bit forced above does not halve the table.
+        let index = usize::try_from(hash >> 40).unwrap_or(0) & (self.slots.len() - 1);
+        self.slots[index].swap(hash, Ordering::Relaxed) == hash
+    }
+}
+
 pub struct AnswerCache {
     answers: Cache<Key, Kept>,
+    doorkeeper: Doorkeeper,
     catalog: Arc<CachedCatalog>,
 }
 
@@ -88,6 +128,7 @@ impl AnswerCache {
                 .weigher(weight)
                 .expire_after(UntilEntriesExpire)
                 .build(),
+            doorkeeper: Doorkeeper::new(max_bytes),
             catalog,
         }
     }
@@ -129,8 +170,9 @@ impl AnswerCache {
         Err(Miss { key, generation })
     }
 
-    /// `build`'s answer to the arguments `miss` was looked up with, kept when every catalog
-    /// read behind it came from the product cache. Refusals and failures are never kept.
+    /// `build`'s answer to the arguments `miss` was looked up with, kept when its key was
+    /// missed before and every catalog read behind it came from the product cache. Refusals
+    /// and failures are never kept.
     pub async fn build<F, E>(
         &self,
         miss: Miss,
@@ -142,7 +184,10 @@ impl AnswerCache {
     {
         let (built, reads) = freshness::tracked(build(arguments)).await;
         let answer = built?;
-        if let Some(expires) = reads.keep_until() {
+        let repeated = self.doorkeeper.seen_before(&miss.key);
+        if let Some(expires) = reads.keep_until()
+            && repeated
+        {
             let kept = Kept {
                 answer: answer.clone(),
                 generation: miss.generation,
@@ -252,6 +297,34 @@ mod tests {
         assert!(!built(&cache, || {}).await, "kept");
         tokio::time::sleep(Duration::from_millis(80)).await;
         assert!(built(&cache, || {}).await, "expired with its entry");
+    }
+
+    #[tokio::test]
+    async fn an_answer_is_kept_on_its_second_miss() {
+        let cache = AnswerCache::new(catalog(), 1 << 20);
+        let later = || Instant::now() + Duration::from_secs(60);
+        assert!(built(&cache, || freshness::read_cached(later())).await);
+        assert!(
+            built(&cache, || freshness::read_cached(later())).await,
+            "asked once: not kept"
+        );
+        assert!(!built(&cache, || {}).await, "asked twice: kept");
+    }
+
+    #[test]
+    fn only_a_key_missed_before_is_seen() {
+        let doorkeeper = Doorkeeper::new(1 << 20);
+        assert_eq!(doorkeeper.slots.len(), 1024);
+        assert!(!doorkeeper.seen_before(&key(0)));
+        assert!(doorkeeper.seen_before(&key(0)));
+        assert!(doorkeeper.seen_before(&key(0)));
+        // A flood of one-off keys: none is taken for a repeat, and the table does not grow.
+        for index in 1..5000 {
+            assert!(!doorkeeper.seen_before(&key(index)), "{index}");
+        }
+        assert_eq!(doorkeeper.slots.len(), 1024);
+        assert_eq!(Doorkeeper::new(64 << 20).slots.len(), 65536);
+        assert_eq!(Doorkeeper::new(u64::MAX).slots.len(), 1 << 20);
     }
 
     #[tokio::test]

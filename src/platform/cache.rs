@@ -34,7 +34,8 @@ pub struct CacheConfig {
     /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
     pub webhook_secret: Option<Secret>,
     /// Also keep the encoded answers of `search_catalog`, `lookup_catalog` and `get_product`
-    /// built from cached entries (needs `enabled`; search answers need `search`).
+    /// built from cached entries, from the second time a read is asked (needs `enabled`;
+    /// search answers need `search`).
     pub answers: bool,
     /// Bytes of kept answers (their JSON and arguments) before the least used go.
     pub answer_bytes: u64,

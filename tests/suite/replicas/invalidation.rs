@@ -106,12 +106,14 @@ async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
         &redis,
         &format!("[cache]\nttl_secs = 600\nsearch = true\nwebhook_secret = \"{WEBHOOK_SECRET}\"\n"),
     ));
-    assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
-    assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
+    // Kept on the second round (an answer is kept on its key's second miss), read on the third.
+    for _ in 0..3 {
+        assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
+    }
     let (_, metrics) = replicas.get(1, "/metrics").await;
     assert!(
         metrics.contains("bcp_answer_cache_hits_total{tool=\"get_product\"} 1"),
-        "replica 1 answered the second reads from its answer cache: {metrics}"
+        "replica 1 answered the third reads from its answer cache: {metrics}"
     );
 
     woo.set_price(30, 725);
