@@ -21,6 +21,7 @@ use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::brain::Brain;
 use crate::brain::checkout::CheckoutBrain;
+use crate::brain::checkout::handles::OrderHandles;
 use crate::discovery::{self, Binding};
 use crate::inbound::limits::CallLimits;
 use crate::mcp::BcpMcp;
@@ -158,10 +159,13 @@ impl Common {
         let reserved_checkout_params = crate::registry::factory(config.platform_name())
             .map_or(&[][..], |factory| factory.reserved_checkout_params);
         // One set of checkout rules (and completion ledger) for every namespace.
-        let checkouts = platform
-            .checkout
-            .clone()
-            .map(|port| Arc::new(CheckoutBrain::new(port)));
+        let checkouts = platform.checkout.clone().map(|port| {
+            let handles = match &shared {
+                Some(shared) => OrderHandles::shared(shared.link.clone()),
+                None => OrderHandles::local(),
+            };
+            Arc::new(CheckoutBrain::new(port).with_handles(handles))
+        });
         let (order_events, keys) = match config
             .order_webhooks
             .start(&config.negotiation, &base_url)

@@ -867,3 +867,66 @@ async fn a_selection_at_create_matches_the_stores_group_by_position() {
         "{error}"
     );
 }
+
+/// Issue 35 items 1 and 5: agent B, next to agent A's order, enumerates order ids the way
+/// stores number them and alters A's handle; every guess is `not_found`, answered in the very
+/// same bytes whatever was guessed, and only A's own handle reads the order.
+#[tokio::test]
+async fn a_second_agent_enumerating_order_ids_finds_nothing() {
+    let bridge = TestBridge::sample().await;
+    let ready = ready(&bridge).await;
+    let id = ready["id"].as_str().unwrap();
+    let completed = bridge
+        .call(
+            "complete_checkout",
+            json!({
+                "meta": meta_with_key(&key()),
+                "id": id,
+                "checkout": {"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}}
+            }),
+        )
+        .await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    let handle = completed["order"]["id"].as_str().unwrap().to_owned();
+    // At least 128 bits an outsider cannot produce: the store's number is not in it.
+    assert!(handle.len() >= 4 + 22, "{handle}");
+    for number in ["ord_1", "1"] {
+        assert!(!handle.ends_with(number), "{handle}");
+    }
+    let mut guesses: Vec<String> = (0..30).map(|n| format!("ord_{n}")).collect();
+    guesses.extend(
+        ["1", "wc_order_1", "gid://shopify/Order/1", "ord_"]
+            .iter()
+            .map(|guess| (*guess).to_owned()),
+    );
+    let mut flipped = handle.clone().into_bytes();
+    let at = flipped.len() / 2;
+    flipped[at] = if flipped[at] == b'A' { b'B' } else { b'A' };
+    guesses.push(String::from_utf8(flipped).unwrap());
+    guesses.push(handle[..handle.len() - 1].to_owned());
+    guesses.push(format!("{handle}A"));
+    guesses.push(format!("ord_{}", "A".repeat(handle.len() - 4)));
+    let mut answers = std::collections::BTreeSet::new();
+    for guess in &guesses {
+        let answer = bridge
+            .structured_bytes("get_order", json!({"meta": meta(), "id": guess}))
+            .await;
+        assert!(answer.contains("\"not_found\""), "{guess}: {answer}");
+        assert!(!answer.contains("Rua"), "{guess}: {answer}");
+        answers.insert(answer);
+        let (status, body) = bridge
+            .rest(reqwest::Method::GET, &format!("/orders/{guess}"), None, &[])
+            .await;
+        assert!(!body.contains("Rua"), "{guess}: {status} {body}");
+    }
+    assert_eq!(answers.len(), 1, "a guess is told apart: {answers:#?}");
+    // The owner's handle reads the order, over MCP and REST alike.
+    let order = bridge
+        .call("get_order", json!({"meta": meta(), "id": handle}))
+        .await;
+    assert_eq!(order["id"], json!(handle), "{order}");
+    assert_eq!(order["checkout_id"], json!(id));
+    // Cart and checkout ids are as unguessable: 128 random bits at least.
+    let hex = |id: &str| id.chars().filter(char::is_ascii_hexdigit).count();
+    assert!(hex(id) >= 32, "{id}");
+}

@@ -11,7 +11,9 @@ use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, rend
 use crate::brain::filters::buyer_context;
 use crate::brain::{Brain, BrainError};
 use crate::model::CartLineInput;
-use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order};
+use crate::model::checkout::{
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Stage,
+};
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
 use crate::protocol::envelope::{HandlerDeclaration, Status};
@@ -196,13 +198,22 @@ impl Brain {
         Ok((prepared.lines, prepared.messages))
     }
 
-    fn checkout_answer(
+    async fn checkout_answer(
         &self,
         mut judged: Judged,
         messages: Vec<Message>,
         release: Release,
     ) -> Result<Answer, BrainError> {
         judged.messages.splice(0..0, messages);
+        // Issue 35: the order is named by its handle, never by the store's own id.
+        if let Stage::Placed(order) = &mut judged.state.stage {
+            order.id = self
+                .checkouts()?
+                .handles()
+                .sealer()
+                .await?
+                .seal(&order.id)?;
+        }
         let mut ucp = self
             .namespace
             .envelope(release, Capability::Checkout, Status::Success);
@@ -241,14 +252,14 @@ impl Brain {
     }
 
     /// A judged checkout, or the business outcome for one that does not exist.
-    fn checkout_outcome(
+    async fn checkout_outcome(
         &self,
         outcome: Result<Judged, BrainError>,
         messages: Vec<Message>,
         release: Release,
     ) -> Result<Answer, BrainError> {
         match outcome {
-            Ok(judged) => self.checkout_answer(judged, messages, release),
+            Ok(judged) => self.checkout_answer(judged, messages, release).await,
             Err(error) => match not_found(&error) {
                 Some(content) => self.business_error(
                     release,
@@ -317,7 +328,7 @@ impl Brain {
         };
         let (created, resumed) = match brain.create(&draft).await {
             Ok(created) => created,
-            Err(error) => return self.checkout_outcome(Err(error), messages, release),
+            Err(error) => return self.checkout_outcome(Err(error), messages, release).await,
         };
         // The rest of the payload (address, options, codes; the buyer too when the cart's
         // open checkout was resumed) is an update of the checkout.
@@ -339,6 +350,7 @@ impl Brain {
         if is_empty(&update) && !selects {
             return self
                 .checkout_answer(created, messages, release)
+                .await
                 .map(|answer| answer.resuming(resumed));
         }
         let id = created.state.id.clone();
@@ -382,12 +394,14 @@ impl Brain {
             judged
         });
         self.checkout_outcome(outcome, messages, release)
+            .await
             .map(|answer| answer.resuming(resumed))
     }
 
     pub async fn get_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         self.checkout_outcome(brain.get(id).await, Vec::new(), release)
+            .await
     }
 
     pub async fn update_checkout(
@@ -411,6 +425,7 @@ impl Brain {
             messages = refused;
         }
         self.checkout_outcome(brain.update(id, &update).await, messages, release)
+            .await
     }
 
     /// `idempotency_key` is the call's `meta["idempotency-key"]` (required by the schema; the
@@ -436,7 +451,7 @@ impl Brain {
         if !is_empty(&update)
             && let Err(error) = brain.update(id, &update).await
         {
-            return self.checkout_outcome(Err(error), messages, release);
+            return self.checkout_outcome(Err(error), messages, release).await;
         }
         let completion = Completion {
             idempotency_key: idempotency_key.unwrap_or_default(),
@@ -451,7 +466,14 @@ impl Brain {
             (&outcome, webhook_url, &self.order_events)
         {
             match placed {
-                Some(order) => announce(&self.namespace, events.as_ref(), url, order, release),
+                Some(order) => match brain.handles().sealer().await {
+                    Ok(sealer) => {
+                        let mut order = order.clone();
+                        order.id = sealer.seal(&order.id)?;
+                        announce(&self.namespace, events.as_ref(), url, &order, release);
+                    }
+                    Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
+                },
                 // Handed to the store's page: the order is announced when the store reports
                 // it (a store with an order feed, as Shopify's webhooks).
                 None if judged.status == super::status::Status::RequiresEscalation
@@ -468,38 +490,50 @@ impl Brain {
             }
         }
         let outcome = outcome.map(|(judged, _)| judged);
-        self.checkout_outcome(outcome, messages, release)
+        self.checkout_outcome(outcome, messages, release).await
     }
 
-    /// An order placed through this bridge; one it does not know is a business outcome.
+    /// An order placed through this bridge, by the handle its checkout answered with; any
+    /// other id (a guess, a store's own order number) is `not_found` in the same words as a
+    /// handle whose order the store no longer holds (issue 35).
     pub async fn get_order(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
-        match brain.order(id).await {
-            Ok(order) => {
-                let ucp = self
-                    .namespace
-                    .envelope(release, Capability::Order, Status::Success);
-                Self::to_json(&render::order(&order, ucp))
-            }
-            Err(BrainError::Platform(PlatformError::InvalidAt { path, .. })) if path == "$.id" => {
-                self.business_error(
-                    release,
-                    Capability::Order,
-                    vec![Message::error(
-                        MessageCode::NotFound,
-                        "Order not found",
-                        Severity::Unrecoverable,
-                    )],
-                    self.storefront_url(),
-                )
-            }
-            Err(error) => Err(error),
-        }
+        let sealer = brain.handles().sealer().await?;
+        let found = match sealer.open(id) {
+            Some(store_id) => match brain.order(&store_id).await {
+                Ok(order) => Some(order),
+                Err(BrainError::Platform(PlatformError::InvalidAt { path, .. }))
+                    if path == "$.id" =>
+                {
+                    None
+                }
+                Err(error) => return Err(error),
+            },
+            None => None,
+        };
+        let Some(mut order) = found else {
+            return self.business_error(
+                release,
+                Capability::Order,
+                vec![Message::error(
+                    MessageCode::NotFound,
+                    "Order not found",
+                    Severity::Unrecoverable,
+                )],
+                self.storefront_url(),
+            );
+        };
+        order.id = sealer.seal(&order.id)?;
+        let ucp = self
+            .namespace
+            .envelope(release, Capability::Order, Status::Success);
+        Self::to_json(&render::order(&order, ucp))
     }
 
     pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
+            .await
     }
 }
 

@@ -5,6 +5,7 @@
 //! back what `render` builds.
 
 mod calls;
+pub mod handles;
 pub mod ledger;
 pub mod render;
 pub mod status;
@@ -18,6 +19,7 @@ use crate::platform::checkout::SharedCheckout;
 use crate::protocol::{Message, MessageCode, Severity};
 
 use super::BrainError;
+use handles::OrderHandles;
 use ledger::{Admission, Ledger, Settled};
 pub use status::{Judged, Status};
 
@@ -61,6 +63,8 @@ pub struct CheckoutBrain {
     /// announce the order once the store reports it (`order_arrived`), rendered for the
     /// namespace and release the checkout was completed through.
     handoffs: moka::future::Cache<String, Announcer>,
+    /// What agents are given for orders instead of the store's ids.
+    handles: OrderHandles,
 }
 
 /// Renders and queues one order's event for the agent that handed the checkout off.
@@ -100,7 +104,18 @@ impl CheckoutBrain {
                 .max_capacity(MAX_CONVERSIONS)
                 .time_to_idle(HANDOFF_IDLE)
                 .build(),
+            handles: OrderHandles::local(),
         }
+    }
+
+    /// Order handles every replica opens (`[redis]`), instead of this process's own.
+    pub fn with_handles(mut self, handles: OrderHandles) -> Self {
+        self.handles = handles;
+        self
+    }
+
+    pub fn handles(&self) -> &OrderHandles {
+        &self.handles
     }
 
     /// A checkout was handed to the store's page: when the store reports its order, the
@@ -112,8 +127,19 @@ impl CheckoutBrain {
     /// The store reported an order (created or changed) for a checkout the bridge handed
     /// off: its event goes to the agent that completed the checkout (ORD-029, ORD-030).
     pub async fn order_arrived(&self, order: &Order) {
-        if let Some(announce) = self.handoffs.get(&order.checkout_id).await {
-            announce(order);
+        let Some(announce) = self.handoffs.get(&order.checkout_id).await else {
+            return;
+        };
+        let sealed = match self.handles.sealer().await {
+            Ok(sealer) => sealer.seal(&order.id),
+            Err(error) => Err(error),
+        };
+        match sealed {
+            Ok(id) => announce(&Order {
+                id,
+                ..order.clone()
+            }),
+            Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
         }
     }
 

@@ -7,6 +7,7 @@ pub mod carts;
 mod chaos;
 mod config;
 pub mod fencing;
+mod handles;
 mod invalidation;
 mod outages;
 
