@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::protocol::envelope::handler_registry;
 use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBinding};
 use crate::protocol::{Capability, Edition, Namespace};
 
@@ -18,7 +19,8 @@ pub struct Binding<'a> {
 /// own version and links that release's documents: 2026-08-25 rejects a `dev.ucp.*` entry
 /// whose version differs from `ucp.version` (OVR-020, NEG-009). `keys` are the bridge's
 /// public signing keys (JWK, with `kid`): published under `keys` at 2026-08-25 and under
-/// `signing_keys` at 2026-04-08, where each release's profile schema reads them.
+/// `signing_keys` at 2026-04-08, where each release's profile schema reads them. `handlers`
+/// are the ids of the payment handlers checkout answers can offer.
 pub fn profile(
     namespace: &Namespace,
     version: &'static str,
@@ -26,6 +28,7 @@ pub fn profile(
     bindings: &[Binding<'_>],
     capabilities: &[Capability],
     keys: &[serde_json::Value],
+    handlers: &[&str],
 ) -> Profile {
     let mut supported_versions = BTreeMap::new();
     if version == namespace.version {
@@ -79,7 +82,11 @@ pub fn profile(
             supported_versions,
             services,
             capabilities,
-            payment_handlers: BTreeMap::new(),
+            payment_handlers: handler_registry(
+                namespace.service,
+                version,
+                handlers.iter().copied(),
+            ),
         },
         keys,
         signing_keys,

@@ -307,6 +307,29 @@ pub struct HandlerDeclaration {
     pub version: &'static str,
 }
 
+/// The handlers the bridge itself completes with, as the profile and checkout answers both
+/// declare them (PAY-003; overview.md: the business advertises its handlers in its profile):
+/// one registry entry named under the namespace's own `service`, none when the buyer always
+/// pays on the store's page.
+pub fn handler_registry<'a>(
+    service: &str,
+    version: &'static str,
+    ids: impl IntoIterator<Item = &'a str>,
+) -> BTreeMap<String, Vec<HandlerDeclaration>> {
+    let declared: Vec<HandlerDeclaration> = ids
+        .into_iter()
+        .map(|id| HandlerDeclaration {
+            id: id.to_owned(),
+            version,
+        })
+        .collect();
+    let mut registry = BTreeMap::new();
+    if !declared.is_empty() {
+        registry.insert(format!("{service}.bridge_payment"), declared);
+    }
+    registry
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

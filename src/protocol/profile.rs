@@ -28,7 +28,7 @@ pub struct ProfileUcp {
     pub supported_versions: BTreeMap<&'static str, String>,
     pub services: BTreeMap<&'static str, Vec<ServiceBinding>>,
     pub capabilities: BTreeMap<String, Vec<CapabilityEntry>>,
-    pub payment_handlers: BTreeMap<String, Vec<serde_json::Value>>,
+    pub payment_handlers: BTreeMap<String, Vec<super::envelope::HandlerDeclaration>>,
 }
 
 /// The discovery document served at `/.well-known/bcp`.

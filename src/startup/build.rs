@@ -239,6 +239,14 @@ fn namespace_routes(
             path: &rest_path,
         });
     }
+    let handlers: Vec<&str> = common.checkouts.as_ref().map_or(Vec::new(), |checkouts| {
+        checkouts
+            .port()
+            .handlers()
+            .iter()
+            .map(|handler| handler.id.as_str())
+            .collect()
+    });
     let mut profiles = Vec::new();
     for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
         let profile = discovery::profile(
@@ -248,6 +256,7 @@ fn namespace_routes(
             &bindings,
             &capabilities,
             &common.keys,
+            &handlers,
         );
         profiles.push((
             *version,

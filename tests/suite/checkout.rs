@@ -930,3 +930,23 @@ async fn a_second_agent_enumerating_order_ids_finds_nothing() {
     let hex = |id: &str| id.chars().filter(char::is_ascii_hexdigit).count();
     assert!(hex(id) >= 32, "{id}");
 }
+
+/// Issue 36 item 3 (overview.md, PAY-003): the profile advertises the payment handlers
+/// checkout answers offer, under the same registry key, and only those.
+#[tokio::test]
+async fn the_profile_lists_the_handlers_checkout_answers_offer() {
+    let bridge = TestBridge::sample().await;
+    let profile: Value = bridge.get("/.well-known/bcp").await.json().await.unwrap();
+    let advertised = &profile["ucp"]["payment_handlers"];
+    let created = from_cart(&bridge).await;
+    let offered = &created["ucp"]["payment_handlers"];
+    assert!(
+        offered.as_object().is_some_and(|map| !map.is_empty()),
+        "{created}"
+    );
+    assert_eq!(advertised, offered, "{profile}");
+    assert!(
+        advertised.to_string().contains("sample_test_approve"),
+        "{profile}"
+    );
+}

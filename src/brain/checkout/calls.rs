@@ -4,7 +4,6 @@
 //! call came through; buyer data goes from the request into the model field by field and
 //! never into a log line.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, render};
@@ -16,7 +15,7 @@ use crate::model::checkout::{
 };
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
-use crate::protocol::envelope::{HandlerDeclaration, Status};
+use crate::protocol::envelope::{Status, handler_registry};
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release, Severity};
 
@@ -218,24 +217,16 @@ impl Brain {
             .namespace
             .envelope(release, Capability::Checkout, Status::Success);
         // PAY-003: a checkout response declares the handlers it takes (an empty map when the
-        // buyer pays on the store's page). They are the handlers the bridge itself completes
-        // with, so they are named under the namespace's own service.
-        let declared: Vec<HandlerDeclaration> = judged
-            .state
-            .handlers
-            .iter()
-            .map(|handler| HandlerDeclaration {
-                id: handler.id.clone(),
-                version: release.version,
-            })
-            .collect();
-        let mut handlers = BTreeMap::new();
-        if !declared.is_empty() {
-            handlers.insert(
-                format!("{}.bridge_payment", self.namespace.service),
-                declared,
-            );
-        }
+        // buyer pays on the store's page), as the profile does.
+        let handlers = handler_registry(
+            self.namespace.service,
+            release.version,
+            judged
+                .state
+                .handlers
+                .iter()
+                .map(|handler| handler.id.as_str()),
+        );
         ucp.payment_handlers = Some(handlers);
         let mut wire = render::checkout(&judged, release, ucp, Vec::new());
         // The store's page, with the merchant's public host and attribution rules (as a cart's).
