@@ -424,6 +424,31 @@ async fn cancel_ends_an_open_checkout_and_complete_needs_a_key() {
         fetched["status"].as_str(),
         Some("canceled") | None
     ));
+    // Issue 36 item 2 (the official suite's test_cannot_complete_canceled_checkout): canceled
+    // is terminal, so completing it is refused as immutable, 409 over REST with the checkout,
+    // the same payload over MCP, and nothing is placed.
+    let payment = json!({"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}});
+    let (status, body) = bridge
+        .rest(
+            reqwest::Method::POST,
+            &format!("/checkout-sessions/{id}/complete"),
+            Some(&payment),
+            &[("idempotency-key", &key())],
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::CONFLICT, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(body["status"], "canceled", "{body}");
+    assert_eq!(codes(&body)[0], "checkout_immutable");
+    assert!(body.get("order").is_none(), "{body}");
+    let completed = bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta_with_key(&key()), "id": id, "checkout": payment}),
+        )
+        .await;
+    assert_eq!(completed["status"], "canceled", "{completed}");
+    assert_eq!(codes(&completed)[0], "checkout_immutable");
     // CHK-052: an unknown checkout is a business outcome with an unrecoverable message.
     let unknown = bridge
         .call("get_checkout", json!({"meta": meta(), "id": "chk_nope"}))

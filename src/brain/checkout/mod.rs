@@ -425,6 +425,22 @@ impl CheckoutBrain {
         if !placeable {
             self.ledger.settle(id, key, Settled::Refused);
             let mut judged = before;
+            // Canceled, or completed where this bridge did not see the order placed (the
+            // store's page, a restart): terminal, so immutable as any other write (CHK-017;
+            // a replay of the completing call is the idempotency layer's recorded answer).
+            if judged.status.is_terminal() {
+                return Ok((
+                    with_message(
+                        judged,
+                        Message::error(
+                            MessageCode::CheckoutImmutable,
+                            "A completed or canceled checkout cannot be completed",
+                            Severity::Unrecoverable,
+                        ),
+                    ),
+                    None,
+                ));
+            }
             if judged.status == Status::ReadyForComplete {
                 judged.messages.insert(
                     0,
