@@ -1,12 +1,17 @@
-//! The queue and the deliveries: a bounded channel the request path only `try_send`s to, one
-//! worker that starts each event's delivery under a concurrency bound, and the attempts of one
-//! delivery. Every attempt re-checks the URL under negotiation's fetch rules (the address it
-//! connects to is the one just checked) and signs afresh (a new `created`); the event's id,
-//! timestamp and body stay the same, so the receiver deduplicates on `Webhook-Id` /
-//! `Idempotency-Key` (ORD-031).
+//! The queue and the deliveries: the request path only hands an event over when one of the
+//! `queue_capacity` places is free (an event keeps its place until delivered or given up), one
+//! worker starts each event's delivery, and the attempts of one delivery. An attempt runs
+//! under two permits, its destination host's (`max_concurrent_per_host`) and then one of the
+//! `max_concurrent_deliveries`, and gives both back before it waits to retry: a slow or dead
+//! receiver holds at most its host's share of the senders, and only while an attempt is under
+//! way, so it never stops other agents' events. Every attempt re-checks the URL under
+//! negotiation's fetch rules (the address it connects to is the one just checked) and signs
+//! afresh (a new `created`); the event's id, timestamp and body stay the same, so the receiver
+//! deduplicates on `Webhook-Id` / `Idempotency-Key` (ORD-031).
 
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, RETRY_AFTER};
@@ -14,7 +19,7 @@ use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::{Rfc2822, Rfc3339};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use url::Url;
 
 use super::OrderWebhooksConfig;
@@ -30,6 +35,8 @@ struct Event {
     /// The bridge's profile URL for the namespace the order was placed through.
     profile: String,
     body: Bytes,
+    /// Its place among the events held, given back when the delivery ends.
+    _place: OwnedSemaphorePermit,
 }
 
 struct Policy {
@@ -40,19 +47,41 @@ struct Policy {
 }
 
 impl Policy {
-    /// The wait after failed attempt `attempt` (1-based): doubling from the initial wait, capped.
+    /// The longest wait after failed attempt `attempt` (1-based): doubling from the initial
+    /// wait, capped.
     fn backoff(&self, attempt: u32) -> Duration {
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1).min(20));
         self.initial_backoff
             .saturating_mul(factor)
             .min(self.max_backoff)
     }
+
+    /// The wait actually taken: half of `backoff` fixed, half random, so the retries of many
+    /// events that failed together (a receiver down for a while) do not come back together.
+    fn jittered_backoff(&self, attempt: u32) -> Duration {
+        let longest = u64::try_from(self.backoff(attempt).as_millis()).unwrap_or(u64::MAX);
+        Duration::from_millis(longest / 2 + random() % (longest / 2 + 1))
+    }
 }
+
+/// Cheap randomness for jitter without another dependency: a freshly seeded SipHash.
+fn random() -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(Instant::now().elapsed().as_nanos());
+    hasher.finish()
+}
+
+/// Destination hosts whose permits are remembered; a host forgotten while in use only gets
+/// a fresh share (the global bound still holds).
+const MAX_HOSTS: u64 = 10_000;
+const HOST_IDLE: Duration = Duration::from_secs(3600);
 
 /// The sender the brain calls; cheap to share.
 pub struct OrderWebhooks {
     base_url: String,
-    queue: mpsc::Sender<Event>,
+    queue: mpsc::UnboundedSender<Event>,
+    /// Places for events held (queued, under way or waiting to retry).
+    places: Arc<Semaphore>,
 }
 
 /// What one attempt came to.
@@ -73,6 +102,11 @@ struct Deliverer {
     key: SigningKey,
     client: ProfileClient,
     policy: Policy,
+    /// Attempts under way at once, all hosts together.
+    running: Arc<Semaphore>,
+    /// Attempts under way at once to each destination host.
+    per_host: moka::future::Cache<String, Arc<Semaphore>>,
+    per_host_limit: usize,
 }
 
 fn now() -> i64 {
@@ -187,6 +221,24 @@ impl Deliverer {
         }
     }
 
+    /// One attempt under its host's permit and then a global one, both given back when it
+    /// ends. The host's first: an attempt waiting for its host holds nothing others need.
+    async fn attempt_in_turn(&self, url: &Url, event: &Event) -> Outcome {
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        let limit = self.per_host_limit;
+        let host_permits = self
+            .per_host
+            .get_with(host, async move { Arc::new(Semaphore::new(limit)) })
+            .await;
+        let (Ok(_host), Ok(_running)) = (
+            host_permits.acquire_owned().await,
+            self.running.clone().acquire_owned().await,
+        ) else {
+            return Outcome::Forbidden;
+        };
+        self.attempt(url, event).await
+    }
+
     async fn deliver(&self, event: Event) {
         let id = event.id.as_str();
         let Ok(url) = Url::parse(&event.url) else {
@@ -198,7 +250,7 @@ impl Deliverer {
         };
         let max = self.policy.max_attempts.max(1);
         for attempt in 1..=max {
-            match self.attempt(&url, &event).await {
+            match self.attempt_in_turn(&url, &event).await {
                 Outcome::Delivered(status) => {
                     tracing::info!(
                         event_id = id,
@@ -238,7 +290,7 @@ impl Deliverer {
                         return;
                     }
                     let wait = after
-                        .unwrap_or_else(|| self.policy.backoff(attempt))
+                        .unwrap_or_else(|| self.policy.jittered_backoff(attempt))
                         .min(self.policy.max_backoff);
                     tracing::info!(
                         event_id = id,
@@ -262,7 +314,8 @@ impl OrderWebhooks {
         key: SigningKey,
         base_url: &str,
     ) -> Arc<Self> {
-        let (queue, mut events) = mpsc::channel::<Event>(config.queue_capacity.max(1));
+        // Unbounded only in type: nothing is sent without one of the `places`.
+        let (queue, mut events) = mpsc::unbounded_channel::<Event>();
         let deliverer = Arc::new(Deliverer {
             key,
             client: ProfileClient::new(negotiation),
@@ -272,23 +325,23 @@ impl OrderWebhooks {
                 max_backoff: Duration::from_secs(config.max_backoff_secs),
                 timeout: Duration::from_millis(config.timeout_ms),
             },
+            running: Arc::new(Semaphore::new(config.max_concurrent_deliveries.max(1))),
+            per_host: moka::future::Cache::builder()
+                .max_capacity(MAX_HOSTS)
+                .time_to_idle(HOST_IDLE)
+                .build(),
+            per_host_limit: config.max_concurrent_per_host.max(1),
         });
-        let running = Arc::new(Semaphore::new(config.max_concurrent_deliveries.max(1)));
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
-                let Ok(permit) = running.clone().acquire_owned().await else {
-                    return;
-                };
                 let deliverer = deliverer.clone();
-                tokio::spawn(async move {
-                    deliverer.deliver(event).await;
-                    drop(permit);
-                });
+                tokio::spawn(async move { deliverer.deliver(event).await });
             }
         });
         Arc::new(Self {
             base_url: base_url.trim_end_matches('/').to_owned(),
             queue,
+            places: Arc::new(Semaphore::new(config.queue_capacity.max(1))),
         })
     }
 }
@@ -309,19 +362,24 @@ impl OrderEvents for OrderWebhooks {
         let Ok(body) = serde_json::to_vec(&body) else {
             return;
         };
+        let Ok(place) = self.places.clone().try_acquire_owned() else {
+            tracing::warn!(
+                event_id = id,
+                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
+            );
+            return;
+        };
         let event = Event {
             id: id.clone(),
             timestamp: at.unix_timestamp(),
             url: webhook_url.to_owned(),
             profile: format!("{}{profile_path}", self.base_url),
             body: Bytes::from(body),
+            _place: place,
         };
-        match self.queue.try_send(event) {
+        match self.queue.send(event) {
             Ok(()) => tracing::info!(event_id = id, "order event queued"),
-            Err(_) => tracing::warn!(
-                event_id = id,
-                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
-            ),
+            Err(_) => tracing::warn!(event_id = id, "order event dropped: the sender stopped"),
         }
     }
 }
@@ -341,6 +399,16 @@ mod tests {
         };
         let waits: Vec<u128> = (1..=5).map(|n| policy.backoff(n).as_millis()).collect();
         assert_eq!(waits, vec![500, 1000, 2000, 3000, 3000]);
+        for attempt in 1..=5 {
+            let longest = policy.backoff(attempt);
+            for _ in 0..50 {
+                let wait = policy.jittered_backoff(attempt);
+                assert!(
+                    wait >= longest / 2 && wait <= longest,
+                    "{wait:?} of {longest:?}"
+                );
+            }
+        }
         let mut headers = HeaderMap::new();
         headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
         assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));

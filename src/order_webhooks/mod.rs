@@ -4,9 +4,10 @@
 //! a worker POSTs it to the `config.webhook_url` the agent's profile declares for its order
 //! capability (read by negotiation), signed with the bridge's key (RFC 9421, `signatures::
 //! SigningKey`), whose public JWK the bridge's own profile publishes (`keys`, 08-25;
-//! `signing_keys`, 04-08). Failed deliveries (network, 429, 5xx) are retried with exponential
-//! backoff, honouring `Retry-After`, under the same `Webhook-Id` / `Idempotency-Key`; a URL
-//! negotiation's fetch rules forbid is never contacted. Logs carry the event id, attempt and
+//! `signing_keys`, 04-08). Failed deliveries (network, 429, 5xx) are retried with jittered
+//! exponential backoff, honouring `Retry-After`, under the same `Webhook-Id` /
+//! `Idempotency-Key`; a URL negotiation's fetch rules forbid is never contacted. Attempts are
+//! bounded per destination host and in all, and no permit is held while waiting to retry. Logs carry the event id, attempt and
 //! status only: never the order, the buyer or the URL.
 
 mod deliver;
@@ -40,16 +41,21 @@ pub struct OrderWebhooksConfig {
     pub key_id: Option<String>,
     /// Attempts per event, the first included.
     pub max_attempts: u32,
-    /// The wait after the first failed attempt; each further wait doubles it.
+    /// The wait after the first failed attempt; each further wait doubles it (the wait taken
+    /// is between half of it and all of it, at random).
     pub initial_backoff_ms: u64,
     /// No wait (backoff or the receiver's `Retry-After`) is longer than this.
     pub max_backoff_secs: u64,
     /// One attempt's time limit (connect and answer).
     pub timeout_ms: u64,
-    /// Events waiting for delivery at most; past it new events are dropped (and logged).
+    /// Events held at most (waiting, being sent or waiting to retry); past it new events are
+    /// dropped (and logged).
     pub queue_capacity: usize,
-    /// Deliveries (with their retries) under way at once.
+    /// Attempts under way at once, all agents' webhooks together.
     pub max_concurrent_deliveries: usize,
+    /// Attempts under way at once to one webhook host, so a slow or dead agent webhook never
+    /// takes all of `max_concurrent_deliveries`.
+    pub max_concurrent_per_host: usize,
 }
 
 impl Default for OrderWebhooksConfig {
@@ -65,6 +71,7 @@ impl Default for OrderWebhooksConfig {
             timeout_ms: 5_000,
             queue_capacity: 1_000,
             max_concurrent_deliveries: 16,
+            max_concurrent_per_host: 4,
         }
     }
 }
@@ -140,6 +147,12 @@ impl OrderWebhooksConfig {
         if !(1..=256).contains(&self.max_concurrent_deliveries) {
             add(
                 "order_webhooks.max_concurrent_deliveries",
+                "must be between 1 and 256",
+            );
+        }
+        if !(1..=256).contains(&self.max_concurrent_per_host) {
+            add(
+                "order_webhooks.max_concurrent_per_host",
                 "must be between 1 and 256",
             );
         }

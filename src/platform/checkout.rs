@@ -110,11 +110,22 @@ pub trait CheckoutPort: Send + Sync + 'static {
 }
 
 /// How a store's order webhook reaches the bridge: `POST /webhooks/{platform}/orders`, a
-/// base64 HMAC-SHA256 of the raw body in `signature_header`, the event in `topic_header`.
+/// base64 HMAC-SHA256 of the raw body in `signature_header`, the event in `topic_header`, the
+/// store's id of the delivery (the same on each retry of it) in `delivery_header`. Only the
+/// body is signed: the headers are whatever the sender wrote.
 pub struct FeedRoute {
     pub platform: &'static str,
     pub signature_header: &'static str,
     pub topic_header: &'static str,
+    pub delivery_header: &'static str,
+}
+
+/// Which resource a signed body is about and when the store last changed it, read from the
+/// body alone: what webhooks are ordered by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Version {
+    pub resource: String,
+    pub updated_at: time::OffsetDateTime,
 }
 
 /// Orders the store reports itself, for checkouts that handed the buyer to its page.
@@ -125,8 +136,13 @@ pub trait OrderFeed: Send + Sync {
     /// The secret the store signs these webhooks with.
     fn secret(&self) -> &Secret;
 
+    /// The order a signed body names and its store's `updated_at`, or `None` when the body
+    /// names no order or no time (it then changes nothing). `InvalidInput` when it is not JSON.
+    fn version(&self, body: &[u8]) -> Result<Option<Version>, PlatformError>;
+
     /// One signed event: the order as now kept, or `None` when it is about no checkout this
-    /// bridge handed off (not kept). `InvalidInput` when the body is not an order.
+    /// bridge handed off (not kept). `InvalidInput` when the body is not an order. `topic` is
+    /// the unsigned header as sent: the body alone decides what is kept.
     async fn received(&self, topic: &str, body: &[u8]) -> Result<Option<Order>, PlatformError>;
 }
 

@@ -409,7 +409,11 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                     let rules = rules.clone();
                     Box::pin(async move { rules.order_arrived(&order).await })
                 });
-                crate::webhooks::order_routes(checkouts.port().order_feed(), arrived)
+                crate::webhooks::order_routes(
+                    checkouts.port().order_feed(),
+                    arrived,
+                    common.shared.clone(),
+                )
             }
             None => Router::new(),
         })

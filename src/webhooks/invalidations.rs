@@ -34,6 +34,11 @@ impl Invalidations {
         Self { cache, shared }
     }
 
+    /// The link to the other replicas, when there are any.
+    pub fn shared(&self) -> Option<&Shared> {
+        self.shared.as_ref()
+    }
+
     /// The store says these products changed: drop them here and on every replica.
     pub async fn product_changed(&self, ids: &[String]) {
         self.cache.invalidate_product(ids);

@@ -347,3 +347,68 @@ async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
         );
     }
 }
+
+/// Issue 35 item 4: a product webhook is taken once per delivery id and body. The store's
+/// retry of a delivery, or a replayed copy of it, drops nothing more; the delivery id is not
+/// signed, so a copy of a body under another id, or another body under a taken id, is a
+/// delivery of its own (dropping a product again holds no state: the next read asks the store).
+#[tokio::test]
+async fn a_replayed_product_webhook_delivery_drops_nothing_more() {
+    let secret = "whsec_replay_value";
+    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let base = serve_hooks(cache.clone(), secret).await;
+    let client = reqwest::Client::new();
+    cache.product(PRODUCT, &brazil()).await.unwrap();
+    let body = format!(r#"{{"id":"{PRODUCT}","title":"Blue Runner Pro"}}"#);
+    let renamed = format!(r#"{{"id":"{PRODUCT}","title":"Blue Runner Max"}}"#);
+    for (path, signature, delivery) in [
+        (
+            "/webhooks/shopify",
+            "X-Shopify-Hmac-Sha256",
+            "X-Shopify-Webhook-Id",
+        ),
+        (
+            "/webhooks/woocommerce",
+            "X-WC-Webhook-Signature",
+            "X-WC-Webhook-Delivery-ID",
+        ),
+    ] {
+        let send = |body: &str, id: &str| {
+            client
+                .post(format!("{base}{path}"))
+                .header(signature, sign(secret, body.as_bytes()))
+                .header(delivery, id)
+                .body(body.to_owned())
+                .send()
+        };
+        // Whether the product was dropped: the next read reaches the store.
+        let dropped = || async {
+            let before = counts.product.load(Ordering::SeqCst);
+            cache.product(PRODUCT, &brazil()).await.unwrap();
+            counts.product.load(Ordering::SeqCst) > before
+        };
+        assert_eq!(send(&body, "delivery-1").await.unwrap().status(), 200);
+        assert!(
+            dropped().await,
+            "{path}: the first delivery drops the product"
+        );
+        for _ in 0..3 {
+            assert_eq!(send(&body, "delivery-1").await.unwrap().status(), 200);
+            assert!(
+                !dropped().await,
+                "{path}: a replayed delivery dropped it again"
+            );
+        }
+        assert_eq!(send(&renamed, "delivery-1").await.unwrap().status(), 200);
+        assert!(dropped().await, "{path}: another body is another delivery");
+        assert_eq!(send(&body, "delivery-2").await.unwrap().status(), 200);
+        assert!(
+            dropped().await,
+            "{path}: another delivery id is another delivery"
+        );
+        // A refused body is not taken: the store's corrected retry under its id is.
+        let junk = r#"{"title":"no id"}"#;
+        assert_eq!(send(junk, "delivery-3").await.unwrap().status(), 400);
+        assert_eq!(send(junk, "delivery-3").await.unwrap().status(), 400);
+    }
+}

@@ -30,23 +30,25 @@ const VERSION: &str = "2026-08-25";
 
 /// One POST the receiver took.
 #[derive(Clone, Debug)]
-struct Received {
+pub(crate) struct Received {
     path: String,
-    headers: HeaderMap,
-    body: Bytes,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
 }
 
 #[derive(Clone, Default)]
-struct Hook {
+pub(crate) struct Hook {
     received: Arc<Mutex<Vec<Received>>>,
-    /// Answers 503 (Retry-After: 1) this many times before answering 200.
+    /// Answers 503 (Retry-After: `retry_after_secs`, 1 if unset) this many times before
+    /// answering 200.
     failures: Arc<Mutex<usize>>,
+    pub(crate) retry_after_secs: Arc<Mutex<Option<u64>>>,
     /// The webhook URL each profile declares, by profile path.
-    webhook: Arc<Mutex<String>>,
+    pub(crate) webhook: Arc<Mutex<String>>,
 }
 
 impl Hook {
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
 }
@@ -77,7 +79,7 @@ fn agent_profile(webhook_url: Option<&str>) -> Value {
 
 /// The agent: its profiles (`/with-hook`, `/without-hook`, `/private-hook`) and its webhook
 /// (`POST /hook`), on one loopback port.
-async fn agent(failures: usize) -> (String, Hook) {
+pub(crate) async fn agent(failures: usize) -> (String, Hook) {
     let hook = Hook::default();
     *hook.failures.lock().unwrap() = failures;
     let profile = |body: Value| {
@@ -124,9 +126,10 @@ async fn agent(failures: usize) -> (String, Hook) {
                     let mut failures = hook.failures.lock().unwrap();
                     if *failures > 0 {
                         *failures -= 1;
+                        let after = hook.retry_after_secs.lock().unwrap().unwrap_or(1);
                         return (
                             StatusCode::SERVICE_UNAVAILABLE,
-                            [(header::RETRY_AFTER, "1")],
+                            [(header::RETRY_AFTER, after.to_string())],
                         )
                             .into_response();
                     }
@@ -156,7 +159,7 @@ fn pem(der: &[u8]) -> String {
 }
 
 /// A fresh PKCS#8 PEM key file (ES256, or Ed25519).
-fn key_file(ed25519: bool) -> std::path::PathBuf {
+pub(crate) fn key_file(ed25519: bool) -> std::path::PathBuf {
     let rng = SystemRandom::new();
     let der = if ed25519 {
         Ed25519KeyPair::generate_pkcs8(&rng)
@@ -174,7 +177,7 @@ fn key_file(ed25519: bool) -> std::path::PathBuf {
     path
 }
 
-fn config(key: &std::path::Path, extra: &str) -> String {
+pub(crate) fn config(key: &std::path::Path, extra: &str) -> String {
     format!(
         "[server]\nprotocol = \"ucp\"\n\
          [negotiation]\nenabled = true\nallow_http_hosts = [\"127.0.0.1\", \"localhost\"]\nallow_private_hosts = [\"127.0.0.1\"]\ntimeout_ms = 2000\n\
@@ -184,7 +187,7 @@ fn config(key: &std::path::Path, extra: &str) -> String {
 }
 
 /// A checkout placed through the bridge by the agent at `profile`: the order id.
-async fn place_order(bridge: &TestBridge, profile: &str) -> String {
+pub(crate) async fn place_order(bridge: &TestBridge, profile: &str) -> String {
     let meta = |key: Option<&str>| match key {
         Some(key) => json!({"ucp-agent": {"profile": profile}, "idempotency-key": key}),
         None => json!({"ucp-agent": {"profile": profile}}),
@@ -223,7 +226,7 @@ async fn place_order(bridge: &TestBridge, profile: &str) -> String {
     completed["order"]["id"].as_str().unwrap().to_owned()
 }
 
-async fn wait_for(hook: &Hook, count: usize, within: Duration) -> Vec<Received> {
+pub(crate) async fn wait_for(hook: &Hook, count: usize, within: Duration) -> Vec<Received> {
     let deadline = tokio::time::Instant::now() + within;
     loop {
         let received = hook.received();
@@ -234,7 +237,7 @@ async fn wait_for(hook: &Hook, count: usize, within: Duration) -> Vec<Received> 
     }
 }
 
-fn text<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
+pub(crate) fn text<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
     headers
         .get(name)
         .unwrap_or_else(|| panic!("no {name} header"))
@@ -556,6 +559,7 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     // Shopify reports the cancellation: the full entity again.
     let mut cancelled = shopify_order("", &handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
+    cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
     let body = cancelled.to_string().into_bytes();
     assert_eq!(send(body, "orders/cancelled").await.unwrap().status(), 200);
     let received = wait_for(&hook, 2, Duration::from_secs(10)).await;

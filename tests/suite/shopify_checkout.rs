@@ -683,7 +683,7 @@ pub(crate) fn shopify_order(cart_token: &str, checkout: &Value) -> Value {
         "order_status_url": "https://standin-shop.myshopify.com/548380009/orders/123456abcd/authenticate?key=abcdefg",
         "currency": "USD", "presentment_currency": "USD",
         "financial_status": "paid", "fulfillment_status": null, "cancelled_at": null,
-        "created_at": "2026-12-05T10:00:00-05:00",
+        "created_at": "2026-12-05T10:00:00-05:00", "updated_at": "2026-12-05T10:00:00-05:00",
         "email": "ana@example.com", "contact_email": "ana@example.com",
         "current_subtotal_price": money(amount("subtotal")),
         "current_total_discounts": "0.00", "current_total_tax": "0.00",
@@ -855,6 +855,7 @@ async fn an_order_placed_on_shopifys_page_comes_back_by_webhook() {
     // a cancelled line stays, its active quantity 0.
     let mut cancelled = shopify_order("", &ready);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
+    cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["financial_status"] = json!("refunded");
     let cancelled = cancelled.to_string().into_bytes();
     let updated = send(

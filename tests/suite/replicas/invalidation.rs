@@ -144,3 +144,62 @@ async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// Issue 35 item 4: with `[redis]` a product webhook's delivery is taken once by all the
+/// replicas together: a copy of it replayed to another replica drops nothing there, while
+/// the store's next delivery (another id) does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_delivery_replayed_to_another_replica_is_refused() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let woo = WooStandin::start().await;
+    let replicas = Replicas::start(&config(
+        &woo,
+        &redis,
+        &format!("[cache]\nttl_secs = 600\nwebhook_secret = \"{WEBHOOK_SECRET}\"\n"),
+    ));
+    let body = json!({"id": 30, "name": "Espresso Cup"}).to_string();
+    let deliver = |index: usize, delivery: &'static str| {
+        let body = body.clone();
+        let replicas = &replicas;
+        async move {
+            replicas
+                .post(
+                    index,
+                    "/webhooks/woocommerce",
+                    &[
+                        ("x-wc-webhook-signature", sign(&body)),
+                        ("x-wc-webhook-delivery-id", delivery.to_owned()),
+                        ("content-type", "application/json".to_owned()),
+                    ],
+                    &body,
+                )
+                .await
+        }
+    };
+    title(&replicas, 1).await;
+    woo.rename(30, "Espresso Cup, Announced");
+    assert_eq!(deliver(0, "delivery-7").await, 200);
+    let sent = Instant::now();
+    while title(&replicas, 1).await != "Espresso Cup, Announced" {
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "replica 1 never heard of the webhook to replica 0"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The store changes the product without a webhook: replica 1 keeps the cached title
+    // until something drops it. A replica drops its own entry before it answers, so right
+    // after the 200 its answer shows whether the replay was taken.
+    woo.rename(30, "Espresso Cup, Renamed Quietly");
+    assert_eq!(title(&replicas, 1).await, "Espresso Cup, Announced");
+    assert_eq!(deliver(1, "delivery-7").await, 200);
+    assert_eq!(
+        title(&replicas, 1).await,
+        "Espresso Cup, Announced",
+        "the delivery replayed to replica 1 dropped the product there"
+    );
+    assert_eq!(deliver(1, "delivery-8").await, 200);
+    assert_eq!(title(&replicas, 1).await, "Espresso Cup, Renamed Quietly");
+}

@@ -1,6 +1,7 @@
 //! Three real bridge processes sharing one real `redis-server` on loopback (`[redis] url`), in
-//! front of the WooCommerce stand-in: invalidations, the upstream budget, per-agent limits and
-//! cart writes agree across replicas, and losing Redis or a replica degrades as documented.
+//! front of the WooCommerce stand-in (the Shopify one for order webhooks): invalidations, the
+//! upstream budget, per-agent limits, cart writes and order webhooks agree across replicas,
+//! and losing Redis or a replica degrades as documented.
 
 mod budget;
 pub mod carts;
@@ -9,6 +10,7 @@ mod config;
 pub mod fencing;
 mod handles;
 mod invalidation;
+mod order_webhooks;
 mod outages;
 
 use std::path::PathBuf;

@@ -20,7 +20,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::model::checkout::{Address, CheckoutTotals, Order, OrderLine};
 use crate::money::{Money, parse_currency};
-use crate::platform::checkout::{FeedRoute, OrderFeed};
+use crate::platform::checkout::{FeedRoute, OrderFeed, Version};
 use crate::platform::port::PlatformError;
 use crate::settings::Secret;
 
@@ -279,6 +279,25 @@ fn order(raw: &RawOrder, checkout_id: &str, shop: &str) -> Result<Order, Platfor
     })
 }
 
+/// The order's gid from the body: an `admin_graphql_api_id` naming anything but an order (a
+/// product's or a customer's body sent here) names none.
+fn order_gid(id: Option<u64>, admin_graphql_api_id: Option<&str>) -> Option<String> {
+    match admin_graphql_api_id {
+        Some(gid) if gid.starts_with("gid://shopify/Order/") => Some(gid.to_owned()),
+        Some(_) => None,
+        None => id.map(|id| format!("gid://shopify/Order/{id}")),
+    }
+}
+
+/// What a body is ordered by: its order and `updated_at`.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct RawStamp {
+    id: Option<u64>,
+    admin_graphql_api_id: Option<String>,
+    updated_at: Option<String>,
+}
+
 fn kept<V: Clone + Send + Sync + 'static>(capacity: u64) -> moka::future::Cache<String, V> {
     moka::future::Cache::builder()
         .max_capacity(capacity)
@@ -338,6 +357,7 @@ impl OrderFeed for OrderBook {
             platform: "shopify",
             signature_header: "x-shopify-hmac-sha256",
             topic_header: "x-shopify-topic",
+            delivery_header: "x-shopify-webhook-id",
         }
     }
 
@@ -345,16 +365,32 @@ impl OrderFeed for OrderBook {
         &self.secret
     }
 
-    async fn received(&self, topic: &str, body: &[u8]) -> Result<Option<Order>, PlatformError> {
-        if !topic.starts_with("orders/") {
+    fn version(&self, body: &[u8]) -> Result<Option<Version>, PlatformError> {
+        let raw: RawStamp = serde_json::from_slice(body).map_err(|_| bad("not JSON"))?;
+        let Some(resource) = order_gid(raw.id, raw.admin_graphql_api_id.as_deref()) else {
             return Ok(None);
-        }
+        };
+        let Some(updated_at) = raw.updated_at else {
+            return Ok(None);
+        };
+        let updated_at = OffsetDateTime::parse(&updated_at, &Rfc3339)
+            .map_err(|_| bad("updated_at is not a time"))?;
+        Ok(Some(Version {
+            resource,
+            updated_at,
+        }))
+    }
+
+    /// The topic header is not signed: a signed body sent again under another topic is the
+    /// same body, and only what the body says counts.
+    async fn received(&self, _topic: &str, body: &[u8]) -> Result<Option<Order>, PlatformError> {
         let raw: RawOrder = serde_json::from_slice(body).map_err(|_| bad("not JSON"))?;
-        let id = raw
-            .admin_graphql_api_id
-            .clone()
-            .or_else(|| raw.id.map(|id| format!("gid://shopify/Order/{id}")))
-            .ok_or_else(|| bad("no id"))?;
+        if raw.id.is_none() && raw.admin_graphql_api_id.is_none() {
+            return Err(bad("no id"));
+        }
+        let Some(id) = order_gid(raw.id, raw.admin_graphql_api_id.as_deref()) else {
+            return Ok(None);
+        };
         // A later event names the order; the first one (`orders/create`) names its cart.
         let token = match self.by_id.get(&id).await {
             Some(token) => token,
@@ -443,7 +479,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn orders_of_other_carts_and_other_topics_are_not_kept() {
+    async fn orders_of_other_carts_and_bodies_of_other_resources_are_not_kept() {
         let book = book();
         book.watch("gid://shopify/Cart/c1-abc?key=k1").await;
         assert!(
@@ -452,18 +488,38 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+        // Issue 35 item 4: the topic header is unsigned; a product's body is no order
+        // whatever topic it comes under.
+        let mut product: serde_json::Value = serde_json::from_slice(&created("c1-abc")).unwrap();
+        product["admin_graphql_api_id"] = json!("gid://shopify/Product/632910392");
+        let product = product.to_string().into_bytes();
         assert!(
-            book.received("products/update", &created("c1-abc"))
+            book.received("orders/create", &product)
                 .await
                 .unwrap()
                 .is_none()
         );
+        assert_eq!(book.version(&product).unwrap(), None);
         assert!(
             book.by_id("gid://shopify/Order/820982911946154508")
                 .await
                 .is_none()
         );
         assert!(book.received("orders/create", b"not json").await.is_err());
+    }
+
+    #[test]
+    fn a_body_is_ordered_by_its_order_and_updated_at() {
+        let book = book();
+        let mut body: serde_json::Value = serde_json::from_slice(&created("c1-abc")).unwrap();
+        assert_eq!(book.version(body.to_string().as_bytes()).unwrap(), None);
+        body["updated_at"] = json!("2026-12-01T10:00:05-05:00");
+        let version = book.version(body.to_string().as_bytes()).unwrap().unwrap();
+        assert_eq!(version.resource, "gid://shopify/Order/820982911946154508");
+        assert_eq!(version.updated_at.unix_timestamp(), 1_796_137_205);
+        body["updated_at"] = json!("yesterday");
+        assert!(book.version(body.to_string().as_bytes()).is_err());
+        assert!(book.version(b"[").is_err());
     }
 
     #[tokio::test]

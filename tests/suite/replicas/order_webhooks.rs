@@ -1,0 +1,111 @@
+//! Issue 35 item 4, across replicas: a Shopify order webhook older than the state another
+//! replica applied changes nothing on the replica it reaches, since each order's last applied
+//! `updated_at` is kept in the shared Redis.
+
+use serde_json::{Value, json};
+
+use super::{PROFILE, Replicas, meta};
+use crate::shopify_checkout::{hmac_base64, shopify_order};
+use crate::support::redis::RedisServer;
+use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
+
+const SECRET: &str = "shpss_replicas_orders";
+
+async fn deliver(replicas: &Replicas, index: usize, body: &Value, delivery: &str) -> u16 {
+    let body = body.to_string();
+    replicas
+        .post(
+            index,
+            "/webhooks/shopify/orders",
+            &[
+                (
+                    "x-shopify-hmac-sha256",
+                    hmac_base64(SECRET, body.as_bytes()),
+                ),
+                ("x-shopify-webhook-id", delivery.to_owned()),
+                ("x-shopify-topic", "orders/updated".to_owned()),
+                ("content-type", "application/json".to_owned()),
+            ],
+            &body,
+        )
+        .await
+        .as_u16()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_order_webhook_to_another_replica_does_not_roll_the_order_back() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let standin = Standin::start();
+    let replicas = Replicas::start(&format!(
+        "{}\n[negotiation]\nenabled = false\n\n[redis]\nurl = \"{}\"\nreplicas = 3\n",
+        standin.config(&format!("orders_webhook_secret = \"{SECRET}\"")),
+        redis.url(None)
+    ));
+    let keyed = || json!({"ucp-agent": {"profile": PROFILE}, "idempotency-key": uuid::Uuid::new_v4().to_string()});
+    let created = replicas
+        .call(
+            0,
+            "create_checkout",
+            json!({"meta": keyed(), "checkout": {
+                "line_items": [{"item": {"id": format!("gid://shopify/ProductVariant/{MUG_VARIANT}")}, "quantity": 1}],
+                "buyer": {"email": "ana@example.com"},
+                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                    "street_address": "350 5th Ave", "address_locality": "New York",
+                    "address_region": "NY", "postal_code": "10118", "address_country": "US"}],
+                    "groups": [{"selected_option_id": EXPRESS}]}]}
+            }}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let handed = replicas
+        .call(
+            0,
+            "complete_checkout",
+            json!({"meta": keyed(), "id": id, "checkout": {}}),
+        )
+        .await;
+    assert_eq!(handed["status"], "requires_escalation", "{handed}");
+    let status = |index: usize| {
+        let id = id.clone();
+        let replicas = &replicas;
+        async move {
+            replicas
+                .call(index, "get_checkout", json!({"meta": meta(), "id": id}))
+                .await["status"]
+                .clone()
+        }
+    };
+    // Replica 1 answers for the checkout too, so it would keep its order.
+    assert_eq!(status(1).await, "requires_escalation");
+    let token = id
+        .trim_start_matches("gid://shopify/Cart/")
+        .split('?')
+        .next()
+        .unwrap()
+        .to_owned();
+    let placed = shopify_order(&token, &handed);
+    let mut cancelled = placed.clone();
+    cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
+    cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
+
+    assert_eq!(deliver(&replicas, 0, &cancelled, "d-1").await, 200);
+    assert_eq!(status(0).await, "completed");
+    // The placed state (older) reaches replica 1, then the cancellation's delivery replayed:
+    // neither is applied there.
+    assert_eq!(deliver(&replicas, 1, &placed, "d-0").await, 200);
+    assert_eq!(
+        status(1).await,
+        "requires_escalation",
+        "rolled back on replica 1"
+    );
+    assert_eq!(deliver(&replicas, 1, &cancelled, "d-1").await, 200);
+    assert_eq!(status(1).await, "requires_escalation");
+    // A newer state is applied wherever it arrives.
+    let mut refunded = cancelled.clone();
+    refunded["financial_status"] = json!("refunded");
+    refunded["updated_at"] = json!("2026-12-07T08:00:00-05:00");
+    assert_eq!(deliver(&replicas, 1, &refunded, "d-2").await, 200);
+    assert_eq!(status(1).await, "completed");
+}
