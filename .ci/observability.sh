@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # deploy/observability/ against real tools: `promtool check rules` and `promtool test rules`
 # (every alert fires from recorded series), then Debian's Prometheus scraping a running
-# bridge: the target is up and a bridge metric is queryable. The dashboard's queries are
-# checked against the real /metrics by `cargo test` (tests/suite/observability.rs).
+# bridge: the target is up and a bridge metric is queryable. The bridge takes a bearer token,
+# so `/metrics` does too (issue 35): Prometheus scrapes with the token from a file, as a
+# deployment with `[access] bearer_token_sha256` must; without it the scrape gets 401. The
+# dashboard's queries are checked against the real /metrics by `cargo test`
+# (tests/suite/observability.rs).
 # Installs prometheus when missing (idempotent). Uses the debug binary `cargo test` built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,17 +33,31 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-echo "== a bridge (demo) on 127.0.0.1:$bridge_port, scraped by Prometheus on 127.0.0.1:$prom_port"
+echo "== a bridge (sample store, bearer token) on 127.0.0.1:$bridge_port, scraped by Prometheus on 127.0.0.1:$prom_port"
 [ -x "$BIN" ] || { echo "no bridge binary at $BIN (run cargo test first)"; exit 1; }
-"$BIN" demo --listen "127.0.0.1:$bridge_port" >"$WORK/bridge.out" 2>"$WORK/bridge.log" &
+# A token made for this run; the bridge's file holds only its SHA-256.
+token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+printf %s "$token" >"$WORK/metrics.token"
+chmod 600 "$WORK/metrics.token"
+cat >"$WORK/bridge.toml" <<TOML
+[negotiation]
+enabled = false
+
+[access]
+bearer_token_sha256 = ["$(printf %s "$token" | sha256sum | cut -d' ' -f1)"]
+TOML
+"$BIN" serve --config "$WORK/bridge.toml" --listen "127.0.0.1:$bridge_port" >"$WORK/bridge.out" 2>"$WORK/bridge.log" &
 pids+=($!)
 for _ in $(seq 1 100); do
     curl -fsS "http://127.0.0.1:$bridge_port/healthz" >/dev/null 2>&1 && break
     sleep 0.1
 done
+unauthorized=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$bridge_port/metrics")
+[ "$unauthorized" = 401 ] || { echo "/metrics without the token answered $unauthorized, not 401"; exit 1; }
+echo "-- /metrics without the token: 401"
 # One tool call, so the tool metrics have a series.
 curl -fsS "http://127.0.0.1:$bridge_port/bcp/mcp" -H 'Content-Type: application/json' \
-    -H 'Accept: application/json, text/event-stream' \
+    -H 'Accept: application/json, text/event-stream' -H "Authorization: Bearer $token" \
     -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_catalog","arguments":{"meta":{"ucp-agent":{"profile":"https://agent.example/profile.json"}},"catalog":{"query":"shoes"}}}}' >/dev/null
 
 cat >"$WORK/prometheus.yml" <<YAML
@@ -51,6 +68,9 @@ rule_files:
   - $PWD/deploy/observability/alerts.yaml
 scrape_configs:
   - job_name: bcp-bridge
+    authorization:
+      type: Bearer
+      credentials_file: $WORK/metrics.token
     static_configs:
       - targets: ["127.0.0.1:$bridge_port"]
 YAML

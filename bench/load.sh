@@ -76,6 +76,8 @@ TOML
 ANSWER_BYTES=${ANSWER_BYTES:-default}
 # MAX_ENTRIES=n bounds each of the product cache's three maps below its 10,000 entries.
 [ -z "${MAX_ENTRIES:-}" ] || echo "max_entries = $MAX_ENTRIES" >>"$WORK/load.toml"
+# 200 connections from one address on purpose: the per-client budgets (on by default) off.
+printf '\n[inbound]\nper_ip_per_minute = 0\nper_agent_per_minute = 0\n' >>"$WORK/load.toml"
 printf '\n[idempotency]\nbackend = "redis"\nredis_url = "redis://127.0.0.1:%s/"\n' "$REDIS_PORT" >>"$WORK/load.toml"
 
 $ON_SERVER "$BRIDGE" serve --config "$WORK/load.toml" --listen "127.0.0.1:$PORT" \
@@ -228,7 +230,7 @@ section = f"""<!-- LOAD:BEGIN (bench/load.sh) -->
 `bench/load.sh`, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, on {cpu}, {os.cpu_count()} cores,
 a virtual machine (throughput and latency carry its neighbours' noise; run nothing else beside it).
 Release bridge on the sample store, negotiation off, product and answer caches at their defaults
-with search pages cached (`[cache] search = true`); inbound limits off (the default), so any 429
+with search pages cached (`[cache] search = true`); inbound budgets off (`[inbound]` 0: all load comes from one address), so any 429
 would be unintended. {pinning[0].upper() + pinning[1:]}. Load from `benches/loadgen.rs`: {connections} closed-loop keep-alive
 connections on one thread, each playing agent sessions of seven calls — `create_cart`,
 `search_catalog`, `get_cart`, `lookup_catalog` (10 ids), `update_cart` (2 lines), `get_product`

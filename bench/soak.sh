@@ -66,6 +66,11 @@ ttl_secs = 5
 max_entries = 32
 search = true
 webhook_secret = "$SECRET"
+
+# A load generator on one address on purpose: the per-client budgets (on by default) off.
+[inbound]
+per_ip_per_minute = 0
+per_agent_per_minute = 0
 TOML
 
 $ON_SERVER "$BRIDGE" serve --config "$WORK/soak.toml" --listen "127.0.0.1:$PORT" \

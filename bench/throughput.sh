@@ -100,6 +100,11 @@ enabled = false
 
 [cache]
 search = true
+
+# A load generator on one address on purpose: the per-client budgets (on by default) off.
+[inbound]
+per_ip_per_minute = 0
+per_agent_per_minute = 0
 TOML
 cat >"$WORK/bench-uncached.toml" <<'TOML'
 [store]
@@ -110,6 +115,10 @@ enabled = false
 
 [cache]
 answers = false
+
+[inbound]
+per_ip_per_minute = 0
+per_agent_per_minute = 0
 TOML
 
 META='"meta":{"ucp-agent":{"profile":"https://agent.example/profile.json"}}'
@@ -192,7 +201,7 @@ for tool in "${TOOLS[@]}"; do
 done
 
 echo "== the sample store's cart bound ($CART_BOUND carts)"
-printf '[store]\nplatform = "sample"\nmax_carts = %s\n\n[negotiation]\nenabled = false\n' "$CART_BOUND" >"$WORK/bench-carts.toml"
+printf '[store]\nplatform = "sample"\nmax_carts = %s\n\n[negotiation]\nenabled = false\n\n[inbound]\nper_ip_per_minute = 0\nper_agent_per_minute = 0\n' "$CART_BOUND" >"$WORK/bench-carts.toml"
 start carts "$BRIDGE" serve --config "$WORK/bench-carts.toml" --listen
 URL="http://127.0.0.1:$PORT/bcp/mcp"
 sleep 0.5

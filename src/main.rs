@@ -11,6 +11,7 @@ use std::time::Duration;
 use bcp_bridge::logging;
 use bcp_bridge::protocol::Protocol;
 use bcp_bridge::startup::server_config::Transport;
+use bcp_bridge::startup::warnings::warnings;
 use bcp_bridge::startup::{Bridge, BridgeConfig, Built, Overrides, StartError, Startup};
 use clap::{Parser, Subcommand};
 
@@ -243,6 +244,10 @@ fn main() -> ExitCode {
                     parsed.platform_name(),
                     server.base_url(server.listen),
                 ));
+                // Worth knowing, not wrong: the file is still OK and the exit code stays 0.
+                for warning in warnings(&parsed, Some(&config)) {
+                    out(&format!("  warning: {warning}"));
+                }
                 return ExitCode::SUCCESS;
             }
             Err(error) => {

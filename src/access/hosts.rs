@@ -133,16 +133,31 @@ impl Hosts {
     }
 
     pub fn check(&self, parts: &Parts) -> Result<(), ForeignRequest> {
+        self.check_host(parts, false)
+    }
+
+    /// [`Self::check`] for what monitoring scrapes (`/metrics`): a `Host` that is an IP
+    /// address also passes. Prometheus addresses each replica by its own IP (a Kubernetes
+    /// pod-role scrape), which no allow-list can name in advance; and an IP cannot be
+    /// re-bound, so it opens no DNS-rebinding path (the attack needs the browser to send the
+    /// attacker's own name, still refused). The Origin rule is unchanged.
+    pub fn check_scrape(&self, parts: &Parts) -> Result<(), ForeignRequest> {
+        self.check_host(parts, true)
+    }
+
+    fn check_host(&self, parts: &Parts, addresses_pass: bool) -> Result<(), ForeignRequest> {
         if !self.hosts.is_empty() {
             let sent = match parts.headers.get(HOST) {
                 Some(value) => value.to_str().ok().and_then(authority),
                 None => parts.uri.authority().and_then(|it| authority(it.as_str())),
             };
+            let address = |sent: &Authority| sent.host.parse::<std::net::IpAddr>().is_ok();
             let known = sent.is_some_and(|sent| {
-                self.hosts.iter().any(|allowed| {
-                    allowed.host == sent.host
-                        && allowed.port.is_none_or(|port| sent.port == Some(port))
-                })
+                (addresses_pass && address(&sent))
+                    || self.hosts.iter().any(|allowed| {
+                        allowed.host == sent.host
+                            && allowed.port.is_none_or(|port| sent.port == Some(port))
+                    })
             });
             if !known {
                 return Err(ForeignRequest::Host);
@@ -207,6 +222,30 @@ mod tests {
         assert_eq!(
             Hosts::new(&[], &[]).check(&parts(&[("host", "any.example")])),
             Ok(())
+        );
+    }
+
+    #[test]
+    fn a_scrape_may_name_an_ip_address_but_no_foreign_name() {
+        let hosts = Hosts::new(&["shop.example".into()], &[]);
+        for address in ["10.1.2.3:8080", "[fd00::7]:8080", "127.0.0.1"] {
+            let sent = parts(&[("host", address)]);
+            assert_eq!(hosts.check_scrape(&sent), Ok(()), "{address}");
+            assert_eq!(hosts.check(&sent), Err(ForeignRequest::Host), "{address}");
+        }
+        for refused in ["evil.example", "10.1.2.3.evil.example", "shop.example.evil"] {
+            assert_eq!(
+                hosts.check_scrape(&parts(&[("host", refused)])),
+                Err(ForeignRequest::Host),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            hosts.check_scrape(&parts(&[
+                ("host", "10.1.2.3"),
+                ("origin", "https://evil.example")
+            ])),
+            Err(ForeignRequest::Origin)
         );
     }
 

@@ -1,6 +1,6 @@
 //! Who may use the agent endpoints: bearer tokens (kept in configuration only as SHA-256 hashes,
-//! compared in constant time) and/or an allow-list of agent profile URLs. Discovery and
-//! health probes are not behind this.
+//! compared in constant time) and/or an allow-list of agent profile URLs. The tokens also
+//! guard the merchant page and `/metrics`; discovery and health probes are not behind them.
 
 pub mod hosts;
 

@@ -2,19 +2,51 @@
 //! budget tracks a bounded number of keys with O(log n) work per check (see `keyed`), so a
 //! client inventing a new agent profile per call can neither grow memory nor slow the checks.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::limiter::BoundedKeyed;
 
-/// `[inbound]`: per-agent and per-client-address budgets of tool calls (0 = off).
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+/// `[inbound]`: per-agent and per-client-address budgets of tool calls, on by default (0 = off).
+///
+/// Sized so a real agent never meets them and a flood does. A buyer's shopping session is at
+/// most a few calls a second, in bursts of 20–50 (a search, a handful of product reads, a
+/// cart). Each budget is a per-minute rate whose whole minute is available at once, so a burst
+/// is only ever refused once it exceeds a minute's budget.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct InboundConfig {
+    /// Tool calls per minute per agent profile (`meta["ucp-agent"].profile`), shared by every
+    /// replica with `[redis]`; 0 = off. Default 3000 (50 a second): one agent platform runs many
+    /// buyers' sessions under one profile, so this is tens of sessions at their peak at once.
+    /// The profile is whatever the client writes unless `[signatures] mode = "enforce"`: a
+    /// flood can change it per call, which `per_ip_per_minute` does not let it escape.
     pub per_agent_per_minute: u32,
+    /// Tool calls per minute per client address (IPv6: per /64, what one host is given;
+    /// behind a proxy in `[server] trusted_proxies`, the address its `X-Forwarded-For` names);
+    /// 0 = off. Default 600 (10 a second, all 600 at once): ten shopping sessions' bursts back
+    /// to back, or two to three sessions at their peak without end; at most half the store's
+    /// default `[upstream] requests_per_second` (20), so one address cannot take the store's
+    /// budget from everyone else. A flood of thousands a second is refused after its first
+    /// 600 calls and held to 10 a second. Raise it (or 0) when one address carries many
+    /// buyers: an agent platform's egress, or a proxy not listed in `trusted_proxies`.
     pub per_ip_per_minute: u32,
+}
+
+/// `per_agent_per_minute` unless configured.
+pub const DEFAULT_PER_AGENT_PER_MINUTE: u32 = 3_000;
+/// `per_ip_per_minute` unless configured.
+pub const DEFAULT_PER_IP_PER_MINUTE: u32 = 600;
+
+impl Default for InboundConfig {
+    fn default() -> Self {
+        Self {
+            per_agent_per_minute: DEFAULT_PER_AGENT_PER_MINUTE,
+            per_ip_per_minute: DEFAULT_PER_IP_PER_MINUTE,
+        }
+    }
 }
 
 /// A budget ran out: the caller may try again after `retry_after_secs`.
@@ -31,6 +63,18 @@ const MAX_TRACKED_KEYS: usize = 100_000;
 pub struct InboundLimiter {
     per_agent: Option<BoundedKeyed<[u8; 32]>>,
     per_ip: Option<BoundedKeyed<IpAddr>>,
+}
+
+/// The key of `ip`'s per-address budget. An IPv6 host is given a whole /64 and can send from
+/// any address in it, so per address it would have 2^64 budgets: its /64 is the client.
+fn client_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(Ipv6Addr::from(prefix))
+        }
+        v4 => v4,
+    }
 }
 
 fn keyed<K: std::hash::Hash + Eq + Clone>(per_minute: u32) -> Option<BoundedKeyed<K>> {
@@ -61,7 +105,7 @@ impl InboundLimiter {
     /// One tool call by `profile` from `ip`; either budget exhausted → -32000 / HTTP 429.
     pub fn check(&self, profile: Option<&str>, ip: Option<IpAddr>) -> Result<(), Throttled> {
         if let (Some(limiter), Some(ip)) = (&self.per_ip, ip) {
-            check(limiter, &ip, "inbound_ip")?;
+            check(limiter, &client_key(ip), "inbound_ip")?;
         }
         // Calls without a profile are refused later by validation; they still count per IP.
         if let (Some(limiter), Some(profile)) = (&self.per_agent, profile) {
@@ -74,8 +118,46 @@ impl InboundLimiter {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::panic)]
+    #![allow(clippy::panic, clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn budgets_are_on_by_default_and_zero_turns_them_off() {
+        let defaults = InboundConfig::default();
+        assert_eq!(
+            (defaults.per_agent_per_minute, defaults.per_ip_per_minute),
+            (DEFAULT_PER_AGENT_PER_MINUTE, DEFAULT_PER_IP_PER_MINUTE)
+        );
+        let parsed: InboundConfig = toml::from_str("per_ip_per_minute = 0\n").unwrap();
+        assert_eq!(parsed.per_agent_per_minute, DEFAULT_PER_AGENT_PER_MINUTE);
+        let off = InboundLimiter::new(&parsed);
+        let ip = Some(IpAddr::from([192, 0, 2, 1]));
+        for _ in 0..DEFAULT_PER_IP_PER_MINUTE * 2 {
+            assert!(off.check(None, ip).is_ok());
+        }
+    }
+
+    #[test]
+    fn an_ipv6_host_is_one_client_across_its_64() {
+        let limiter = InboundLimiter::new(&InboundConfig {
+            per_agent_per_minute: 0,
+            per_ip_per_minute: 2,
+        });
+        let address = |text: &str| Some(text.parse::<IpAddr>().unwrap());
+        assert!(limiter.check(None, address("2001:db8:1:2::1")).is_ok());
+        assert!(limiter.check(None, address("2001:db8:1:2::ffff")).is_ok());
+        assert!(
+            limiter
+                .check(None, address("2001:db8:1:2:dead:beef::7"))
+                .is_err()
+        );
+        // The next /64 is another client; IPv4 (also as an IPv4-mapped IPv6) per address.
+        assert!(limiter.check(None, address("2001:db8:1:3::1")).is_ok());
+        assert!(limiter.check(None, address("192.0.2.1")).is_ok());
+        assert!(limiter.check(None, address("::ffff:192.0.2.1")).is_ok());
+        assert!(limiter.check(None, address("192.0.2.1")).is_err());
+        assert!(limiter.check(None, address("192.0.2.2")).is_ok());
+    }
 
     #[test]
     fn agents_are_limited_separately() {

@@ -15,7 +15,7 @@ use url::Url;
 
 use super::StartError;
 use super::configure::BridgeConfig;
-use super::routes::{self, WebState};
+use super::routes::{self, MetricsDoor, WebState};
 use super::server_config::Transport;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
@@ -376,13 +376,23 @@ fn mcp_routes(
         ))
 }
 
-/// What every namespace shares: probes, metrics, the merchant page, cache webhooks.
+/// What every namespace shares: probes, metrics (behind their door), the merchant page,
+/// cache webhooks.
 fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Router {
+    let metrics = Router::new()
+        .route("/metrics", get(crate::observability::render))
+        .route_layer(axum::middleware::from_fn_with_state(
+            MetricsDoor {
+                access: Access::new(&config.access),
+                hosts: common.hosts.clone(),
+            },
+            routes::metrics_door,
+        ));
     Router::new()
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(routes::ready))
-        .route("/metrics", get(crate::observability::render))
         .with_state(common.web(Vec::new()))
+        .merge(metrics)
         .merge(status_page::routes(
             config.server.status_page,
             PageContext {

@@ -5,6 +5,9 @@
 //!    every namespace's endpoint put together;
 //! 3. start (`start`, `accept`): the accept loop serves until the stop signal.
 //!
+//! What a valid configuration still leaves open (`warnings`) is logged once, as the build
+//! phase begins, and printed by `check`.
+//!
 //! The top layer: it assembles every layer below and nothing below imports it.
 
 pub mod accept;
@@ -16,6 +19,7 @@ pub mod healthcheck;
 pub mod proxies;
 pub mod server_config;
 pub mod start;
+pub mod warnings;
 
 mod routes;
 

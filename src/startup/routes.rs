@@ -1,12 +1,15 @@
 //! The bridge's own HTTP answers beside the MCP endpoints: discovery profiles, health and
-//! readiness probes, and the JSON 404.
+//! readiness probes, the door of `/metrics`, and the JSON 404.
 
 use std::sync::Arc;
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::access::Access;
+use crate::access::hosts::Hosts;
 use crate::platform::SharedPlatform;
 use crate::replicas::Shared;
 
@@ -93,6 +96,65 @@ async fn shared_readiness(shared: &Shared) -> Response {
         ),
     )
         .into_response()
+}
+
+/// Who may read `/metrics`: the agent endpoints' Host rule (an IP address as `Host` also
+/// passes, see `Hosts::check_scrape`) and, when `[access]` sets bearer tokens, one of them.
+/// The counts tell an outsider what the shop sells and how, so they are not public; the
+/// probes (`/healthz`, `/readyz`) stay open for orchestrators that send no token.
+#[derive(Clone)]
+pub(super) struct MetricsDoor {
+    pub access: Access,
+    pub hosts: Arc<Hosts>,
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        text,
+    )
+        .into_response()
+}
+
+pub(super) async fn metrics_door(
+    State(door): State<MetricsDoor>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    if let Err(foreign) = door.hosts.check_scrape(&parts) {
+        tracing::info!(outcome = "forbidden", %foreign, "metrics request refused");
+        return plain(StatusCode::FORBIDDEN, "Forbidden\n");
+    }
+    let authorization = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    if door.access.check_bearer(authorization).is_err() {
+        tracing::info!(
+            outcome = "unauthorized",
+            "metrics request without an accepted token"
+        );
+        let challenge = if authorization.is_some() {
+            "Bearer error=\"invalid_token\""
+        } else {
+            "Bearer"
+        };
+        let mut response = plain(
+            StatusCode::UNAUTHORIZED,
+            "A bearer token is required: send Authorization: Bearer TOKEN.\n",
+        );
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static(challenge),
+        );
+        return response;
+    }
+    next.run(Request::from_parts(parts, body)).await
 }
 
 pub(super) async fn not_found() -> Response {

@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
@@ -15,12 +15,15 @@ use super::StartError;
 use super::accept::{self, Hygiene};
 use super::build::{Bridge, build};
 use super::configure::{BridgeConfig, Overrides};
+use super::warnings::warnings;
 use crate::telemetry::{self, Telemetry};
 use crate::tls::Tls;
 
 /// A configuration that passed every check, ready to be built.
 pub struct Startup {
     config: BridgeConfig,
+    /// The file it was read from (`None` for `demo`), whose permissions `warnings` judges.
+    file: Option<PathBuf>,
 }
 
 impl Startup {
@@ -28,6 +31,7 @@ impl Startup {
     pub fn from_file(path: &Path, overrides: &Overrides) -> Result<Self, StartError> {
         Ok(Self {
             config: BridgeConfig::from_file_with(path, overrides)?,
+            file: Some(path.to_owned()),
         })
     }
 
@@ -35,6 +39,7 @@ impl Startup {
     pub fn demo(overrides: &Overrides) -> Result<Self, StartError> {
         Ok(Self {
             config: BridgeConfig::demo_with(overrides)?,
+            file: None,
         })
     }
 
@@ -46,6 +51,9 @@ impl Startup {
     /// taken port fails fast), then the application; certificate watching starts here, so a
     /// renewal is picked up from the moment anyone is told to connect.
     pub async fn build(self) -> Result<Built, StartError> {
+        for warning in warnings(&self.config, self.file.as_deref()) {
+            tracing::warn!(key = %warning.key, "{}", warning.message);
+        }
         // The recorder first: loading the certificate already sets its expiry gauge.
         crate::observability::install();
         let tls = self

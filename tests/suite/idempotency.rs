@@ -207,7 +207,11 @@ async fn unreachable_redis_fails_closed_without_touching_the_store() {
 #[tokio::test]
 async fn a_full_memory_store_refuses_new_keys_and_still_replays_the_ones_it_holds() {
     // CART-026: nothing held is evicted before its 24 hours, so a full store refuses instead.
-    let bridge = TestBridge::start("[idempotency]\nmemory_bytes = 1048576\n").await;
+    // Hundreds of calls from one address on purpose: the per-client budgets are off.
+    let bridge = TestBridge::start(
+        "[idempotency]\nmemory_bytes = 1048576\n[inbound]\nper_ip_per_minute = 0\nper_agent_per_minute = 0\n",
+    )
+    .await;
     let (status, first) = create_with_key(&bridge, "key-0", 1).await;
     assert_eq!(status, StatusCode::OK, "{first}");
     let mut refused = None;
