@@ -119,9 +119,6 @@ impl ShopifyCheckout {
     }
 
     async fn state(&self, raw: &RawCheckout) -> Result<CheckoutState, PlatformError> {
-        if let Some(orders) = &self.orders {
-            orders.watch(&raw.id).await;
-        }
         let names = self.names.get(&raw.id).await.unwrap_or_default();
         state::checkout(raw, self.currency, &names)
     }
@@ -219,8 +216,12 @@ impl CheckoutPort for ShopifyCheckout {
             path: "$.cart_id".into(),
             message: format!("no cart {id}"),
         };
-        if self.open(&id).await?.is_none() {
+        let Some(cart) = self.open(&id).await? else {
             return Err(missing());
+        };
+        // Only a cart Shopify answered for, under the id (and key) it answered with.
+        if let Some(orders) = &self.orders {
+            orders.watch(&cart.id).await;
         }
         self.remember(&id, &draft.buyer).await;
         let checkout = if draft.buyer.email.is_some() || draft.buyer.phone_number.is_some() {
@@ -477,6 +478,13 @@ impl CheckoutPort for ShopifyCheckout {
     ) -> Result<Option<Placement>, PlatformError> {
         if let Some(order) = self.placed(id).await {
             return Ok(Some(Placement::Placed(order)));
+        }
+        if let Some(orders) = &self.orders {
+            // The order book takes the cart as Shopify names it, never as the agent did.
+            let Some(cart) = self.open(id).await? else {
+                return Ok(None);
+            };
+            orders.handed_off(&cart.id).await;
         }
         Ok(Some(Placement::HandedOff))
     }
