@@ -149,9 +149,7 @@ impl Book {
 
     fn remove(&mut self, checkout: &str) {
         if let Some(record) = self.records.remove(checkout) {
-            self.bytes = self
-                .bytes
-                .saturating_sub(weight(checkout, &record.entry));
+            self.bytes = self.bytes.saturating_sub(weight(checkout, &record.entry));
         }
     }
 
@@ -385,7 +383,11 @@ mod tests {
             let checkout = format!("chk_{index:032}");
             assert_eq!(ledger.admit(&checkout, "k"), Admission::Place);
             ledger.settle(&checkout, "k", Settled::Placed);
-            assert!(bytes(&ledger) <= bound + 512, "{} after {index}", bytes(&ledger));
+            assert!(
+                bytes(&ledger) <= bound + 512,
+                "{} after {index}",
+                bytes(&ledger)
+            );
         }
         let book = ledger.lock();
         assert!(book.records.len() < 5000);

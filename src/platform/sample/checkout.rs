@@ -104,11 +104,21 @@ fn to_time(duration: Duration) -> time::Duration {
 
 impl Book {
     fn index(&mut self, open: bool) -> &mut BTreeSet<(OffsetDateTime, String)> {
-        if open { &mut self.open } else { &mut self.settled }
+        if open {
+            &mut self.open
+        } else {
+            &mut self.settled
+        }
     }
 
     /// Keeps `state` as the sheet `id` (and its order, once placed, beside it).
-    fn put(&mut self, id: &str, state: CheckoutState, created: OffsetDateTime, now: OffsetDateTime) {
+    fn put(
+        &mut self,
+        id: &str,
+        state: CheckoutState,
+        created: OffsetDateTime,
+        now: OffsetDateTime,
+    ) {
         let previous = self.take(id);
         let open = state.stage == Stage::Open;
         let leaves = match previous {
@@ -162,7 +172,8 @@ impl Book {
     /// Drops up to `EVICT_PER_CALL` sheets whose time is up, soonest first.
     fn evict_expired(&mut self, now: OffsetDateTime) {
         for _ in 0..EVICT_PER_CALL {
-            let Some(id) = Self::soonest(&self.open, now).or_else(|| Self::soonest(&self.settled, now))
+            let Some(id) =
+                Self::soonest(&self.open, now).or_else(|| Self::soonest(&self.settled, now))
             else {
                 break;
             };
@@ -691,7 +702,7 @@ impl CheckoutPort for SampleCheckout {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
     use crate::model::BuyerContext;
 
@@ -716,7 +727,10 @@ mod tests {
             match port.create_checkout(&draft()).await {
                 Ok(_) => {}
                 Err(PlatformError::Full { retry_after, .. }) => {
-                    assert!(retry_after > Duration::from_secs(5 * 3600), "{retry_after:?}");
+                    assert!(
+                        retry_after > Duration::from_secs(5 * 3600),
+                        "{retry_after:?}"
+                    );
                     return created;
                 }
                 Err(other) => panic!("{other}"),

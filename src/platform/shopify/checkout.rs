@@ -53,8 +53,9 @@ use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, OrderFeed};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 
-/// Buyers' names kept, and for how long after their checkout was last touched (a cart's life).
-const MAX_NAMES: u64 = 100_000;
+/// Bytes of buyers' names kept (about 100,000 checkouts), least recently used first past it,
+/// and for how long after their checkout was last touched (a cart's life).
+const MAX_NAMES_BYTES: u64 = 24 << 20;
 const NAMES_IDLE: Duration = Duration::from_secs(10 * 24 * 3600);
 
 const OPTION_PATH: &str = "$.fulfillment.methods[0].groups[0].selected_option_id";
@@ -92,7 +93,14 @@ impl ShopifyCheckout {
             currency,
             orders,
             names: moka::future::Cache::builder()
-                .max_capacity(MAX_NAMES)
+                .max_capacity(MAX_NAMES_BYTES)
+                .weigher(|id: &String, names: &Names| {
+                    let text = |name: &Option<String>| name.as_ref().map_or(0, String::len);
+                    crate::platform::footprint::weight(
+                        128 + id.len() + text(&names.first) + text(&names.last),
+                    )
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(NAMES_IDLE)
                 .build(),
         }

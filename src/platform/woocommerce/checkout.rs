@@ -20,8 +20,8 @@ use url::Url;
 use super::cart::same_session;
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
-use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::mapping;
+use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
 use crate::model::CartLineInput;
@@ -354,6 +354,26 @@ impl WooCheckout {
             || status == StatusCode::FORBIDDEN
             || !same_session(&token, answered.as_deref())
         {
+            return Ok(None);
+        }
+        Ok(Some((status, value)))
+    }
+
+    /// `POST /checkout` on a session `place` has just read: whatever token the answer
+    /// carries, an order it reports was placed and must be kept.
+    async fn submit(
+        &self,
+        id: &str,
+        body: &Value,
+    ) -> Result<Option<(StatusCode, Value)>, PlatformError> {
+        let Some(token) = cart_token(id) else {
+            return Ok(None);
+        };
+        let (status, value, _) = self
+            .api
+            .session(Method::POST, &["checkout"], &[], Some(&token), Some(body))
+            .await?;
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Ok(None);
         }
         Ok(Some((status, value)))
@@ -796,10 +816,7 @@ impl CheckoutPort for WooCheckout {
             "shipping_address": woo_address(&address, &session.buyer),
             "payment_method": gateway,
         });
-        let Some((status, value)) = self
-            .call(id, Method::POST, &["checkout"], Some(&body))
-            .await?
-        else {
+        let Some((status, value)) = self.submit(id, &body).await? else {
             return Ok(None);
         };
         if status == StatusCode::BAD_REQUEST {

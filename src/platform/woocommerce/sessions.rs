@@ -51,7 +51,7 @@ pub(super) struct Placed {
     pub pay_url: Option<String>,
 }
 
-fn weight(id: &String, session: &Arc<Session>) -> u32 {
+fn weight(id: &str, session: &Session) -> u32 {
     let placed = session.placed.as_ref().map_or(0, |placed| {
         footprint::order(&placed.order)
             + footprint::lines(&placed.lines)
@@ -88,7 +88,12 @@ impl ByStage {
 }
 
 impl Expiry<String, Arc<Session>> for ByStage {
-    fn expire_after_create(&self, _: &String, session: &Arc<Session>, _: Instant) -> Option<Duration> {
+    fn expire_after_create(
+        &self,
+        _: &String,
+        session: &Arc<Session>,
+        _: Instant,
+    ) -> Option<Duration> {
         Some(self.idle(session))
     }
 
@@ -130,7 +135,7 @@ impl Sessions {
         Self {
             by_checkout: Cache::builder()
                 .max_capacity(max_bytes)
-                .weigher(weight)
+                .weigher(|id: &String, session: &Arc<Session>| weight(id, session))
                 .eviction_policy(EvictionPolicy::lru())
                 .expire_after(ByStage { open, placed })
                 .build(),
@@ -306,7 +311,11 @@ mod tests {
     /// cart session), and a placed order's index row with it.
     #[tokio::test]
     async fn an_expired_checkout_is_gone() {
-        let sessions = Sessions::lasting(MAX_BYTES, Duration::from_millis(1), Duration::from_millis(1));
+        let sessions = Sessions::lasting(
+            MAX_BYTES,
+            Duration::from_millis(1),
+            Duration::from_millis(1),
+        );
         sessions
             .update("wc_cart_a", |session| {
                 session.placed = Some(placed("wc_order_7", "wc_cart_a"));

@@ -358,9 +358,7 @@ impl OrderBook {
         if let Some(token) = cart_token(checkout_id)
             && carts.get(token).await.as_deref() != Some(checkout_id)
         {
-            carts
-                .insert(token.to_owned(), checkout_id.to_owned())
-                .await;
+            carts.insert(token.to_owned(), checkout_id.to_owned()).await;
         }
     }
 
@@ -575,8 +573,11 @@ mod tests {
         let checkout = "gid://shopify/Cart/c1-abc?key=k1";
         book.handed_off(checkout).await;
         for index in 0..5000 {
-            book.watch(&format!("gid://shopify/Cart/flood{index}?key={}", "k".repeat(100)))
-                .await;
+            book.watch(&format!(
+                "gid://shopify/Cart/flood{index}?key={}",
+                "k".repeat(100)
+            ))
+            .await;
         }
         book.created.run_pending_tasks().await;
         assert!(book.created.weighted_size() <= bound);
