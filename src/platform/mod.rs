@@ -12,6 +12,7 @@ pub mod checkout;
 pub mod error;
 pub mod factory;
 pub mod fence;
+pub mod footprint;
 pub mod freshness;
 pub mod intent;
 pub mod port;

@@ -13,7 +13,7 @@ use sfv::{BareItem, Parameters};
 use super::base::{Target, covered, signature_base};
 use super::fields::{self, CONTENT_DIGEST, Candidate, UCP_AGENT};
 use super::keys::{KeyDirectory, Material};
-use super::replay::Nonces;
+use super::replay::{MAX_NONCE_BYTES, Nonces};
 use super::{Received, SignatureError, SignaturesConfig};
 use crate::logging::echo;
 use crate::negotiation::ProfileClient;
@@ -68,7 +68,16 @@ impl Params {
                 "keyid" => read.keyid = Some(string()?),
                 "created" => read.created = Some(integer()?),
                 "expires" => read.expires = Some(integer()?),
-                "nonce" => read.nonce = Some(string()?),
+                "nonce" => {
+                    let nonce = string()?;
+                    // Issue 35 item 2: nonces are held per signer for the whole window.
+                    if nonce.len() > MAX_NONCE_BYTES {
+                        return Err(SignatureError::Invalid(format!(
+                            "the signature's nonce is longer than {MAX_NONCE_BYTES} bytes"
+                        )));
+                    }
+                    read.nonce = Some(nonce);
+                }
                 "alg" => read.alg = Some(string()?),
                 "tag" => read.tag = Some(string()?),
                 _ => {}

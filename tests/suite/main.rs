@@ -8,6 +8,7 @@ mod support;
 mod access;
 mod answer_cache;
 mod attribution;
+mod bounded_maps;
 mod cache;
 mod cart;
 mod catalog;

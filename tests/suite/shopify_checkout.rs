@@ -14,7 +14,7 @@ fn variant(id: u64) -> String {
     format!("gid://shopify/ProductVariant/{id}")
 }
 
-fn new_york() -> Value {
+pub(crate) fn new_york() -> Value {
     json!({
         "first_name": "Ana", "last_name": "Souza",
         "street_address": "350 5th Ave", "address_locality": "New York",
@@ -29,7 +29,7 @@ async fn setup() -> (Standin, TestBridge) {
     (standin, bridge)
 }
 
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
+pub(crate) async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
     bridge
         .call(
             "update_checkout",
@@ -74,7 +74,7 @@ fn offered(checkout: &Value) -> Vec<(String, i64)> {
         .collect()
 }
 
-fn select(checkout: &Value, option: &str) -> Value {
+pub(crate) fn select(checkout: &Value, option: &str) -> Value {
     let method = &checkout["fulfillment"]["methods"][0];
     json!({"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"], "selected_option_id": option}]}]}})
 }

@@ -5,8 +5,14 @@
 //! test payment handlers: one approves, one declines, and one the issuer challenges (as 3-D
 //! Secure does): the order is created pending and the buyer confirms the payment on the shop's
 //! page, so the checkout escalates there with `continue_url`.
+//!
+//! Kept in memory like the carts, and bounded the same way (issue 35 item 2): an open checkout
+//! leaves when it expires, a placed or cancelled one (with its order) a week later, and the
+//! whole book stays within `MAX_BYTES`. At the bound the oldest settled checkouts go first;
+//! an open one is never pushed out, so when only open ones fill it, a new checkout is refused
+//! until the soonest expires (as a new cart is at the cart bound).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -22,6 +28,7 @@ use crate::model::checkout::{
 };
 use crate::model::{CartDraft, CartLine, CartLineInput};
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::footprint;
 use crate::platform::port::PlatformError;
 
 pub const APPROVE: &str = "sample_test_approve";
@@ -32,6 +39,14 @@ pub const EXPIRED_CODE: &str = "VERAO2025";
 /// Items from this subtotal ship free (an automatic discount).
 pub const FREE_SHIPPING_FROM: i64 = 30_000;
 const TTL: Duration = Duration::from_secs(6 * 60 * 60);
+/// How long a placed or cancelled checkout, and its order, stay readable.
+const SETTLED_KEPT: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+/// About 20,000 checkouts of a few lines each.
+pub const MAX_BYTES: usize = 64 << 20;
+/// Expired checkouts removed by one write at most, so no call pays for a long sweep.
+const EVICT_PER_CALL: usize = 8;
+/// A sheet's map row and its place in an expiry index.
+const ENTRY_OVERHEAD: usize = 160;
 const GROUP: &str = "grp_1";
 const METHOD: &str = "ful_1";
 const DESTINATION: &str = "dest_1";
@@ -65,20 +80,128 @@ fn selected_option(state: &CheckoutState) -> Option<&FulfillmentOption> {
 struct Sheet {
     state: CheckoutState,
     created: OffsetDateTime,
+    /// When the sheet (and its order) leaves the book.
+    leaves: OffsetDateTime,
+    bytes: usize,
 }
 
 #[derive(Default)]
 struct Book {
     sheets: HashMap<String, Sheet>,
     orders: HashMap<String, Order>,
+    /// When each open sheet expires, and each settled one leaves, soonest first: the next to
+    /// go is one look away, and the bound never reaches into the open ones.
+    open: BTreeSet<(OffsetDateTime, String)>,
+    settled: BTreeSet<(OffsetDateTime, String)>,
+    bytes: usize,
     /// Orders placed so far: the next order's number.
     next: u64,
+}
+
+fn to_time(duration: Duration) -> time::Duration {
+    time::Duration::try_from(duration).unwrap_or(time::Duration::MAX)
+}
+
+impl Book {
+    fn index(&mut self, open: bool) -> &mut BTreeSet<(OffsetDateTime, String)> {
+        if open {
+            &mut self.open
+        } else {
+            &mut self.settled
+        }
+    }
+
+    /// Keeps `state` as the sheet `id` (and its order, once placed, beside it).
+    fn put(
+        &mut self,
+        id: &str,
+        state: CheckoutState,
+        created: OffsetDateTime,
+        now: OffsetDateTime,
+    ) {
+        let previous = self.take(id);
+        let open = state.stage == Stage::Open;
+        let leaves = match previous {
+            // A settled sheet keeps its date: nothing changes it after it settled.
+            Some(previous) if !open && previous.state.stage != Stage::Open => previous.leaves,
+            _ if open => state.expires_at.unwrap_or(created + to_time(TTL)),
+            _ => now + to_time(SETTLED_KEPT),
+        };
+        let order = match &state.stage {
+            Stage::Placed(order) => self.orders.get(&order.id).map_or(0, footprint::order),
+            Stage::Open | Stage::Canceled => 0,
+        };
+        let bytes = ENTRY_OVERHEAD + 2 * id.len() + footprint::checkout(&state) + order;
+        self.index(open).insert((leaves, id.to_owned()));
+        self.bytes += bytes;
+        self.sheets.insert(
+            id.to_owned(),
+            Sheet {
+                state,
+                created,
+                leaves,
+                bytes,
+            },
+        );
+    }
+
+    /// The sheet, out of the book and its index (its order stays: `remove` drops both).
+    fn take(&mut self, id: &str) -> Option<Sheet> {
+        let sheet = self.sheets.remove(id)?;
+        let open = sheet.state.stage == Stage::Open;
+        self.index(open).remove(&(sheet.leaves, id.to_owned()));
+        self.bytes = self.bytes.saturating_sub(sheet.bytes);
+        Some(sheet)
+    }
+
+    fn remove(&mut self, id: &str) {
+        if let Some(sheet) = self.take(id)
+            && let Stage::Placed(order) = &sheet.state.stage
+        {
+            self.orders.remove(&order.id);
+        }
+    }
+
+    fn soonest(index: &BTreeSet<(OffsetDateTime, String)>, now: OffsetDateTime) -> Option<String> {
+        index
+            .first()
+            .filter(|(leaves, _)| *leaves <= now)
+            .map(|(_, id)| id.clone())
+    }
+
+    /// Drops up to `EVICT_PER_CALL` sheets whose time is up, soonest first.
+    fn evict_expired(&mut self, now: OffsetDateTime) {
+        for _ in 0..EVICT_PER_CALL {
+            let Some(id) =
+                Self::soonest(&self.open, now).or_else(|| Self::soonest(&self.settled, now))
+            else {
+                break;
+            };
+            self.remove(&id);
+        }
+    }
+
+    /// Room for one more sheet: settled sheets go, oldest first, while over `max_bytes`;
+    /// when only open ones are left, how long until the soonest expires.
+    fn room(&mut self, now: OffsetDateTime, max_bytes: usize) -> Result<(), Duration> {
+        self.evict_expired(now);
+        while self.bytes >= max_bytes {
+            let Some((_, id)) = self.settled.first().cloned() else {
+                let soonest = self.open.first().map_or(now, |(expiry, _)| *expiry);
+                let wait = Duration::try_from(soonest - now).unwrap_or_default();
+                return Err(wait.max(Duration::from_secs(1)));
+            };
+            self.remove(&id);
+        }
+        Ok(())
+    }
 }
 
 pub struct SampleCheckout {
     store: Arc<SampleStore>,
     handlers: Vec<PaymentHandler>,
     book: Mutex<Book>,
+    max_bytes: usize,
 }
 
 fn invalid(path: &str, message: impl Into<String>) -> PlatformError {
@@ -90,7 +213,12 @@ fn invalid(path: &str, message: impl Into<String>) -> PlatformError {
 
 impl SampleCheckout {
     pub fn new(store: Arc<SampleStore>) -> Self {
+        Self::bounded(store, MAX_BYTES)
+    }
+
+    fn bounded(store: Arc<SampleStore>, max_bytes: usize) -> Self {
         Self {
+            max_bytes,
             store,
             handlers: vec![
                 PaymentHandler {
@@ -250,20 +378,22 @@ impl SampleCheckout {
     ) -> Result<Option<(CheckoutState, T)>, PlatformError> {
         let mut book = self.lock();
         let now = OffsetDateTime::now_utc();
-        let Some(sheet) = book.sheets.get_mut(id) else {
+        book.evict_expired(now);
+        let Some(sheet) = book.sheets.get(id) else {
             return Ok(None);
         };
         if sheet.state.expires_at.is_some_and(|expiry| expiry <= now) {
-            book.sheets.remove(id);
+            book.remove(id);
             return Ok(None);
         }
         if sheet.state.stage != Stage::Open {
             return Err(invalid("$.id", "the checkout is no longer open"));
         }
+        let created = sheet.created;
         let mut next = sheet.state.clone();
         let out = change(&mut next)?;
-        Self::reprice(&mut next, sheet.created);
-        sheet.state = next.clone();
+        Self::reprice(&mut next, created);
+        book.put(id, next.clone(), created, now);
         Ok(Some((next, out)))
     }
 
@@ -335,6 +465,11 @@ impl CheckoutPort for SampleCheckout {
         let (lines, problems) = self.priced(&inputs);
         let created = OffsetDateTime::now_utc();
         let mut book = self.lock();
+        book.room(created, self.max_bytes)
+            .map_err(|retry_after| PlatformError::Full {
+                what: "checkout store",
+                retry_after,
+            })?;
         let id = format!("chk_{}", uuid::Uuid::new_v4().simple());
         let mut state = CheckoutState {
             continue_url: Some(format!("{}checkout?checkout={id}", self.storefront())),
@@ -358,13 +493,7 @@ impl CheckoutPort for SampleCheckout {
             expires_at: Some(created + TTL),
         };
         Self::reprice(&mut state, created);
-        book.sheets.insert(
-            id,
-            Sheet {
-                state: state.clone(),
-                created,
-            },
-        );
+        book.put(&id, state.clone(), created, created);
         Ok(CheckoutOutcome {
             checkout: state,
             problems,
@@ -373,7 +502,8 @@ impl CheckoutPort for SampleCheckout {
 
     async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
         let now = OffsetDateTime::now_utc();
-        let book = self.lock();
+        let mut book = self.lock();
+        book.evict_expired(now);
         Ok(book
             .sheets
             .get(id)
@@ -522,7 +652,8 @@ impl CheckoutPort for SampleCheckout {
                 reason: "Pagamento recusado pelo emissor de teste.".to_owned(),
             }));
         }
-        let state = sheet.state.clone();
+        let mut state = sheet.state.clone();
+        let created = sheet.created;
         book.next += 1;
         let number = book.next;
         let paid = handler_id == Some(APPROVE);
@@ -536,31 +667,121 @@ impl CheckoutPort for SampleCheckout {
                 order: order.clone(),
             }
         };
-        if let Some(sheet) = book.sheets.get_mut(id) {
-            sheet.state.stage = Stage::Placed(order.reference());
-            if let Placement::Escalated { url, reason, .. } = &placement {
-                sheet.state.continue_url = Some(url.clone());
-                sheet.state.escalation = Some(*reason);
-            }
+        state.stage = Stage::Placed(order.reference());
+        if let Placement::Escalated { url, reason, .. } = &placement {
+            state.continue_url = Some(url.clone());
+            state.escalation = Some(*reason);
         }
         book.orders.insert(order.id.clone(), order);
+        book.put(id, state, created, OffsetDateTime::now_utc());
         Ok(Some(placement))
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
         let mut book = self.lock();
-        let Some(sheet) = book.sheets.get_mut(id) else {
+        let Some(sheet) = book.sheets.get(id) else {
             return Ok(None);
         };
         if sheet.state.stage != Stage::Open {
             return Err(invalid("$.id", "the checkout is no longer open"));
         }
         let before = sheet.state.clone();
-        sheet.state.stage = Stage::Canceled;
+        let created = sheet.created;
+        let mut canceled = before.clone();
+        canceled.stage = Stage::Canceled;
+        book.put(id, canceled, created, OffsetDateTime::now_utc());
         Ok(Some(before))
     }
 
     async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
-        Ok(self.lock().orders.get(id).cloned())
+        let mut book = self.lock();
+        book.evict_expired(OffsetDateTime::now_utc());
+        Ok(book.orders.get(id).cloned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::panic)]
+    use super::*;
+    use crate::model::BuyerContext;
+
+    fn checkout(max_bytes: usize) -> SampleCheckout {
+        SampleCheckout::bounded(super::super::open(&toml::Table::new()).unwrap(), max_bytes)
+    }
+
+    fn draft() -> CheckoutDraft {
+        CheckoutDraft {
+            source: CheckoutSource::Lines(Vec::new()),
+            context: BuyerContext::default(),
+            buyer: Buyer {
+                email: Some("x".repeat(500)),
+                ..Buyer::default()
+            },
+        }
+    }
+
+    /// Creates checkouts until the book refuses one; how many it took.
+    async fn flood(port: &SampleCheckout) -> usize {
+        for created in 0..100_000 {
+            match port.create_checkout(&draft()).await {
+                Ok(_) => {}
+                Err(PlatformError::Full { retry_after, .. }) => {
+                    assert!(
+                        retry_after > Duration::from_secs(5 * 3600),
+                        "{retry_after:?}"
+                    );
+                    return created;
+                }
+                Err(other) => panic!("{other}"),
+            }
+        }
+        panic!("never full")
+    }
+
+    /// Issue 35 item 2: a flood of open checkouts stays within the byte bound and is refused
+    /// there; the buyer's open checkout is never pushed out.
+    #[tokio::test]
+    async fn a_flood_is_refused_at_the_bound_and_pushes_no_open_checkout_out() {
+        let bound = 64 * 1024;
+        let port = checkout(bound);
+        let buyer = port.create_checkout(&draft()).await.unwrap().checkout.id;
+        assert!(flood(&port).await > 10);
+        let bytes = port.lock().bytes;
+        assert!(bytes <= bound + 4096, "{bytes}");
+        assert!(port.get_checkout(&buyer).await.unwrap().is_some());
+    }
+
+    /// At the bound a settled (here cancelled) checkout leaves before any new one is refused.
+    #[tokio::test]
+    async fn settled_checkouts_leave_first_at_the_bound() {
+        let port = checkout(64 * 1024);
+        let done = port.create_checkout(&draft()).await.unwrap().checkout.id;
+        port.cancel_checkout(&done).await.unwrap().unwrap();
+        assert_eq!(
+            port.get_checkout(&done).await.unwrap().unwrap().stage,
+            Stage::Canceled
+        );
+        flood(&port).await;
+        assert!(port.get_checkout(&done).await.unwrap().is_none());
+    }
+
+    /// An expired checkout is gone from the book, not only hidden.
+    #[tokio::test]
+    async fn an_expired_checkout_is_gone() {
+        let port = checkout(MAX_BYTES);
+        let id = port.create_checkout(&draft()).await.unwrap().checkout.id;
+        {
+            let mut book = port.lock();
+            let mut state = book.sheets.get(&id).unwrap().state.clone();
+            let past = OffsetDateTime::now_utc() - time::Duration::seconds(1);
+            state.expires_at = Some(past);
+            book.put(&id, state, past, past);
+        }
+        assert!(port.get_checkout(&id).await.unwrap().is_none());
+        let book = port.lock();
+        assert!(book.sheets.is_empty());
+        assert!(book.open.is_empty());
+        assert_eq!(book.bytes, 0);
     }
 }

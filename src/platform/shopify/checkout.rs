@@ -53,8 +53,9 @@ use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, OrderFeed};
 use crate::platform::port::PlatformError;
 use crate::platform::upstream::CallKind;
 
-/// Buyers' names kept, and for how long after their checkout was last touched (a cart's life).
-const MAX_NAMES: u64 = 100_000;
+/// Bytes of buyers' names kept (about 100,000 checkouts), least recently used first past it,
+/// and for how long after their checkout was last touched (a cart's life).
+const MAX_NAMES_BYTES: u64 = 24 << 20;
 const NAMES_IDLE: Duration = Duration::from_secs(10 * 24 * 3600);
 
 const OPTION_PATH: &str = "$.fulfillment.methods[0].groups[0].selected_option_id";
@@ -92,7 +93,14 @@ impl ShopifyCheckout {
             currency,
             orders,
             names: moka::future::Cache::builder()
-                .max_capacity(MAX_NAMES)
+                .max_capacity(MAX_NAMES_BYTES)
+                .weigher(|id: &String, names: &Names| {
+                    let text = |name: &Option<String>| name.as_ref().map_or(0, String::len);
+                    crate::platform::footprint::weight(
+                        128 + id.len() + text(&names.first) + text(&names.last),
+                    )
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(NAMES_IDLE)
                 .build(),
         }
@@ -119,9 +127,6 @@ impl ShopifyCheckout {
     }
 
     async fn state(&self, raw: &RawCheckout) -> Result<CheckoutState, PlatformError> {
-        if let Some(orders) = &self.orders {
-            orders.watch(&raw.id).await;
-        }
         let names = self.names.get(&raw.id).await.unwrap_or_default();
         state::checkout(raw, self.currency, &names)
     }
@@ -219,8 +224,12 @@ impl CheckoutPort for ShopifyCheckout {
             path: "$.cart_id".into(),
             message: format!("no cart {id}"),
         };
-        if self.open(&id).await?.is_none() {
+        let Some(cart) = self.open(&id).await? else {
             return Err(missing());
+        };
+        // Only a cart Shopify answered for, under the id (and key) it answered with.
+        if let Some(orders) = &self.orders {
+            orders.watch(&cart.id).await;
         }
         self.remember(&id, &draft.buyer).await;
         let checkout = if draft.buyer.email.is_some() || draft.buyer.phone_number.is_some() {
@@ -477,6 +486,13 @@ impl CheckoutPort for ShopifyCheckout {
     ) -> Result<Option<Placement>, PlatformError> {
         if let Some(order) = self.placed(id).await {
             return Ok(Some(Placement::Placed(order)));
+        }
+        if let Some(orders) = &self.orders {
+            // The order book takes the cart as Shopify names it, never as the agent did.
+            let Some(cart) = self.open(id).await? else {
+                return Ok(None);
+            };
+            orders.handed_off(&cart.id).await;
         }
         Ok(Some(Placement::HandedOff))
     }

@@ -1,6 +1,8 @@
 //! Agent-supplied identifiers, parsed into typed Shopify ids before anything reaches a GraphQL
 //! variable. Whatever does not parse is simply unknown.
 
+use subtle::ConstantTimeEq;
+
 /// A catalog identifier as an agent may spell it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CatalogId {
@@ -90,9 +92,52 @@ pub fn cart_token(id: &str) -> Option<&str> {
     (!token.is_empty()).then_some(token)
 }
 
+/// The `?key=` secret of a Storefront cart id, when it carries one.
+pub fn cart_key(id: &str) -> Option<&str> {
+    let rest = id.strip_prefix(CART_PREFIX)?;
+    rest.split_once("?key=")
+        .map(|(_, key)| key)
+        .filter(|key| !key.is_empty())
+}
+
+/// Whether `presented` is the cart id `held` (the one Shopify answered with), key included.
+/// The token alone travels in Shopify's order webhooks and order pages; the key only with the
+/// agent given the cart, and Shopify opens the cart only with it. So what the bridge keeps
+/// per cart (its placed order) is opened only by the id with the same key, compared in
+/// constant time.
+pub fn same_cart(held: &str, presented: &str) -> bool {
+    let tokens = matches!((cart_token(held), cart_token(presented)), (Some(a), Some(b)) if a == b);
+    let keys = match (cart_key(held), cart_key(presented)) {
+        (Some(held), Some(presented)) => bool::from(held.as_bytes().ct_eq(presented.as_bytes())),
+        // A cart Shopify named without a key needs none.
+        (None, None) => true,
+        _ => false,
+    };
+    tokens & keys
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 35: a cart id without its `?key=` (or with another) is not the cart.
+    #[test]
+    fn a_cart_is_the_same_only_with_its_key() {
+        let held = "gid://shopify/Cart/c1-abc?key=k9";
+        assert!(same_cart(held, "gid://shopify/Cart/c1-abc?key=k9"));
+        for presented in [
+            "gid://shopify/Cart/c1-abc",
+            "gid://shopify/Cart/c1-abc?key=",
+            "gid://shopify/Cart/c1-abc?key=k8",
+            "gid://shopify/Cart/c1-abc?key=k9x",
+            "gid://shopify/Cart/c1-abd?key=k9",
+            "c1-abc",
+        ] {
+            assert!(!same_cart(held, presented), "{presented}");
+        }
+        assert_eq!(cart_key(held), Some("k9"));
+        assert_eq!(cart_key("gid://shopify/Cart/c1-abc"), None);
+    }
 
     #[test]
     fn a_cart_token_is_the_id_without_its_key() {

@@ -187,7 +187,7 @@ fn refused(what: &str, answer: &SubAnswer) -> PlatformError {
 }
 
 /// Whether `token` names the same store session as the one the agent's id wraps.
-fn same_session(sent: &str, answered: Option<&str>) -> bool {
+pub(super) fn same_session(sent: &str, answered: Option<&str>) -> bool {
     let sent = claims(sent).session;
     sent.is_some() && answered.is_none_or(|answered| claims(answered).session == sent)
 }

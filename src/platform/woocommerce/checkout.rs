@@ -6,10 +6,9 @@
 //! then placed, status as the gateway sets it). Without one, `pay_with` (a gateway that leaves
 //! the order pending, as Pix plugins do) creates the order and the buyer pays on the store's
 //! order-pay page. The order is read back with the order key and billing email the bridge
-//! keeps in memory for the checkout's life (a guest order needs both).
+//! keeps in memory (`sessions`: bounded, for the order's life; a guest order needs both).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use iso_currency::Currency;
@@ -18,9 +17,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
+use super::cart::same_session;
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
 use super::mapping;
+use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
 use crate::model::CartLineInput;
@@ -89,26 +90,6 @@ struct Extra {
     status: String,
 }
 
-/// What the bridge keeps for a checkout: the buyer (the store has no field for it before
-/// the order) and, once placed, how to read the order.
-#[derive(Default, Clone)]
-struct Session {
-    buyer: Buyer,
-    address: Option<Address>,
-    placed: Option<Placed>,
-}
-
-#[derive(Clone)]
-struct Placed {
-    order: Order,
-    /// The checkout's lines as they were placed: the order read names items by SKU and its
-    /// own item ids only, not by the ids the checkout's lines had.
-    lines: Vec<crate::model::CartLine>,
-    key: String,
-    email: String,
-    pay_url: Option<String>,
-}
-
 /// Builds the checkout port for a `[store]` table (the same settings the catalog and cart
 /// use) and its `[checkout]` section; wired beside the `Platform` once the fronts call it.
 pub fn build(
@@ -144,7 +125,7 @@ pub struct WooCheckout {
     base_url: Url,
     handlers: Vec<PaymentHandler>,
     pay_with: Option<String>,
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Sessions,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -207,18 +188,8 @@ impl WooCheckout {
                 })
                 .collect(),
             pay_with: config.pay_with.clone(),
-            sessions: Mutex::new(HashMap::new()),
+            sessions: Sessions::new(MAX_BYTES),
         }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, Session>> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn session(&self, id: &str) -> Session {
-        self.lock().get(id).cloned().unwrap_or_default()
     }
 
     fn page(&self, path: &str) -> Option<Url> {
@@ -362,7 +333,9 @@ impl WooCheckout {
         }
     }
 
-    /// One call on the checkout's session; `None` when the store does not know the session.
+    /// One call on the checkout's session; `None` when the store does not know the session
+    /// (it refused the token, or answered for a new session of its own: a forged or expired
+    /// token). Only after `Some` may the bridge keep anything under `id`.
     async fn call(
         &self,
         id: &str,
@@ -373,14 +346,62 @@ impl WooCheckout {
         let Some(token) = cart_token(id) else {
             return Ok(None);
         };
-        let (status, value, _) = self
+        let (status, value, answered) = self
             .api
             .session(method, path, &[], Some(&token), body)
+            .await?;
+        if status == StatusCode::UNAUTHORIZED
+            || status == StatusCode::FORBIDDEN
+            || !same_session(&token, answered.as_deref())
+        {
+            return Ok(None);
+        }
+        Ok(Some((status, value)))
+    }
+
+    /// `POST /checkout` on a session `place` has just read: whatever token the answer
+    /// carries, an order it reports was placed and must be kept.
+    async fn submit(
+        &self,
+        id: &str,
+        body: &Value,
+    ) -> Result<Option<(StatusCode, Value)>, PlatformError> {
+        let Some(token) = cart_token(id) else {
+            return Ok(None);
+        };
+        let (status, value, _) = self
+            .api
+            .session(Method::POST, &["checkout"], &[], Some(&token), Some(body))
             .await?;
         if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
             return Ok(None);
         }
         Ok(Some((status, value)))
+    }
+
+    /// The buyer and address written to the store's cart, then kept once the store took them.
+    async fn write_customer(
+        &self,
+        id: &str,
+        address: &Address,
+        buyer: &Buyer,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let body = json!({"shipping_address": woo_address(address, buyer), "billing_address": billing(address, buyer)});
+        let path = ["cart", "update-customer"];
+        let Some((status, value)) = self.call(id, Method::POST, &path, Some(&body)).await? else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream(&path.join("/"), status, &value));
+        }
+        let session = self
+            .sessions
+            .update(id, |session| {
+                session.buyer = buyer.clone();
+                session.address = Some(address.clone());
+            })
+            .await;
+        self.state(id, &value, &session).map(Some)
     }
 
     async fn write(
@@ -395,7 +416,8 @@ impl WooCheckout {
         if !status.is_success() {
             return Err(upstream(&path.join("/"), status, &value));
         }
-        self.state(id, &value, &self.session(id)).map(Some)
+        self.state(id, &value, &self.sessions.get(id).await)
+            .map(Some)
     }
 
     fn order_of(&self, id: &str, body: &Value, key: &str) -> Result<Order, PlatformError> {
@@ -559,22 +581,36 @@ impl CheckoutPort for WooCheckout {
             }
         };
         let id = cart_id(&token);
-        self.lock().insert(
-            id.clone(),
-            Session {
-                buyer: draft.buyer.clone(),
-                ..Session::default()
-            },
-        );
-        let checkout = self
-            .get_checkout(&id)
-            .await?
-            .ok_or_else(|| PlatformError::BadResponse("the new cart session vanished".into()))?;
+        // The session is kept only once the store answered for this very cart.
+        let Some((status, value)) = self.call(&id, Method::GET, &["cart"], None).await? else {
+            return Err(match &draft.source {
+                CheckoutSource::Cart(cart) => PlatformError::InvalidAt {
+                    path: "$.cart_id".into(),
+                    message: format!("no cart {cart}"),
+                },
+                CheckoutSource::Lines(_) => {
+                    PlatformError::BadResponse("the new cart session vanished".into())
+                }
+            });
+        };
+        if !status.is_success() {
+            return Err(upstream("cart", status, &value));
+        }
+        let session = self
+            .sessions
+            .update(&id, |session| {
+                *session = Session {
+                    buyer: draft.buyer.clone(),
+                    ..Session::default()
+                };
+            })
+            .await;
+        let checkout = self.state(&id, &value, &session)?;
         Ok(CheckoutOutcome { checkout, problems })
     }
 
     async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
-        let session = self.session(id);
+        let session = self.sessions.get(id).await;
         if let Some(placed) = &session.placed {
             return Ok(Some(self.placed_state(id, &session, placed)));
         }
@@ -590,7 +626,7 @@ impl CheckoutPort for WooCheckout {
             .get("items")
             .and_then(Value::as_array)
             .is_none_or(Vec::is_empty);
-        if empty && !self.lock().contains_key(id) {
+        if empty && !self.sessions.contains(id) {
             return Ok(None);
         }
         self.state(id, &value, &session).map(Some)
@@ -611,16 +647,29 @@ impl CheckoutPort for WooCheckout {
         id: &str,
         buyer: &Buyer,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let address = {
-            let mut sessions = self.lock();
-            let session = sessions.entry(id.to_owned()).or_default();
-            session.buyer = buyer.clone();
-            session.address.clone()
-        };
-        match address {
-            Some(address) => self.set_destination(id, &address).await,
-            None => self.get_checkout(id).await,
+        if let Some(address) = self.sessions.get(id).await.address {
+            return self.write_customer(id, &address, buyer).await;
         }
+        let Some((status, value)) = self.call(id, Method::GET, &["cart"], None).await? else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream("cart", status, &value));
+        }
+        // An emptied cart the bridge holds nothing for is a cancelled (or never made)
+        // checkout, as `get_checkout` reads it: naming a buyer does not bring it back.
+        let empty = value
+            .get("items")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if empty && !self.sessions.contains(id) {
+            return Ok(None);
+        }
+        let session = self
+            .sessions
+            .update(id, |session| session.buyer = buyer.clone())
+            .await;
+        self.state(id, &value, &session).map(Some)
     }
 
     async fn set_destination(
@@ -628,14 +677,8 @@ impl CheckoutPort for WooCheckout {
         id: &str,
         address: &Address,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let buyer = {
-            let mut sessions = self.lock();
-            let session = sessions.entry(id.to_owned()).or_default();
-            session.address = Some(address.clone());
-            session.buyer.clone()
-        };
-        let body = json!({"shipping_address": woo_address(address, &buyer), "billing_address": billing(address, &buyer)});
-        self.write(id, &["cart", "update-customer"], body).await
+        let buyer = self.sessions.get(id).await.buyer;
+        self.write_customer(id, address, &buyer).await
     }
 
     async fn select_option(
@@ -688,7 +731,8 @@ impl CheckoutPort for WooCheckout {
         if !status.is_success() {
             return Err(upstream("select-shipping-rate", status, &value));
         }
-        self.state(id, &value, &self.session(id)).map(Some)
+        self.state(id, &value, &self.sessions.get(id).await)
+            .map(Some)
     }
 
     async fn apply_code(&self, id: &str, code: &str) -> Result<Option<CodeOutcome>, PlatformError> {
@@ -704,7 +748,7 @@ impl CheckoutPort for WooCheckout {
             return Ok(None);
         };
         if status.is_success() {
-            let checkout = self.state(id, &value, &self.session(id))?;
+            let checkout = self.state(id, &value, &self.sessions.get(id).await)?;
             return Ok(Some(CodeOutcome {
                 checkout,
                 refused: None,
@@ -746,7 +790,14 @@ impl CheckoutPort for WooCheckout {
         id: &str,
         handler_id: Option<&str>,
     ) -> Result<Option<Placement>, PlatformError> {
-        let session = self.session(id);
+        let session = self.sessions.get(id).await;
+        // A placed checkout is never placed again, whatever the brain's ledger still holds.
+        if session.placed.is_some() {
+            return Err(PlatformError::InvalidAt {
+                path: "$.id".into(),
+                message: "the checkout already placed its order".into(),
+            });
+        }
         let gateway = match handler_id {
             Some(handler) => handler.to_owned(),
             None => self.pay_with.clone().ok_or(PlatformError::Unsupported(
@@ -765,10 +816,7 @@ impl CheckoutPort for WooCheckout {
             "shipping_address": woo_address(&address, &session.buyer),
             "payment_method": gateway,
         });
-        let Some((status, value)) = self
-            .call(id, Method::POST, &["checkout"], Some(&body))
-            .await?
-        else {
+        let Some((status, value)) = self.submit(id, &body).await? else {
             return Ok(None);
         };
         if status == StatusCode::BAD_REQUEST {
@@ -817,13 +865,16 @@ impl CheckoutPort for WooCheckout {
                     })
             })
             .flatten();
-        self.lock().entry(id.to_owned()).or_default().placed = Some(Placed {
+        let placed = Placed {
             order: order.clone(),
             lines: before.lines,
             key,
             email,
             pay_url: pay_url.clone(),
-        });
+        };
+        self.sessions
+            .update(id, |session| session.placed = Some(placed))
+            .await;
         Ok(Some(match pay_url {
             Some(url) => Placement::Escalated {
                 order,
@@ -847,18 +898,12 @@ impl CheckoutPort for WooCheckout {
         if !status.is_success() {
             return Err(upstream("cart/items", status, &value));
         }
-        self.lock().remove(id);
+        self.sessions.forget(id).await;
         Ok(Some(before))
     }
 
     async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
-        let placed = self.lock().values().find_map(|session| {
-            session
-                .placed
-                .clone()
-                .filter(|placed| placed.order.id == id)
-        });
-        let Some(placed) = placed else {
+        let Some(placed) = self.sessions.placed(id).await else {
             return Ok(None);
         };
         let number = id

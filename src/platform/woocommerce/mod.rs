@@ -10,6 +10,7 @@ mod client;
 mod ids;
 mod mapping;
 mod rest_v3;
+mod sessions;
 mod settings;
 mod text;
 mod wire;

@@ -2,13 +2,19 @@
 //! on Shopify's checkout page, where the bridge handed them (the cart's `checkoutUrl`). With
 //! `orders_webhook_secret`, the shop's `orders/*` webhooks (`orders/create`, `orders/paid`,
 //! `orders/fulfilled`, `orders/cancelled`, `orders/updated`) come to
-//! `/webhooks/shopify/orders`; each one whose `cart_token` is a checkout this bridge answered
-//! for (or whose id is an order already linked) is kept, so `get_checkout` answers
+//! `/webhooks/shopify/orders`; each one whose `cart_token` is a checkout this bridge created
+//! or handed off (or whose id is an order already linked) is kept, so `get_checkout` answers
 //! `completed` with the order and `get_order` reads it. Any other order of the shop is not
-//! kept: an agent reads only orders of checkouts the bridge made.
+//! kept: an agent reads only orders of checkouts the bridge made. The placed checkout answers
+//! only to its cart id with the `?key=` (`ids::same_cart`), as Shopify's cart does.
 //!
-//! Kept in memory (bounded, for a checkout's life and then some), like the WooCommerce order
-//! keys: a replica that did not receive the webhook does not know the order.
+//! Kept in memory, like the WooCommerce order keys: a replica that did not receive the webhook
+//! does not know the order. Bounded in bytes and by age (issue 35 item 2). What enters is
+//! only what the bridge itself made: carts come in when the bridge creates a checkout or hands
+//! one off (never on a read of some cart id), orders only by Shopify's signed webhook for such
+//! a cart. Hand-offs (the checkouts whose orders are announced to an agent) are kept apart
+//! from mere creations, so a flood of created checkouts cannot push a handed-off one out; at
+//! a bound the least recently used entry of that kind goes.
 
 use std::time::Duration;
 
@@ -21,17 +27,26 @@ use time::format_description::well_known::Rfc3339;
 use crate::model::checkout::{Address, CheckoutTotals, Order, OrderLine};
 use crate::money::{Money, parse_currency};
 use crate::platform::checkout::{FeedRoute, OrderFeed, Version};
+use crate::platform::footprint;
 use crate::platform::port::PlatformError;
 use crate::settings::Secret;
 
-use super::super::ids::{cart_token, variant_gid};
+use moka::future::Cache;
+use moka::policy::EvictionPolicy;
+
+use super::super::ids::{cart_token, same_cart, variant_gid};
 use super::text;
 
-/// Checkouts (by cart token) whose orders are kept, and the orders themselves.
-const MAX_CHECKOUTS: u64 = 200_000;
-const MAX_ORDERS: u64 = 100_000;
-/// A Storefront cart lives ten days after its last change; its order is kept as long again.
-const KEPT: Duration = Duration::from_secs(20 * 24 * 3600);
+/// Bytes of cart ids kept per kind (about 100,000 carts each: a token and a key of up to 128
+/// characters, twice) and of orders (about 50,000 of a few lines).
+const MAX_CART_BYTES: u64 = 32 << 20;
+const MAX_ORDER_BYTES: u64 = 64 << 20;
+/// A Storefront cart lives ten days after its last change: no order comes from it later.
+const CART_KEPT: Duration = Duration::from_secs(10 * 24 * 3600);
+/// An order is read (status, shipping) for weeks after it was placed.
+const ORDER_KEPT: Duration = Duration::from_secs(20 * 24 * 3600);
+/// A map row and moka's node.
+const ENTRY_OVERHEAD: usize = 128;
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(default)]
@@ -298,10 +313,14 @@ struct RawStamp {
     updated_at: Option<String>,
 }
 
-fn kept<V: Clone + Send + Sync + 'static>(capacity: u64) -> moka::future::Cache<String, V> {
-    moka::future::Cache::builder()
-        .max_capacity(capacity)
-        .time_to_idle(KEPT)
+fn ids(max_bytes: u64, kept: Duration) -> Cache<String, String> {
+    Cache::builder()
+        .max_capacity(max_bytes)
+        .weigher(|token: &String, checkout: &String| {
+            footprint::weight(ENTRY_OVERHEAD + token.len() + checkout.len())
+        })
+        .eviction_policy(EvictionPolicy::lru())
+        .time_to_idle(kept)
         .build()
 }
 
@@ -309,39 +328,66 @@ fn kept<V: Clone + Send + Sync + 'static>(capacity: u64) -> moka::future::Cache<
 pub struct OrderBook {
     secret: Secret,
     shop: String,
-    /// Cart token → checkout id, for every checkout the bridge answered for.
-    checkouts: moka::future::Cache<String, String>,
+    /// Cart token → checkout id, for the checkouts the bridge created.
+    created: Cache<String, String>,
+    /// Cart token → checkout id, for the checkouts the bridge handed to Shopify's page.
+    handed_off: Cache<String, String>,
     /// Cart token → its order.
-    by_checkout: moka::future::Cache<String, Order>,
+    by_checkout: Cache<String, Order>,
     /// Order id → cart token.
-    by_id: moka::future::Cache<String, String>,
+    by_id: Cache<String, String>,
 }
 
 impl OrderBook {
     pub fn new(secret: Secret, shop: String) -> Self {
+        Self::bounded(secret, shop, MAX_CART_BYTES, MAX_ORDER_BYTES)
+    }
+
+    fn bounded(secret: Secret, shop: String, cart_bytes: u64, order_bytes: u64) -> Self {
         Self {
             secret,
             shop,
-            checkouts: kept(MAX_CHECKOUTS),
-            by_checkout: kept(MAX_ORDERS),
-            by_id: kept(MAX_ORDERS),
+            created: ids(cart_bytes, CART_KEPT),
+            handed_off: ids(cart_bytes, CART_KEPT),
+            by_checkout: Cache::builder()
+                .max_capacity(order_bytes)
+                .weigher(|token: &String, order: &Order| {
+                    footprint::weight(ENTRY_OVERHEAD + token.len() + footprint::order(order))
+                })
+                .eviction_policy(EvictionPolicy::lru())
+                .time_to_idle(ORDER_KEPT)
+                .build(),
+            by_id: ids(order_bytes / 8, ORDER_KEPT),
         }
     }
 
-    /// A checkout the bridge answered for: an order placed from its cart will be kept.
+    /// A checkout the bridge created, by the id Shopify answered with: an order placed from
+    /// its cart will be kept.
     pub async fn watch(&self, checkout_id: &str) {
+        Self::remember(&self.created, checkout_id).await;
+    }
+
+    /// A checkout the bridge handed to Shopify's page (by the id Shopify answered with): its
+    /// order will be kept and announced.
+    pub async fn handed_off(&self, checkout_id: &str) {
+        Self::remember(&self.handed_off, checkout_id).await;
+    }
+
+    async fn remember(carts: &Cache<String, String>, checkout_id: &str) {
         if let Some(token) = cart_token(checkout_id)
-            && !self.checkouts.contains_key(token)
+            && carts.get(token).await.as_deref() != Some(checkout_id)
         {
-            self.checkouts
-                .insert(token.to_owned(), checkout_id.to_owned())
-                .await;
+            carts.insert(token.to_owned(), checkout_id.to_owned()).await;
         }
     }
 
-    /// The order placed from this checkout, once Shopify reported it.
+    /// The order placed from this checkout, once Shopify reported it; only for the cart id
+    /// with its key.
     pub async fn of_checkout(&self, checkout_id: &str) -> Option<Order> {
-        self.by_checkout.get(cart_token(checkout_id)?).await
+        self.by_checkout
+            .get(cart_token(checkout_id)?)
+            .await
+            .filter(|order| same_cart(&order.checkout_id, checkout_id))
     }
 
     pub async fn by_id(&self, id: &str) -> Option<Order> {
@@ -399,8 +445,12 @@ impl OrderFeed for OrderBook {
                 None => return Ok(None),
             },
         };
-        let Some(checkout_id) = self.checkouts.get(&token).await else {
-            return Ok(None);
+        let checkout_id = match self.handed_off.get(&token).await {
+            Some(checkout_id) => checkout_id,
+            None => match self.created.get(&token).await {
+                Some(checkout_id) => checkout_id,
+                None => return Ok(None),
+            },
         };
         let order = order(&raw, &checkout_id, &self.shop)?;
         self.by_id.insert(order.id.clone(), token.clone()).await;
@@ -543,5 +593,56 @@ mod tests {
             book.of_checkout(checkout).await.unwrap().store_status,
             "cancelled"
         );
+    }
+
+    /// Issue 35: Shopify serves a cart only with its `?key=`; the placed order kept for it
+    /// answers only to the same.
+    #[tokio::test]
+    async fn a_cart_id_without_its_key_reads_no_order() {
+        let book = book();
+        let checkout = "gid://shopify/Cart/c1-abc?key=k1";
+        book.handed_off(checkout).await;
+        book.received("orders/create", &created("c1-abc"))
+            .await
+            .unwrap();
+        assert!(book.of_checkout(checkout).await.is_some());
+        for other in [
+            "gid://shopify/Cart/c1-abc",
+            "gid://shopify/Cart/c1-abc?key=k2",
+            "gid://shopify/Cart/c1-abc?key=",
+        ] {
+            assert!(book.of_checkout(other).await.is_none(), "{other}");
+        }
+    }
+
+    /// Issue 35 item 2: a flood of created checkouts stays within its byte bound and does not
+    /// push out a handed-off one: the real buyer's order is still kept (and so announced).
+    #[tokio::test]
+    async fn a_flood_of_created_checkouts_leaves_hand_offs_alone() {
+        let bound = 64 * 1024;
+        let book = OrderBook::bounded(
+            Secret(SecretString::from("s3cret")),
+            "shop.example".to_owned(),
+            bound,
+            bound,
+        );
+        let checkout = "gid://shopify/Cart/c1-abc?key=k1";
+        book.handed_off(checkout).await;
+        for index in 0..5000 {
+            book.watch(&format!(
+                "gid://shopify/Cart/flood{index}?key={}",
+                "k".repeat(100)
+            ))
+            .await;
+        }
+        book.created.run_pending_tasks().await;
+        assert!(book.created.weighted_size() <= bound);
+        assert!(book.created.entry_count() > 0);
+        let kept = book
+            .received("orders/create", &created("c1-abc"))
+            .await
+            .unwrap();
+        assert_eq!(kept.unwrap().checkout_id, checkout);
+        assert!(book.of_checkout(checkout).await.is_some());
     }
 }
