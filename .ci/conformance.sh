@@ -8,7 +8,9 @@
 #      native TLS from a CA of the run's own, with negotiation on, so the agent profiles spck
 #      names are really fetched (from .ci/conformance/agents.py, as `spck.dev`): every MCP
 #      check it has, and every catalog, cart, checkout, discovery and negotiation check of its
-#      REST lane, at 2026-08-25 and at 2026-04-08.
+#      REST lane, at 2026-08-25 and at 2026-04-08;
+#   4. the official UCP conformance suite (REST, 2026-04-08) by .ci/ucp-suite.sh, with its own
+#      list of expected failures (.ci/ucp-suite/expected-failures.txt, one reason per entry).
 # The tools come from the npm registry and PyPI, pinned, into target/conformance-tools (kept
 # between runs). Then the bridge and the tools run in a network and mount namespace of their
 # own (`unshare -n -m`), so nothing but loopback can be reached and `spck.dev` can resolve to
@@ -45,6 +47,7 @@ install_tools() {
         python3 -m venv "$TOOLS/venv"
         "$TOOLS/venv/bin/pip" install --quiet "$SPCK"
     fi
+    bash "$ROOT/.ci/ucp-suite.sh" --install
 }
 
 # Starts the bridge in mode $1 on a free loopback port; sets PID, BCP_MCP, UCP_MCP, BASE.
@@ -280,6 +283,16 @@ run_checks() {
     else
         echo "== spck-conformance: needs a private network and mount namespace (unshare -n -m)"
         FAILED+=("spck-conformance (no namespace)")
+    fi
+    # The UCP suite's mock agent and webhook servers listen on every interface: in the
+    # namespace that is loopback alone.
+    if [ "${CONFORMANCE_LANES:-all}" = spck ]; then
+        :
+    elif [ "$PRIVATE_NAMES" = 1 ]; then
+        check "ucp-conformance-suite" env BCP_BRIDGE_BIN="$BIN" bash "$ROOT/.ci/ucp-suite.sh" --offline
+    else
+        echo "== UCP conformance suite: needs a private network namespace (unshare -n)"
+        FAILED+=("ucp-conformance-suite (no namespace)")
     fi
     if [ ${#FAILED[@]} -gt 0 ]; then
         echo "conformance FAILED: ${FAILED[*]}"

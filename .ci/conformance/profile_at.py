@@ -9,9 +9,15 @@ real bridge (every other request, MCP included, is relayed unchanged).
 It serves TLS with CERT and KEY when given, and trusts the bridge's certificate through
 SSL_CERT_FILE, as any client of the run does.
 
+With PROFILE_REST_FIRST=1 in the environment, the root profile lists each service's REST
+binding first: the official UCP conformance suite takes `services["dev.ucp.shopping"][0]` as
+its REST endpoint, an order the spec does not give (.ci/ucp-suite.sh).
+
 usage: profile_at.py LISTEN_PORT BRIDGE_BASE RELEASE [CERT KEY]
 """
 import http.server
+import json
+import os
 import ssl
 import sys
 import urllib.error
@@ -20,6 +26,13 @@ import urllib.request
 PORT, BRIDGE, RELEASE = int(sys.argv[1]), sys.argv[2].rstrip("/"), sys.argv[3]
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
               "proxy-authorization", "proxy-authenticate", "host", "content-length"}
+
+
+def rest_first(payload):
+    profile = json.loads(payload)
+    for bindings in profile.get("ucp", {}).get("services", {}).values():
+        bindings.sort(key=lambda binding: binding.get("transport") != "rest")
+    return json.dumps(profile).encode()
 
 
 class Relay(http.server.BaseHTTPRequestHandler):
@@ -40,6 +53,8 @@ class Relay(http.server.BaseHTTPRequestHandler):
         except urllib.error.HTTPError as error:
             response = error
         payload = response.read()
+        if path != self.path and os.environ.get("PROFILE_REST_FIRST") == "1":
+            payload = rest_first(payload)
         self.send_response(response.status)
         for name, value in response.headers.items():
             if name.lower() not in HOP_BY_HOP:
