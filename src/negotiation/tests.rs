@@ -209,9 +209,12 @@ async fn concurrent_checks_of_one_url_share_one_fetch() {
 async fn fetches_are_bounded_globally_and_per_host() {
     let (addr, load) = profile_server().await;
     let hosts = ["a.test", "b.test", "c.test", "d.test"];
+    // Waiting for a slot counts against the timeout: generous, so a loaded machine cannot
+    // turn a queued fetch into a refusal (the bounds, not the speed, are under test).
     let config = NegotiationConfig {
         max_concurrent_fetches: 3,
         max_fetches_per_host: 2,
+        timeout_ms: 10_000,
         ..config(&hosts)
     };
     let negotiator = Arc::new(negotiator(
@@ -280,7 +283,8 @@ async fn a_full_bridge_answers_busy_and_does_not_remember_it() {
     let config = NegotiationConfig {
         max_concurrent_fetches: 1,
         max_fetches_per_host: 1,
-        timeout_ms: 100,
+        // How long the refused call waits for the held slot; the fetch after it gets as long.
+        timeout_ms: 1_000,
         ..config(&["127.0.0.1"])
     };
     let negotiator = negotiator(&config, Vec::new());
