@@ -29,6 +29,7 @@ mod hardening;
 mod healthcheck;
 mod hostile;
 mod idempotency;
+mod idempotency_shares;
 mod input_schemas;
 mod json_logs;
 mod jsonrpc;
