@@ -221,7 +221,7 @@ impl Idempotency {
         }
     }
 
-    /// What each client's records hold, for tests and the merchant's view.
+    /// What each client's records hold.
     pub fn quotas(&self) -> &Quotas {
         &self.quotas
     }
@@ -368,7 +368,9 @@ impl Idempotency {
                 if self.store.release(key).await.is_err() {
                     tracing::warn!("idempotency store unavailable: claim left to expire");
                 }
-                tracing::warn!(
+                // Debug, not warn: a flood would write one line per refused call, and a
+                // client past its own share stops no one else.
+                tracing::debug!(
                     retry_after_secs = retry_after.as_secs(),
                     "idempotency: a client holds all [idempotency] client_bytes allows; \
                      refusing its new key"
