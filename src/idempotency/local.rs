@@ -3,7 +3,9 @@
 //! map: with tens of thousands of live 24-hour records, every call stays O(log n).
 //!
 //! The map is bounded in bytes. A full store refuses new keys and never evicts live ones:
-//! forgetting a record before its 24 hours would let a retry run its mutation twice.
+//! forgetting a record before its 24 hours would let a retry run its mutation twice. The last
+//! eighth of the bound is for `complete_checkout` claims alone (issue 35 item 2): whoever
+//! fills the rest, a buyer's completion with a fresh key still gets its record.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -11,56 +13,48 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use super::{ClaimRefused, IdempotencyStore, Record, StoreUnavailable};
+use super::{
+    COMPLETION_RESERVE_DIVISOR, ClaimRefused, IdempotencyStore, Record, Room, StoreUnavailable,
+    weight,
+};
 
 /// Expired records dropped per operation: more than one, so they go faster than they come.
 const EXPIRED_PER_OPERATION: usize = 8;
 
-/// What one record costs beyond its strings, estimated from the layout: a map slot (~100 bytes
-/// at the load factor's average), an index entry in a part-full B-tree node (~80), and the
-/// headers of its four allocations.
-const RECORD_OVERHEAD: usize = 256;
-
-/// The bytes a record under `key` holds: the key twice (map and index) and the record's text.
-fn weight(key: &str, record: &Record) -> usize {
-    let text = match record {
-        Record::Pending { fingerprint } => fingerprint.len(),
-        Record::Done {
-            fingerprint,
-            answer,
-        } => fingerprint.len() + answer.get().len(),
-    };
-    2 * key.len() + text + RECORD_OVERHEAD
-}
+/// A record, its expiry and insertion number, and the bytes it is counted at (a claim's
+/// room while pending, its weight once done).
+type Held = (Record, Instant, u64, usize);
 
 struct Entries {
-    records: HashMap<String, (Record, Instant, u64)>,
+    records: HashMap<String, Held>,
     /// (expiry, insertion number) → key; the number keeps equal instants apart.
     by_expiry: BTreeMap<(Instant, u64), String>,
     inserted: u64,
     /// The weight of every record held, expired ones not yet dropped included.
     bytes: usize,
     budget: usize,
+    /// The part of `budget` only completions may fill.
+    reserve: usize,
 }
 
 impl Entries {
-    fn insert(&mut self, key: &str, record: Record, expires: Instant) {
+    fn insert(&mut self, key: &str, record: Record, expires: Instant, counted: usize) {
         self.inserted += 1;
         let stamp = (expires, self.inserted);
-        self.bytes += weight(key, &record);
-        if let Some((old, old_expiry, old_number)) = self
+        self.bytes += counted;
+        if let Some((_, old_expiry, old_number, old_counted)) = self
             .records
-            .insert(key.to_owned(), (record, expires, self.inserted))
+            .insert(key.to_owned(), (record, expires, self.inserted, counted))
         {
-            self.bytes -= weight(key, &old);
+            self.bytes -= old_counted;
             self.by_expiry.remove(&(old_expiry, old_number));
         }
         self.by_expiry.insert(stamp, key.to_owned());
     }
 
     fn remove(&mut self, key: &str) {
-        if let Some((record, expiry, number)) = self.records.remove(key) {
-            self.bytes -= weight(key, &record);
+        if let Some((_, expiry, number, counted)) = self.records.remove(key) {
+            self.bytes -= counted;
             self.by_expiry.remove(&(expiry, number));
         }
     }
@@ -70,9 +64,9 @@ impl Entries {
             match self.by_expiry.first_key_value() {
                 Some(((expiry, _), _)) if *expiry <= now => {
                     if let Some((_, key)) = self.by_expiry.pop_first()
-                        && let Some((record, _, _)) = self.records.remove(&key)
+                        && let Some((_, _, _, counted)) = self.records.remove(&key)
                     {
-                        self.bytes -= weight(&key, &record);
+                        self.bytes -= counted;
                     }
                 }
                 _ => break,
@@ -91,8 +85,8 @@ impl Entries {
     fn live(&self, key: &str, now: Instant) -> Option<&Record> {
         self.records
             .get(key)
-            .filter(|(_, expires, _)| *expires > now)
-            .map(|(record, _, _)| record)
+            .filter(|(_, expires, _, _)| *expires > now)
+            .map(|(record, _, _, _)| record)
     }
 }
 
@@ -107,7 +101,8 @@ impl Default for MemoryStore {
 }
 
 impl MemoryStore {
-    /// A store that holds at most `budget` bytes of records.
+    /// A store that holds at most `budget` bytes of records, the last eighth of them for
+    /// completions.
     pub fn new(budget: usize) -> Self {
         Self {
             entries: Mutex::new(Entries {
@@ -116,6 +111,7 @@ impl MemoryStore {
                 inserted: 0,
                 bytes: 0,
                 budget,
+                reserve: budget / COMPLETION_RESERVE_DIVISOR,
             }),
         }
     }
@@ -154,6 +150,7 @@ impl IdempotencyStore for MemoryStore {
         key: &str,
         fingerprint: &str,
         lock: Duration,
+        room: Room,
     ) -> Result<Option<Record>, ClaimRefused> {
         self.with(|entries| {
             let now = Instant::now();
@@ -163,14 +160,22 @@ impl IdempotencyStore for MemoryStore {
             let pending = Record::Pending {
                 fingerprint: fingerprint.to_owned(),
             };
+            // Counted at the room its answer may take, so the claims in flight cannot carry
+            // the store into the completions' part when they land.
+            let counted = weight(key, &pending).max(room.bytes);
+            let bound = if room.completion {
+                entries.budget
+            } else {
+                entries.budget - entries.reserve
+            };
             // The bound is checked only here: a claimed key always completes, since its
-            // mutation has run, so the store may pass the bound by the claims in flight.
-            if entries.bytes + weight(key, &pending) > entries.budget {
+            // mutation has run, so an answer larger than its room may pass the bound.
+            if entries.bytes + counted > bound {
                 return Err(ClaimRefused::Full {
                     retry_after: entries.room_in(now),
                 });
             }
-            entries.insert(key, pending, now + lock);
+            entries.insert(key, pending, now + lock, counted);
             Ok(None)
         })?
     }
@@ -181,7 +186,14 @@ impl IdempotencyStore for MemoryStore {
         record: &Record,
         ttl: Duration,
     ) -> Result<(), StoreUnavailable> {
-        self.with(|entries| entries.insert(key, record.clone(), Instant::now() + ttl))
+        self.with(|entries| {
+            entries.insert(
+                key,
+                record.clone(),
+                Instant::now() + ttl,
+                weight(key, record),
+            );
+        })
     }
 
     async fn release(&self, key: &str) -> Result<(), StoreUnavailable> {
@@ -197,6 +209,17 @@ impl IdempotencyStore for MemoryStore {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
+
+    /// A cart mutation's claim holding no room beyond its pending record.
+    const CART: Room = Room {
+        bytes: 0,
+        completion: false,
+    };
+    const COMPLETION: Room = Room {
+        bytes: 0,
+        completion: true,
+    };
+
     fn done(n: usize) -> Record {
         Record::Done {
             fingerprint: format!("fp{n}"),
@@ -221,11 +244,15 @@ mod tests {
             "nothing had expired while they were written"
         );
         // One more claim costs a handful of removals, never a sweep of the 20,000.
-        let claimed = store.claim("new", "fp", Duration::from_secs(60)).await;
+        let claimed = store
+            .claim("new", "fp", Duration::from_secs(60), CART)
+            .await;
         assert_eq!(claimed.unwrap(), None);
         assert_eq!(store.len(), before - EXPIRED_PER_OPERATION + 1);
         // Expired records are never replayed, swept or not.
-        let expired = store.claim("old19999", "fp", Duration::from_secs(60)).await;
+        let expired = store
+            .claim("old19999", "fp", Duration::from_secs(60), CART)
+            .await;
         assert_eq!(expired.unwrap(), None);
     }
 
@@ -237,23 +264,29 @@ mod tests {
         let store = MemoryStore::new(3 * held);
         for n in 0..3 {
             let key = format!("k{n}");
-            assert_eq!(store.claim(&key, "fp", lock).await.unwrap(), None);
+            assert_eq!(
+                store.claim(&key, "fp", lock, COMPLETION).await.unwrap(),
+                None
+            );
             store.complete(&key, &done(n), ttl).await.unwrap();
         }
         assert_eq!(store.bytes(), 3 * held);
-        let refused = store.claim("k3", "fp", lock).await;
+        let refused = store.claim("k3", "fp", lock, COMPLETION).await;
         let Err(ClaimRefused::Full { retry_after }) = refused else {
             panic!("{refused:?}");
         };
         assert!(retry_after > Duration::from_secs(55), "{retry_after:?}");
         // What is held still replays; nothing was evicted to make room.
-        let replay = store.claim("k1", "fp1", lock).await.unwrap();
+        let replay = store.claim("k1", "fp1", lock, CART).await.unwrap();
         assert_eq!(replay, Some(done(1)));
         assert_eq!(store.len(), 3);
         // A released record frees its bytes exactly.
         store.release("k1").await.unwrap();
         assert_eq!(store.bytes(), 2 * held);
-        assert_eq!(store.claim("k3", "fp", lock).await.unwrap(), None);
+        assert_eq!(
+            store.claim("k3", "fp", lock, COMPLETION).await.unwrap(),
+            None
+        );
     }
 
     #[tokio::test]
@@ -268,14 +301,14 @@ mod tests {
         }
         assert!(
             store
-                .claim("k2", "fp", Duration::from_secs(1))
+                .claim("k2", "fp", Duration::from_secs(1), CART)
                 .await
                 .is_err()
         );
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert_eq!(
             store
-                .claim("k2", "fp", Duration::from_secs(1))
+                .claim("k2", "fp", Duration::from_secs(1), CART)
                 .await
                 .unwrap(),
             None
@@ -288,7 +321,7 @@ mod tests {
         let store = MemoryStore::default();
         let ttl = Duration::from_secs(60);
         store.complete("k", &done(1), ttl).await.unwrap();
-        let replay = store.claim("k", "fp1", Duration::from_secs(1)).await;
+        let replay = store.claim("k", "fp1", Duration::from_secs(1), CART).await;
         assert_eq!(replay.unwrap(), Some(done(1)));
         store.complete("k", &done(2), ttl).await.unwrap();
         {
@@ -299,5 +332,71 @@ mod tests {
         store.release("k").await.unwrap();
         assert!(store.is_empty());
         assert!(store.entries.lock().unwrap().by_expiry.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_last_eighth_is_for_completions_whoever_filled_the_rest() {
+        // Issue 35 item 2: a flood of cart mutations leaves a fresh-key completion its room.
+        let ttl = Duration::from_secs(86_400);
+        let lock = Duration::from_secs(30);
+        let held = weight("k0000", &done(0));
+        let store = MemoryStore::new(80 * held);
+        let mut admitted = 0;
+        for n in 0..100 {
+            let key = format!("k{n:04}");
+            match store.claim(&key, "fp", lock, CART).await {
+                Ok(None) => {
+                    store.complete(&key, &done(0), ttl).await.unwrap();
+                    admitted += 1;
+                }
+                Err(ClaimRefused::Full { retry_after }) => {
+                    assert!(retry_after > Duration::from_secs(86_000));
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(admitted, 70, "seven eighths of 80 records' bytes");
+        // Completions use the rest, and only the rest.
+        for n in 0..10 {
+            let key = format!("c{n:04}");
+            assert_eq!(
+                store.claim(&key, "fp", lock, COMPLETION).await.unwrap(),
+                None
+            );
+            store.complete(&key, &done(0), ttl).await.unwrap();
+        }
+        let refused = store.claim("c9999", "fp", lock, COMPLETION).await;
+        assert!(
+            matches!(refused, Err(ClaimRefused::Full { .. })),
+            "{refused:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_running_claim_holds_its_answers_room_until_it_completes() {
+        let lock = Duration::from_secs(30);
+        let store = MemoryStore::new(1 << 20);
+        let room = Room {
+            bytes: 64 << 10,
+            completion: false,
+        };
+        assert_eq!(store.claim("k", "fp", lock, room).await.unwrap(), None);
+        assert_eq!(store.bytes(), 64 << 10);
+        // Seven eighths of 1 MiB is 14 rooms of 64 KiB: the 15th claim waits for room.
+        for n in 1..14 {
+            let key = format!("k{n}");
+            assert_eq!(store.claim(&key, "fp", lock, room).await.unwrap(), None);
+        }
+        assert!(store.claim("k14", "fp", lock, room).await.is_err());
+        // A completed record is counted at its own weight.
+        store
+            .complete("k", &done(1), Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert_eq!(store.bytes(), 13 * (64 << 10) + weight("k", &done(1)));
+        // A released claim gives its room back.
+        store.release("k1").await.unwrap();
+        assert_eq!(store.claim("k14", "fp", lock, room).await.unwrap(), None);
     }
 }

@@ -3,8 +3,24 @@
 //! stored result, a different payload gets 409. Records live in a shared store (memory or
 //! Redis) so several replicas agree; when that store is down the bridge refuses (503) rather
 //! than risk running a mutation twice.
+//!
+//! No client can fill the records for others (issue 35 item 2):
+//! - an answer that changed nothing (a business error: `ucp.status: "error"`, no resource) is
+//!   kept for the lock window only, so concurrent duplicates still share it, not for 24 h; a
+//!   retry after that runs again, which cannot do anything twice since the first did nothing.
+//!   `complete_checkout` is the exception: its "not found" can follow an order the store placed
+//!   (the checkout read back after placing was gone), so every completion answer keeps 24 h;
+//! - a running mutation holds `max_record_bytes` of room for its answer, and every record is
+//!   charged to its [`Client`]'s address and, when its signature verified, its agent, each of
+//!   which may hold `client_bytes`; past it a new key is refused with a `retry_after` from that
+//!   holder's own oldest record;
+//! - the in-memory store keeps an eighth of `memory_bytes` for `complete_checkout` alone, so a
+//!   fresh-key completion is admitted when other calls filled the rest.
 
+mod config;
 mod local;
+mod quota;
+mod record;
 mod redis_store;
 
 use std::future::Future;
@@ -12,201 +28,33 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
-use crate::protocol::answer::Answer;
+use crate::protocol::answer::{Answer, Outcome};
+use crate::protocol::tool::ToolName;
 use crate::replicas::Shared;
-use crate::settings::{ConfigProblem, Secret};
+use crate::settings::ConfigProblem;
 
+pub use config::{
+    Backend, COMPLETION_RESERVE_DIVISOR, DEFAULT_CLIENT_BYTES, DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_MEMORY_BYTES, IdempotencyConfig,
+};
 pub use local::MemoryStore;
+pub use quota::{Charge, Client, Holder, Quotas};
+pub use record::Record;
+use record::weight;
 pub use redis_store::RedisStore;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    Memory,
-    Redis,
-}
-
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct IdempotencyConfig {
-    /// Unset: Redis when `[redis] url` is set (replicas share records), memory otherwise.
-    pub backend: Option<Backend>,
-    /// How long a finished request's result is replayed; UCP asks for at least 24 h.
-    pub ttl_secs: u64,
-    /// `redis://[:password@]host:port[/db]` for a single process that keeps its records in
-    /// Redis; replicas name their one Redis in `[redis] url` instead.
-    pub redis_url: Option<Secret>,
-    /// How long a request may hold its key while it runs; a duplicate waits at most this long.
-    pub lock_secs: u64,
-    /// With the in-memory store: the most its records may hold, in bytes (a cart mutation's
-    /// record is about 2 KB). When full, new keyed mutations are refused (503, `retry_after`
-    /// until the oldest record expires); live records are never evicted before `ttl_secs`.
-    pub memory_bytes: u64,
-}
-
-/// 128 MiB: some 60,000 keyed cart mutations a day on one process; more wants Redis.
-pub const DEFAULT_MEMORY_BYTES: usize = 128 << 20;
-
-impl Default for IdempotencyConfig {
-    fn default() -> Self {
-        Self {
-            backend: None,
-            ttl_secs: 86_400,
-            redis_url: None,
-            lock_secs: 30,
-            memory_bytes: DEFAULT_MEMORY_BYTES as u64,
-        }
-    }
-}
-
-impl IdempotencyConfig {
-    /// `shared_redis`: whether `[redis] url` is set, which this store then uses.
-    pub fn problems(&self, shared_redis: bool) -> Vec<ConfigProblem> {
-        let mut problems = Vec::new();
-        // CART-026: results must be kept for at least 24 hours.
-        if self.ttl_secs < 86_400 {
-            problems.push(ConfigProblem::new(
-                "idempotency.ttl_secs",
-                "must be at least 86400 (UCP keeps idempotent results for 24 h or more)",
-            ));
-        }
-        if self.lock_secs == 0 || self.lock_secs > 600 {
-            problems.push(ConfigProblem::new(
-                "idempotency.lock_secs",
-                "must be between 1 and 600",
-            ));
-        }
-        if self.memory_bytes < 1 << 20 {
-            problems.push(ConfigProblem::new(
-                "idempotency.memory_bytes",
-                "must be at least 1048576 (1 MiB): a few hundred keyed mutations",
-            ));
-        }
-        if shared_redis {
-            if self.redis_url.is_some() {
-                problems.push(ConfigProblem::new(
-                    "idempotency.redis_url",
-                    "not needed: idempotency uses [redis] url, the one Redis of every replica",
-                ));
-            }
-            if self.backend == Some(Backend::Memory) {
-                problems.push(ConfigProblem::new(
-                    "idempotency.backend",
-                    "\"memory\" would let replicas run one mutation twice; with [redis] the records live there",
-                ));
-            }
-            return problems;
-        }
-        match (self.backend.unwrap_or(Backend::Memory), &self.redis_url) {
-            (Backend::Redis, None) => problems.push(ConfigProblem::new(
-                "idempotency.redis_url",
-                "required when backend = \"redis\" (or set [redis] url)",
-            )),
-            (Backend::Redis, Some(url)) => {
-                if let Err(message) = redis_store::check_url(url) {
-                    problems.push(ConfigProblem::new("idempotency.redis_url", message));
-                }
-            }
-            (Backend::Memory, Some(_)) => problems.push(ConfigProblem::new(
-                "idempotency.redis_url",
-                "only used with backend = \"redis\"",
-            )),
-            (Backend::Memory, None) => {}
-        }
-        problems
-    }
-}
-
-/// What the store holds under one scoped key.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(into = "Stored", try_from = "Stored")]
-pub enum Record {
-    /// Claimed by a request still running.
-    Pending { fingerprint: String },
-    /// The answer's bytes as the agent first got them, so a replay is the same bytes.
-    Done {
-        fingerprint: String,
-        answer: Box<RawValue>,
-    },
-}
-
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum State {
-    Pending,
-    Done,
-}
-
-/// A record as stored text: flat, because serde cannot carry raw JSON through an
-/// internally tagged enum.
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    state: State,
-    fingerprint: String,
-    /// `result`: records written before answers were kept as bytes.
-    #[serde(default, alias = "result", skip_serializing_if = "Option::is_none")]
-    answer: Option<Box<RawValue>>,
-}
-
-impl From<Record> for Stored {
-    fn from(record: Record) -> Self {
-        match record {
-            Record::Pending { fingerprint } => Self {
-                state: State::Pending,
-                fingerprint,
-                answer: None,
-            },
-            Record::Done {
-                fingerprint,
-                answer,
-            } => Self {
-                state: State::Done,
-                fingerprint,
-                answer: Some(answer),
-            },
-        }
-    }
-}
-
-impl TryFrom<Stored> for Record {
-    type Error = &'static str;
-
-    fn try_from(stored: Stored) -> Result<Self, Self::Error> {
-        match (stored.state, stored.answer) {
-            (State::Pending, _) => Ok(Self::Pending {
-                fingerprint: stored.fingerprint,
-            }),
-            (State::Done, Some(answer)) => Ok(Self::Done {
-                fingerprint: stored.fingerprint,
-                answer,
-            }),
-            (State::Done, None) => Err("a done record without its answer"),
-        }
-    }
-}
-
-impl PartialEq for Record {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Self::Pending { fingerprint: a }, Self::Pending { fingerprint: b }) => a == b,
-            (
-                Self::Done {
-                    fingerprint: a,
-                    answer: x,
-                },
-                Self::Done {
-                    fingerprint: b,
-                    answer: y,
-                },
-            ) => a == b && x.get() == y.get(),
-            _ => false,
-        }
-    }
+/// What a claim asks of a bounded store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Room {
+    /// Held for the answer while the mutation runs (`max_record_bytes`), so mutations in
+    /// flight cannot carry the store past its bound when their answers land.
+    pub bytes: usize,
+    /// A `complete_checkout`: it may use the part of the store kept for completions.
+    pub completion: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -226,12 +74,14 @@ pub enum ClaimRefused {
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
     /// Atomically stores `Pending` under `key` for `lock` if nothing is there; otherwise
-    /// returns what is there. `Ok(None)` means the caller now owns the key.
+    /// returns what is there. `Ok(None)` means the caller now owns the key. A bounded store
+    /// holds `room` for the answer until the claim completes or is released.
     async fn claim(
         &self,
         key: &str,
         fingerprint: &str,
         lock: Duration,
+        room: Room,
     ) -> Result<Option<Record>, ClaimRefused>;
     async fn complete(
         &self,
@@ -292,18 +142,43 @@ pub fn scoped_key(profile: &str, tool: &str, key: &str) -> String {
     )
 }
 
-/// Whose key it is: agent-chosen keys are scoped per agent profile and per operation.
+/// Whose key it is: agent-chosen keys are scoped per agent profile and per operation; the
+/// record is charged to `client`.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
     pub profile: &'a str,
-    pub tool: &'a str,
+    pub tool: ToolName,
     pub key: &'a str,
+    pub client: Client,
+}
+
+/// Who runs a keyed mutation, and which: what its record is charged to and how long it keeps.
+#[derive(Debug, Clone, Copy)]
+pub struct Claimant {
+    pub client: Client,
+    pub tool: ToolName,
+}
+
+impl Claimant {
+    fn completion(self) -> bool {
+        self.tool == ToolName::CompleteCheckout
+    }
+
+    /// Whether `answer` may have changed the store, and so must be replayed for `ttl_secs`.
+    /// A business error is an outcome without a resource: nothing was created, changed or
+    /// canceled (a cart whose every line the store refused is discarded before the answer).
+    /// A completion's answer may follow a placed order whatever it says, so it always keeps.
+    fn keeps(self, answer: &Answer) -> bool {
+        answer.outcome() == Outcome::Success || self.completion()
+    }
 }
 
 pub struct Idempotency {
     store: SharedStore,
+    quotas: Arc<Quotas>,
     ttl: Duration,
     lock: Duration,
+    record_room: usize,
 }
 
 /// Why a mutation carrying an idempotency key was not run.
@@ -321,6 +196,12 @@ pub enum IdempotencyError {
     Full { retry_after_secs: u64 },
 }
 
+fn full(retry_after: Duration) -> IdempotencyError {
+    IdempotencyError::Full {
+        retry_after_secs: retry_after.as_secs().max(1),
+    }
+}
+
 fn unavailable() -> IdempotencyError {
     IdempotencyError::Unavailable {
         retry_after_secs: RETRY_AFTER_SECS,
@@ -331,9 +212,18 @@ impl Idempotency {
     pub fn new(config: &IdempotencyConfig, store: SharedStore) -> Self {
         Self {
             store,
+            quotas: Arc::new(Quotas::new(
+                usize::try_from(config.client_bytes).unwrap_or(usize::MAX),
+            )),
             ttl: Duration::from_secs(config.ttl_secs),
             lock: Duration::from_secs(config.lock_secs),
+            record_room: usize::try_from(config.max_record_bytes).unwrap_or(usize::MAX),
         }
+    }
+
+    /// What each client's records hold.
+    pub fn quotas(&self) -> &Quotas {
+        &self.quotas
     }
 
     /// Runs `operation` on `arguments`; with a scope, once for its key, the arguments'
@@ -353,14 +243,16 @@ impl Idempotency {
         let Some(scope) = scope else {
             return operation(arguments).await;
         };
-        let key = scoped_key(scope.profile, scope.tool, scope.key);
+        let key = scoped_key(scope.profile, scope.tool.as_str(), scope.key);
         let fingerprint = fingerprint(&arguments);
-        self.run(&key, &fingerprint, operation(arguments)).await
+        let claimant = Claimant {
+            client: scope.client,
+            tool: scope.tool,
+        };
+        self.run(&key, &fingerprint, claimant, operation(arguments))
+            .await
     }
 
-    /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
-    /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
-    /// should really run again.
     /// The recorded answer of the mutation `scope` names when it ran with these `arguments`
     /// (waiting while it still runs), running nothing: what a signed request whose nonce was
     /// already used may be answered with (its byte-identical retry). `None` when no such
@@ -370,7 +262,7 @@ impl Idempotency {
         scope: Scope<'_>,
         arguments: &Value,
     ) -> Result<Option<Answer>, IdempotencyError> {
-        let key = scoped_key(scope.profile, scope.tool, scope.key);
+        let key = scoped_key(scope.profile, scope.tool.as_str(), scope.key);
         let fingerprint = fingerprint(arguments);
         let started = Instant::now();
         loop {
@@ -395,16 +287,30 @@ impl Idempotency {
         }
     }
 
-    pub async fn run<F, E>(&self, key: &str, fingerprint: &str, operation: F) -> Result<Answer, E>
+    /// Runs `operation` once for `key` (already scoped) and `fingerprint`; replays or refuses
+    /// duplicates. Protocol errors are not recorded: the store was not changed, so a retry
+    /// should really run again. The record is charged to `claimant`'s client, who is refused
+    /// past its share (a replay charges nothing: it is refused nothing).
+    pub async fn run<F, E>(
+        &self,
+        key: &str,
+        fingerprint: &str,
+        claimant: Claimant,
+        operation: F,
+    ) -> Result<Answer, E>
     where
         F: Future<Output = Result<Answer, E>>,
         E: From<IdempotencyError>,
     {
         let started = Instant::now();
+        let room = Room {
+            bytes: self.record_room,
+            completion: claimant.completion(),
+        };
         loop {
             let existing = self
                 .store
-                .claim(key, fingerprint, self.lock)
+                .claim(key, fingerprint, self.lock, room)
                 .await
                 .map_err(|refused| match refused {
                     ClaimRefused::Unavailable(_) => {
@@ -417,9 +323,7 @@ impl Idempotency {
                             "idempotency store full: refusing the mutation; raise \
                              [idempotency] memory_bytes or use Redis"
                         );
-                        E::from(IdempotencyError::Full {
-                            retry_after_secs: retry_after.as_secs().max(1),
-                        })
+                        E::from(full(retry_after))
                     }
                 })?;
             match existing {
@@ -452,14 +356,42 @@ impl Idempotency {
                 }
             }
         }
+        // The key is ours: now its client's share. Checked after the claim so a replay,
+        // which adds nothing, is never refused for it.
+        let charge = match self.quotas.charge(
+            claimant.client,
+            self.record_room,
+            Instant::now() + self.lock,
+        ) {
+            Ok(charge) => charge,
+            Err(retry_after) => {
+                if self.store.release(key).await.is_err() {
+                    tracing::warn!("idempotency store unavailable: claim left to expire");
+                }
+                // Debug, not warn: a flood would write one line per refused call, and a
+                // client past its own share stops no one else.
+                tracing::debug!(
+                    retry_after_secs = retry_after.as_secs(),
+                    "idempotency: a client holds all [idempotency] client_bytes allows; \
+                     refusing its new key"
+                );
+                return Err(full(retry_after).into());
+            }
+        };
         let mut claim = Claim {
-            store: Some(self.store.clone()),
+            held: Some((self.store.clone(), self.quotas.clone(), charge)),
             key: key.to_owned(),
         };
         let outcome = operation.await;
-        claim.store = None;
+        claim.held = None;
         match outcome {
             Ok(answer) => {
+                let ttl = if claimant.keeps(&answer) {
+                    self.ttl
+                } else {
+                    // Changed nothing: kept while duplicates may still arrive together.
+                    self.lock
+                };
                 // The brain's encoding is valid JSON; this only wraps the bytes.
                 let recorded = RawValue::from_string(answer.json().to_owned()).ok();
                 let stored = match recorded {
@@ -468,11 +400,24 @@ impl Idempotency {
                             fingerprint: fingerprint.to_owned(),
                             answer: recorded,
                         };
-                        self.store.complete(key, &record, self.ttl).await.is_ok()
+                        let held = weight(key, &record);
+                        if held > self.record_room {
+                            tracing::warn!(
+                                bytes = held,
+                                "idempotency: an answer past [idempotency] max_record_bytes, \
+                                 kept whole for its retries and charged in full to its client"
+                            );
+                        }
+                        let stored = self.store.complete(key, &record, ttl).await.is_ok();
+                        if stored {
+                            self.quotas.settle(charge, held, Instant::now() + ttl);
+                        }
+                        stored
                     }
                     None => false,
                 };
                 if !stored {
+                    self.quotas.cancel(charge);
                     // The store already changed: the agent gets its answer; a retry after the
                     // lock expires could run again, which is all we can do without the store.
                     tracing::warn!("idempotency store unavailable: result not recorded");
@@ -480,6 +425,7 @@ impl Idempotency {
                 Ok(answer)
             }
             Err(error) => {
+                self.quotas.cancel(charge);
                 if self.store.release(key).await.is_err() {
                     tracing::warn!("idempotency store unavailable: claim left to expire");
                 }
@@ -490,17 +436,19 @@ impl Idempotency {
 }
 
 /// Releases a claim whose request was dropped mid-way (client gone, shutdown), so duplicates
-/// need not wait for the lock to expire.
+/// need not wait for the lock to expire, and gives its client's share back.
 struct Claim {
-    store: Option<SharedStore>,
+    held: Option<(SharedStore, Arc<Quotas>, Charge)>,
     key: String,
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        if let (Some(store), Ok(runtime)) =
-            (self.store.take(), tokio::runtime::Handle::try_current())
-        {
+        let Some((store, quotas, charge)) = self.held.take() else {
+            return;
+        };
+        quotas.cancel(charge);
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let key = std::mem::take(&mut self.key);
             runtime.spawn(async move {
                 let _ = store.release(&key).await;
@@ -510,76 +458,4 @@ impl Drop for Claim {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn fingerprint_ignores_meta_and_key_order() {
-        let a =
-            json!({"meta": {"idempotency-key": "a"}, "cart": {"x": 1, "y": [1, {"b": 2, "a": 1}]}});
-        let b =
-            json!({"cart": {"y": [1, {"a": 1, "b": 2}], "x": 1}, "meta": {"idempotency-key": "b"}});
-        assert_eq!(fingerprint(&a), fingerprint(&b));
-        let c = json!({"cart": {"y": [1, {"a": 1, "b": 3}], "x": 1}});
-        assert_ne!(fingerprint(&a), fingerprint(&c));
-    }
-
-    #[tokio::test]
-    async fn a_dropped_request_releases_its_claim() {
-        let store: SharedStore = Arc::new(MemoryStore::default());
-        let idempotency = Idempotency::new(&IdempotencyConfig::default(), store.clone());
-        let pending = idempotency.run(
-            "k",
-            "fp",
-            std::future::pending::<Result<Answer, IdempotencyError>>(),
-        );
-        // Polls the request until it has claimed the key, then drops it.
-        let _ = tokio::time::timeout(Duration::from_millis(50), pending).await;
-        tokio::task::yield_now().await;
-        let claim = store
-            .claim("k", "fp", Duration::from_secs(1))
-            .await
-            .unwrap();
-        assert_eq!(claim, None, "the key is free again");
-    }
-
-    #[test]
-    fn scoped_keys_differ_by_profile_tool_and_key() {
-        let base = scoped_key("p", "update_cart", "k");
-        assert_ne!(base, scoped_key("q", "update_cart", "k"));
-        assert_ne!(base, scoped_key("p", "cancel_cart", "k"));
-        assert_ne!(base, scoped_key("p", "update_cart", "l"));
-    }
-}
-
-#[cfg(test)]
-mod record_tests {
-    #![allow(clippy::unwrap_used, clippy::panic)]
-    use super::*;
-
-    #[test]
-    fn a_recorded_answer_comes_back_as_the_same_bytes_through_the_stored_text() {
-        let bytes = r#"{"ucp":{"version":"2026-07-28","status":"error"},"messages":[{"type":"error","code":"not_found","content":"x"}],"z":1,"a":2}"#;
-        let record = Record::Done {
-            fingerprint: "fp".into(),
-            answer: RawValue::from_string(bytes.to_owned()).unwrap(),
-        };
-        let text = serde_json::to_string(&record).unwrap();
-        let back: Record = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, record);
-        let Record::Done { answer, .. } = back else {
-            panic!("a done record");
-        };
-        let replayed = Answer::replayed(answer.get().to_owned()).unwrap();
-        assert_eq!(replayed.json(), bytes);
-        assert_eq!(replayed.reason(), Some("not_found"));
-        // Records written before answers were kept as bytes still replay.
-        let older = r#"{"state":"done","fingerprint":"fp","result":{"ucp":{"status":"success"}}}"#;
-        let Record::Done { answer, .. } = serde_json::from_str(older).unwrap() else {
-            panic!("a done record");
-        };
-        assert_eq!(answer.get(), r#"{"ucp":{"status":"success"}}"#);
-    }
-}
+mod tests;

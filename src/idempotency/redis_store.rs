@@ -1,13 +1,17 @@
 //! The store for several replicas: one Redis key per scoped idempotency key, claimed with
 //! `SET NX PX` so exactly one replica runs the mutation. It runs on the replicas' shared link
 //! (`[redis] url`) or on a link of its own (`[idempotency] redis_url`).
+//!
+//! Redis bounds its own memory (`maxmemory`), so a claim's room is not counted here; each
+//! client's share is kept by every replica in its own process (`quota`), which keeps the
+//! claim one `SET NX` and costs no Redis round trip.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{ClaimRefused, IdempotencyStore, Record, StoreUnavailable};
+use super::{ClaimRefused, IdempotencyStore, Record, Room, StoreUnavailable};
 use crate::replicas::link::{Link, millis};
 use crate::settings::Secret;
 
@@ -45,6 +49,7 @@ impl IdempotencyStore for RedisStore {
         key: &str,
         fingerprint: &str,
         lock: Duration,
+        _room: Room,
     ) -> Result<Option<Record>, ClaimRefused> {
         let pending = serde_json::to_string(&Record::Pending {
             fingerprint: fingerprint.to_owned(),

@@ -94,7 +94,7 @@ impl Direct {
             arguments,
             meta: meta.as_ref(),
             covered: Some(covered),
-            admitted: Passage::Serve,
+            admitted: Passage::UNSIGNED,
             peer,
             transport: "mcp",
             trace_headers: Some(&parts.headers),

@@ -107,7 +107,7 @@ impl ServerHandler for BcpMcp {
         let passage = parts
             .and_then(|parts| parts.extensions.get::<Passage>())
             .copied()
-            .unwrap_or(Passage::Serve);
+            .unwrap_or(Passage::UNSIGNED);
         let call = Call {
             tool: &request.name,
             arguments,

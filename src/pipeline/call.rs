@@ -23,7 +23,7 @@ pub struct Call<'a> {
     pub covered: Option<Covered<'a>>,
     /// What the front's own signature check found when `covered` is `None`.
     pub admitted: Passage,
-    /// The client's address, for the per-peer inbound budget.
+    /// The client's address, for the per-peer inbound budget and the idempotency share.
     pub peer: Option<IpAddr>,
     /// The wire it came over (`mcp`, `rest`), for the call's trace span.
     pub transport: &'static str,

@@ -9,7 +9,7 @@ use super::Steps;
 use super::answers::AnswerCache;
 use super::dispatch;
 use super::protocol_error::ProtocolError;
-use crate::idempotency::Scope;
+use crate::idempotency::{Client, Scope};
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;
 use crate::signatures::SignatureError;
@@ -18,11 +18,13 @@ use crate::signatures::SignatureError;
 /// negotiation has picked the release, its version is written to `agreed`, so a refusal
 /// after that point can be written in the release the agent agreed on. `replay_only`: the
 /// signature step found a reused nonce, so only a recorded idempotent answer may be given.
+/// `client`: who a keyed mutation's record is charged to.
 pub async fn checked(
     steps: &Steps,
     name: &str,
     meta: &CallMeta,
     arguments: Value,
+    client: Client,
     replay_only: bool,
     agreed: &OnceLock<&'static str>,
 ) -> Result<Answer, ProtocolError> {
@@ -57,8 +59,9 @@ pub async fn checked(
         .filter(|_| tool.mutates())
         .map(|key| Scope {
             profile: meta.profile.as_deref().unwrap_or(""),
-            tool: tool.as_str(),
+            tool,
             key,
+            client,
         });
     if replay_only {
         // SIG-030: a byte-identical retry of a signed mutation (same nonce, same key, same

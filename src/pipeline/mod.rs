@@ -57,7 +57,7 @@ pub use self::protocol_error::ProtocolError;
 use self::tool_table::ToolTable;
 use crate::access::Access;
 use crate::brain::Brain;
-use crate::idempotency::Idempotency;
+use crate::idempotency::{Client, Idempotency};
 use crate::inbound::limits::CallLimits;
 use crate::negotiation::Negotiator;
 use crate::observability::activity::Activity;
@@ -116,6 +116,14 @@ pub struct Refused {
     pub version: Option<&'static str>,
 }
 
+/// Who made a call: its address (the per-peer budget) and the client its idempotency records
+/// are charged to (that address, and the agent whose signature verified).
+#[derive(Debug, Clone, Copy)]
+struct Caller {
+    peer: Option<IpAddr>,
+    client: Client,
+}
+
 /// The metrics label of a call's outcome.
 fn label(outcome: &Result<Answer, ProtocolError>) -> Label {
     match outcome {
@@ -147,7 +155,7 @@ impl Pipeline {
     /// one has no recorded answer to be given, so is refused).
     pub async fn admit(&self, covered: &Covered<'_>) -> Result<(), ProtocolError> {
         match self.passage(covered).await? {
-            Passage::Serve => Ok(()),
+            Passage::Serve { .. } => Ok(()),
             Passage::ReplayOnly => Err(SignatureError::nonce_reused().into()),
         }
     }
@@ -205,11 +213,18 @@ impl Pipeline {
             None => call.admitted,
         };
         let replay_only = passage == Passage::ReplayOnly;
+        let signer = match passage {
+            Passage::Serve { signer } => signer,
+            Passage::ReplayOnly => None,
+        };
         self.answer(
             call.tool,
             call.arguments,
             call.meta,
-            call.peer,
+            Caller {
+                peer: call.peer,
+                client: Client::new(signer, call.peer),
+            },
             replay_only,
             agreed,
         )
@@ -227,7 +242,7 @@ impl Pipeline {
         tool: &str,
         mut arguments: Map<String, Value>,
         protocol_meta: Option<&Map<String, Value>>,
-        peer: Option<IpAddr>,
+        caller: Caller,
         replay_only: bool,
         agreed: &OnceLock<&'static str>,
     ) -> Result<Answer, ProtocolError> {
@@ -257,8 +272,16 @@ impl Pipeline {
             .run(
                 tool,
                 meta.profile.as_deref(),
-                peer,
-                checked::checked(steps, tool, &meta, arguments, replay_only, agreed),
+                caller.peer,
+                checked::checked(
+                    steps,
+                    tool,
+                    &meta,
+                    arguments,
+                    caller.client,
+                    replay_only,
+                    agreed,
+                ),
             )
             .instrument(span.clone())
             .await;

@@ -172,7 +172,7 @@ impl RestFront {
                 )
             })?,
             meta: Some(&meta),
-            admitted: Passage::Serve,
+            admitted: Passage::UNSIGNED,
             covered: Some(Covered {
                 method: &parts.method,
                 uri: &parts.uri,

@@ -153,12 +153,32 @@ impl SignatureError {
 /// What the signature step lets through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Passage {
-    /// The request may be served.
-    Serve,
+    /// The request may be served; `signer` is the agent whose signature verified, if any
+    /// (what idempotency charges its records to, beside the address).
+    Serve { signer: Option<SignerDigest> },
     /// A verified request whose nonce was used before (its byte-identical retry): only a
     /// recorded idempotent answer may be given, nothing may run.
     ReplayOnly,
 }
+
+impl Passage {
+    /// Served, nothing verified.
+    pub const UNSIGNED: Self = Self::Serve { signer: None };
+
+    fn signed_by(signer: &verify::Signer) -> Self {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::digest(signer.profile.as_bytes());
+        let mut signer = [0; 16];
+        signer.copy_from_slice(&digest[..16]);
+        Self::Serve {
+            signer: Some(signer),
+        }
+    }
+}
+
+/// A verified agent: a digest of the profile URL whose key verified the signature, small and
+/// `Copy` so a front hands it on with the frame.
+pub type SignerDigest = [u8; 16];
 
 /// The signature check of the MCP endpoints, shared by every namespace.
 pub struct SignatureCheck {
@@ -183,7 +203,7 @@ impl SignatureCheck {
     /// Whether the request may be served, or only answered from the idempotency store.
     pub async fn admit(&self, received: &Received<'_>) -> Result<Passage, SignatureError> {
         if self.mode == Mode::Off {
-            return Ok(Passage::Serve);
+            return Ok(Passage::UNSIGNED);
         }
         let outcome = self.verifier.verify(received).await;
         match (self.mode, outcome) {
@@ -197,11 +217,11 @@ impl SignatureCheck {
                     code = error.code().as_str(),
                     "request signature's nonce reused; served because signatures.mode = \"log\""
                 );
-                Ok(Passage::Serve)
+                Ok(Passage::signed_by(&signer))
             }
             (_, Ok(Some(signer))) => {
                 tracing::debug!(profile = %signer.profile, keyid = %signer.keyid, "request signature verified");
-                Ok(Passage::Serve)
+                Ok(Passage::signed_by(&signer))
             }
             (Mode::Enforce, Ok(None)) => Err(SignatureError::Missing(
                 "this business requires RFC 9421 request signatures: send Signature-Input, Signature and Content-Digest, signed with a key published in your profile".to_owned(),
@@ -214,7 +234,7 @@ impl SignatureCheck {
                 tracing::debug!(
                     "unsigned request served (signatures.mode = \"log\"; \"enforce\" would refuse it)"
                 );
-                Ok(Passage::Serve)
+                Ok(Passage::UNSIGNED)
             }
             (_, Err(error)) => {
                 tracing::warn!(
@@ -222,7 +242,7 @@ impl SignatureCheck {
                     reason = %error,
                     "request signature failed; served because signatures.mode = \"log\""
                 );
-                Ok(Passage::Serve)
+                Ok(Passage::UNSIGNED)
             }
         }
     }

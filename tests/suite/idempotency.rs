@@ -1,5 +1,6 @@
 //! Idempotent cart mutations (CART-025, CART-026) with the in-memory store and with a real
-//! redis-server on loopback; fail-closed behaviour when Redis is unreachable.
+//! redis-server on loopback; fail-closed behaviour when Redis is unreachable. Issue 35 item 2
+//! (no client fills the store for others) is driven over HTTP in `idempotency_shares`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +10,7 @@ use crate::support::redis::RedisServer;
 use crate::support::values::line;
 use crate::support::{AGENT_PROFILE, TestBridge, meta, meta_with_key};
 use bcp_bridge::idempotency::{
-    Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
+    Claimant, Client, Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
 };
 use bcp_bridge::pipeline::ProtocolError;
 use bcp_bridge::protocol::answer::{Answer, Outcome};
@@ -18,7 +19,12 @@ use serde_json::{Value, json};
 
 const OTHER_PROFILE: &str = "https://other-platform.example/profiles/agent.json";
 
-fn redis_config(url: &str) -> String {
+const CART: Claimant = Claimant {
+    client: Client::UNKNOWN,
+    tool: bcp_bridge::protocol::tool::ToolName::CreateCart,
+};
+
+pub fn redis_config(url: &str) -> String {
     format!("[idempotency]\nbackend = \"redis\"\nredis_url = \"{url}\"\n")
 }
 
@@ -264,7 +270,7 @@ async fn concurrent_duplicates(store: Arc<dyn IdempotencyStore>) {
         let runs = runs.clone();
         async move {
             idempotency
-                .run("bcp:idem:test:create_cart:k", payload, async move {
+                .run("bcp:idem:test:create_cart:k", payload, CART, async move {
                     runs.fetch_add(1, Ordering::SeqCst);
                     tokio::time::sleep(Duration::from_millis(300)).await;
                     Ok(answer(json!({"cart": payload})))
@@ -309,7 +315,7 @@ async fn a_failed_mutation_releases_its_key() {
         Arc::new(MemoryStore::default()),
     );
     let failed = idempotency
-        .run("key", "fp", async {
+        .run("key", "fp", CART, async {
             Err(ProtocolError::Unavailable {
                 retry_after_secs: 1,
             })
@@ -317,7 +323,7 @@ async fn a_failed_mutation_releases_its_key() {
         .await;
     assert!(failed.is_err());
     let retried = idempotency
-        .run("key", "fp", async {
+        .run("key", "fp", CART, async {
             Ok::<_, ProtocolError>(answer(json!({"done": true})))
         })
         .await;
@@ -345,5 +351,25 @@ fn configuration_names_its_keys() {
         other => panic!("{other:?}"),
     };
     assert_eq!(problems[0].key, "idempotency.memory_bytes");
+    // Issue 35 item 2: the shares are checked against each other, each named by its key.
+    for (toml, key) in [
+        ("max_record_bytes = 1000\n", "idempotency.max_record_bytes"),
+        (
+            "client_bytes = 65536\nmax_record_bytes = 131072\n",
+            "idempotency.client_bytes",
+        ),
+        (
+            "memory_bytes = 1048576\nmax_record_bytes = 262144\n",
+            "idempotency.max_record_bytes",
+        ),
+    ] {
+        let problems =
+            match bcp_bridge::startup::BridgeConfig::from_toml(&format!("[idempotency]\n{toml}")) {
+                Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
+                other => panic!("{toml}: {other:?}"),
+            };
+        let keys: Vec<_> = problems.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(keys, vec![key], "{toml}");
+    }
     let _ = AGENT_PROFILE;
 }

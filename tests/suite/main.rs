@@ -31,6 +31,7 @@ mod hardening;
 mod healthcheck;
 mod hostile;
 mod idempotency;
+mod idempotency_shares;
 mod inbound_webhooks;
 mod input_schemas;
 mod json_logs;
