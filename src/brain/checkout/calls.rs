@@ -472,10 +472,11 @@ impl Brain {
                 {
                     let (namespace, events, url) =
                         (self.namespace.clone(), events.clone(), url.to_owned());
+                    let held = url.len();
                     let announcer: super::Announcer = Arc::new(move |order: &Order| {
                         announce(&namespace, events.as_ref(), &url, order, release);
                     });
-                    brain.handed_off(id, announcer).await;
+                    brain.handed_off(id, announcer, held).await;
                 }
                 None => {}
             }

@@ -62,7 +62,7 @@ pub struct CheckoutBrain {
     /// Checkouts handed to the store's page whose agent declared an order webhook: how to
     /// announce the order once the store reports it (`order_arrived`), rendered for the
     /// namespace and release the checkout was completed through.
-    handoffs: moka::future::Cache<String, Announcer>,
+    handoffs: moka::future::Cache<String, Handoff>,
     /// What agents are given for orders instead of the store's ids.
     handles: OrderHandles,
 }
@@ -70,14 +70,31 @@ pub struct CheckoutBrain {
 /// Renders and queues one order's event for the agent that handed the checkout off.
 pub type Announcer = std::sync::Arc<dyn Fn(&Order) + Send + Sync>;
 
-/// Carts remembered for conversion; past it the oldest are forgotten (a forgotten cart
-/// converts into a new checkout, as a store would without the rule).
-const MAX_CONVERSIONS: u64 = 100_000;
+/// An announcer and the bytes it holds (the agent's webhook URL), for the byte bound.
+#[derive(Clone)]
+struct Handoff {
+    announce: Announcer,
+    held: usize,
+}
+
+/// What conversions may hold, in bytes; past it the least recently used are forgotten (a
+/// forgotten cart converts into a new checkout, as a store would without the rule). Keyed by
+/// ids the store made, so only real carts enter; least recently used, so a new buyer's
+/// conversion is always kept (issue 35 item 2).
+const CONVERSION_BYTES: u64 = 16 << 20;
+/// What hand-offs may hold, in bytes: each is a real checkout the store made and handed off.
+const HANDOFF_BYTES: u64 = 16 << 20;
+/// A map entry's own cost beyond its strings (slot, moka's node, the `Arc`).
+const ENTRY_OVERHEAD: usize = 160;
 /// How long a conversion is remembered after it was last used: a day, as idempotency keys.
 const CONVERSION_IDLE: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
 /// How long a hand-off waits for the buyer to pay on the store's page (a Shopify cart lives
 /// ten days).
 const HANDOFF_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 24 * 3600);
+
+fn weight(bytes: usize) -> u32 {
+    u32::try_from(ENTRY_OVERHEAD + bytes).unwrap_or(u32::MAX)
+}
 
 fn gone(id: &str) -> BrainError {
     BrainError::Platform(PlatformError::InvalidAt {
@@ -97,11 +114,17 @@ impl CheckoutBrain {
             port,
             ledger: Ledger::default(),
             conversions: moka::future::Cache::builder()
-                .max_capacity(MAX_CONVERSIONS)
+                .max_capacity(CONVERSION_BYTES)
+                .weigher(|cart: &String, checkout: &String| weight(cart.len() + checkout.len()))
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(CONVERSION_IDLE)
                 .build(),
             handoffs: moka::future::Cache::builder()
-                .max_capacity(MAX_CONVERSIONS)
+                .max_capacity(HANDOFF_BYTES)
+                .weigher(|checkout: &String, handoff: &Handoff| {
+                    weight(checkout.len() + handoff.held)
+                })
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(HANDOFF_IDLE)
                 .build(),
             handles: OrderHandles::local(),
@@ -119,15 +142,17 @@ impl CheckoutBrain {
     }
 
     /// A checkout was handed to the store's page: when the store reports its order, the
-    /// agent's webhook hears of it through `announce`.
-    pub async fn handed_off(&self, id: &str, announce: Announcer) {
-        self.handoffs.insert(id.to_owned(), announce).await;
+    /// agent's webhook hears of it through `announce`, which holds `held` bytes.
+    pub async fn handed_off(&self, id: &str, announce: Announcer, held: usize) {
+        self.handoffs
+            .insert(id.to_owned(), Handoff { announce, held })
+            .await;
     }
 
     /// The store reported an order (created or changed) for a checkout the bridge handed
     /// off: its event goes to the agent that completed the checkout (ORD-029, ORD-030).
     pub async fn order_arrived(&self, order: &Order) {
-        let Some(announce) = self.handoffs.get(&order.checkout_id).await else {
+        let Some(Handoff { announce, .. }) = self.handoffs.get(&order.checkout_id).await else {
             return;
         };
         let sealed = match self.handles.sealer().await {

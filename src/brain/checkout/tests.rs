@@ -575,3 +575,37 @@ async fn an_unknown_checkout_is_an_error_at_its_id() {
         matches!(error, BrainError::Platform(PlatformError::InvalidAt { ref path, .. }) if path == "$.id")
     );
 }
+
+/// Issue 35 item 2: the conversion and hand-off maps stay within their bytes under a flood,
+/// and the newest entry (a real buyer's) is kept, not refused.
+#[tokio::test]
+async fn conversions_and_handoffs_are_bounded_in_bytes_and_keep_the_newest() {
+    let brain = brain();
+    let long = "x".repeat(1_000);
+    for n in 0..40_000 {
+        brain
+            .conversions
+            .insert(format!("cart_{n}_{long}"), format!("chk_{n}"))
+            .await;
+    }
+    brain
+        .conversions
+        .insert("cart_buyer".into(), "chk_buyer".into())
+        .await;
+    brain.conversions.run_pending_tasks().await;
+    assert!(brain.conversions.weighted_size() <= CONVERSION_BYTES);
+    assert_eq!(
+        brain.conversions.get("cart_buyer").await.as_deref(),
+        Some("chk_buyer")
+    );
+    let announce: Announcer = Arc::new(|_: &Order| {});
+    for n in 0..40_000 {
+        brain
+            .handed_off(&format!("chk_{n}"), announce.clone(), 1_000)
+            .await;
+    }
+    brain.handed_off("chk_buyer", announce, 40).await;
+    brain.handoffs.run_pending_tasks().await;
+    assert!(brain.handoffs.weighted_size() <= HANDOFF_BYTES);
+    assert!(brain.handoffs.get("chk_buyer").await.is_some());
+}
