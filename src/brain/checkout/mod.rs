@@ -16,6 +16,7 @@ use crate::model::checkout::{
 };
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
+use crate::platform::footprint;
 use crate::protocol::{Message, MessageCode, Severity};
 
 use super::BrainError;
@@ -92,10 +93,6 @@ const CONVERSION_IDLE: std::time::Duration = std::time::Duration::from_secs(24 *
 /// ten days).
 const HANDOFF_IDLE: std::time::Duration = std::time::Duration::from_secs(10 * 24 * 3600);
 
-fn weight(bytes: usize) -> u32 {
-    u32::try_from(ENTRY_OVERHEAD + bytes).unwrap_or(u32::MAX)
-}
-
 fn gone(id: &str) -> BrainError {
     BrainError::Platform(PlatformError::InvalidAt {
         path: "$.id".into(),
@@ -115,14 +112,16 @@ impl CheckoutBrain {
             ledger: Ledger::default(),
             conversions: moka::future::Cache::builder()
                 .max_capacity(CONVERSION_BYTES)
-                .weigher(|cart: &String, checkout: &String| weight(cart.len() + checkout.len()))
+                .weigher(|cart: &String, checkout: &String| {
+                    footprint::weight(ENTRY_OVERHEAD + cart.len() + checkout.len())
+                })
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(CONVERSION_IDLE)
                 .build(),
             handoffs: moka::future::Cache::builder()
                 .max_capacity(HANDOFF_BYTES)
                 .weigher(|checkout: &String, handoff: &Handoff| {
-                    weight(checkout.len() + handoff.held)
+                    footprint::weight(ENTRY_OVERHEAD + checkout.len() + handoff.held)
                 })
                 .eviction_policy(moka::policy::EvictionPolicy::lru())
                 .time_to_idle(HANDOFF_IDLE)

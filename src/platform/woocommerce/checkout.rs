@@ -420,6 +420,26 @@ impl WooCheckout {
             .map(Some)
     }
 
+    /// The store's cart behind an open checkout. A cancelled checkout is an emptied cart the
+    /// bridge forgot, as a cancelled cart is (cart.rs), and one never made holds nothing
+    /// either: both are not found, rather than an empty open checkout.
+    async fn open_cart(&self, id: &str) -> Result<Option<Value>, PlatformError> {
+        let Some((status, value)) = self.call(id, Method::GET, &["cart"], None).await? else {
+            return Ok(None);
+        };
+        if !status.is_success() {
+            return Err(upstream("cart", status, &value));
+        }
+        let empty = value
+            .get("items")
+            .and_then(Value::as_array)
+            .is_none_or(Vec::is_empty);
+        if empty && !self.sessions.contains(id) {
+            return Ok(None);
+        }
+        Ok(Some(value))
+    }
+
     fn order_of(&self, id: &str, body: &Value, key: &str) -> Result<Order, PlatformError> {
         let cart: StoreCart = serde_json::from_value(body.clone())
             .map_err(|error| PlatformError::BadResponse(format!("order: {error}")))?;
@@ -614,21 +634,9 @@ impl CheckoutPort for WooCheckout {
         if let Some(placed) = &session.placed {
             return Ok(Some(self.placed_state(id, &session, placed)));
         }
-        let Some((status, value)) = self.call(id, Method::GET, &["cart"], None).await? else {
+        let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
-        if !status.is_success() {
-            return Err(upstream("cart", status, &value));
-        }
-        // A cancelled checkout is an emptied cart the bridge forgot, as a cancelled cart is
-        // (cart.rs): it is not found, rather than an empty open checkout.
-        let empty = value
-            .get("items")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty);
-        if empty && !self.sessions.contains(id) {
-            return Ok(None);
-        }
         self.state(id, &value, &session).map(Some)
     }
 
@@ -650,21 +658,10 @@ impl CheckoutPort for WooCheckout {
         if let Some(address) = self.sessions.get(id).await.address {
             return self.write_customer(id, &address, buyer).await;
         }
-        let Some((status, value)) = self.call(id, Method::GET, &["cart"], None).await? else {
+        // Naming a buyer does not bring a cancelled checkout back.
+        let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
-        if !status.is_success() {
-            return Err(upstream("cart", status, &value));
-        }
-        // An emptied cart the bridge holds nothing for is a cancelled (or never made)
-        // checkout, as `get_checkout` reads it: naming a buyer does not bring it back.
-        let empty = value
-            .get("items")
-            .and_then(Value::as_array)
-            .is_none_or(Vec::is_empty);
-        if empty && !self.sessions.contains(id) {
-            return Ok(None);
-        }
         let session = self
             .sessions
             .update(id, |session| session.buyer = buyer.clone())
