@@ -4,6 +4,8 @@
 
 pub mod hosts;
 
+use std::net::IpAddr;
+
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
@@ -106,5 +108,15 @@ impl Access {
             None => Ok(()),
             Some(_) => Err(AccessDenied::Forbidden),
         }
+    }
+}
+
+/// The client an address stands for, wherever a per-client bound counts calls or bytes: an
+/// IPv4 address as it is (an IPv4-mapped IPv6 one too), an IPv6 address by its /64, since a
+/// host is given a whole /64 and could otherwise take 2^64 shares.
+pub fn client_address(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
+        v4 => v4,
     }
 }

@@ -16,6 +16,8 @@ use std::net::IpAddr;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::access::client_address;
+
 /// Whose records they are, for the per-client shares: the caller's address, and the agent
 /// whose request signature verified when there is one. A record is charged to both, and a
 /// claim is refused when either is past its share: anyone can publish profiles and sign as
@@ -50,7 +52,7 @@ impl Client {
     /// The client of a call from `peer`, signed by `agent` when its signature verified.
     pub fn new(agent: Option<[u8; 16]>, peer: Option<IpAddr>) -> Self {
         Self {
-            address: peer.map(share_of),
+            address: peer.map(client_address),
             agent,
         }
     }
@@ -61,17 +63,6 @@ impl Client {
         let agent = self.agent.map(Holder::Agent);
         let unknown = (address.is_none() && agent.is_none()).then_some(Holder::Unknown);
         [address, agent, unknown].into_iter().flatten()
-    }
-}
-
-/// The address a share is kept for: IPv4 as is (a mapped one as IPv4), IPv6 by its /64.
-fn share_of(peer: IpAddr) -> IpAddr {
-    match peer {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6((u128::from(v6) & (u128::MAX << 64)).into()),
-        },
-        v4 => v4,
     }
 }
 

@@ -2,12 +2,13 @@
 //! budget tracks a bounded number of keys with O(log n) work per check (see `keyed`), so a
 //! client inventing a new agent profile per call can neither grow memory nor slow the checks.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::limiter::BoundedKeyed;
+use crate::access::client_address;
 
 /// `[inbound]`: per-agent and per-client-address budgets of tool calls, on by default (0 = off).
 ///
@@ -65,18 +66,6 @@ pub struct InboundLimiter {
     per_ip: Option<BoundedKeyed<IpAddr>>,
 }
 
-/// The key of `ip`'s per-address budget. An IPv6 host is given a whole /64 and can send from
-/// any address in it, so per address it would have 2^64 budgets: its /64 is the client.
-fn client_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => {
-            let prefix = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(Ipv6Addr::from(prefix))
-        }
-        v4 => v4,
-    }
-}
-
 fn keyed<K: std::hash::Hash + Eq + Clone>(per_minute: u32) -> Option<BoundedKeyed<K>> {
     (per_minute > 0).then(|| BoundedKeyed::per_minute(per_minute, MAX_TRACKED_KEYS))
 }
@@ -105,7 +94,7 @@ impl InboundLimiter {
     /// One tool call by `profile` from `ip`; either budget exhausted → -32000 / HTTP 429.
     pub fn check(&self, profile: Option<&str>, ip: Option<IpAddr>) -> Result<(), Throttled> {
         if let (Some(limiter), Some(ip)) = (&self.per_ip, ip) {
-            check(limiter, &client_key(ip), "inbound_ip")?;
+            check(limiter, &client_address(ip), "inbound_ip")?;
         }
         // Calls without a profile are refused later by validation; they still count per IP.
         if let (Some(limiter), Some(profile)) = (&self.per_agent, profile) {
