@@ -11,6 +11,7 @@ use std::fmt;
 use iso_currency::Currency;
 use time::OffsetDateTime;
 
+use super::fiscal::{Nfe, Requirement, TaxpayerId};
 use super::{BuyerContext, CartLine, CartLineInput};
 
 /// Writes `Name { .. [redacted] }` for types holding personal data.
@@ -25,6 +26,8 @@ pub struct Buyer {
     pub last_name: Option<String>,
     pub email: Option<String>,
     pub phone_number: Option<String>,
+    /// CPF, CNPJ or foreign id (BCP fiscal identity), validated by the brain.
+    pub taxpayer_id: Option<TaxpayerId>,
 }
 
 impl fmt::Debug for Buyer {
@@ -39,6 +42,7 @@ impl Buyer {
             && self.last_name.is_none()
             && self.email.is_none()
             && self.phone_number.is_none()
+            && self.taxpayer_id.is_none()
     }
 }
 
@@ -55,6 +59,11 @@ pub struct Address {
     /// ISO 3166-1 alpha-2.
     pub address_country: Option<String>,
     pub phone_number: Option<String>,
+    /// The house number (or "s/n"), for stores with a field of its own. When set,
+    /// `street_address` holds the street without it; the brain splits and joins the two.
+    pub number: Option<String>,
+    /// The bairro, for stores with a field of its own.
+    pub neighborhood: Option<String>,
 }
 
 impl fmt::Debug for Address {
@@ -248,6 +257,8 @@ pub struct CheckoutState {
     pub escalation: Option<EscalationReason>,
     pub stage: Stage,
     pub expires_at: Option<OffsetDateTime>,
+    /// What the store requires before it takes the order, as it says itself.
+    pub requirements: Vec<Requirement>,
 }
 
 /// Where a new checkout's lines come from.
@@ -326,6 +337,8 @@ pub struct Order {
     pub fulfillment_title: Option<String>,
     pub codes: Vec<String>,
     pub placed_at: Option<OffsetDateTime>,
+    /// The invoice, where the store exposes it.
+    pub nfe: Option<Nfe>,
 }
 
 impl Order {
@@ -349,6 +362,7 @@ mod tests {
             last_name: Some("Souza".into()),
             email: Some("ana@example.com".into()),
             phone_number: Some("+5511999990000".into()),
+            taxpayer_id: None,
         };
         let address = Address {
             street_address: Some("Rua Augusta 100".into()),

@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use crate::money::Money;
 
 pub mod checkout;
+pub mod fiscal;
 pub mod lines;
 pub mod predicates;
 

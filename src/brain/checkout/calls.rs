@@ -34,6 +34,7 @@ fn buyer(input: &BuyerIn) -> Buyer {
         last_name: clean(&input.last_name),
         email: clean(&input.email),
         phone_number: clean(&input.phone_number),
+        taxpayer_id: None,
     }
 }
 
@@ -49,6 +50,8 @@ fn address(input: &AddressIn) -> Address {
         // Stores key their shipping tables on the upper-case code.
         address_country: clean(&input.address_country).map(|code| code.to_ascii_uppercase()),
         phone_number: clean(&input.phone_number),
+        neighborhood: None,
+        number: None,
     }
 }
 

@@ -284,6 +284,10 @@ impl CheckoutBrain {
                     .phone_number
                     .clone()
                     .or(state.buyer.phone_number.clone()),
+                taxpayer_id: buyer
+                    .taxpayer_id
+                    .clone()
+                    .or(state.buyer.taxpayer_id.clone()),
             };
             if merged != state.buyer {
                 state = self

@@ -47,6 +47,7 @@ fn ana() -> Buyer {
         last_name: Some("Souza".into()),
         email: Some("ana@example.com".into()),
         phone_number: Some("+5511999990000".into()),
+        taxpayer_id: None,
     }
 }
 

@@ -427,6 +427,7 @@ impl SampleCheckout {
             fulfillment_title: selected_option(state).map(|option| option.title.clone()),
             codes: state.codes.clone(),
             placed_at: Some(OffsetDateTime::now_utc()),
+            nfe: None,
         }
     }
 }
@@ -491,6 +492,7 @@ impl CheckoutPort for SampleCheckout {
             escalation: None,
             stage: Stage::Open,
             expires_at: Some(created + TTL),
+            requirements: Vec::new(),
         };
         Self::reprice(&mut state, created);
         book.put(&id, state.clone(), created, created);

@@ -369,6 +369,7 @@ fn profile_buyer(form: &OrderForm) -> Buyer {
         last_name: field("lastName"),
         email: field("email"),
         phone_number: field("phone"),
+        taxpayer_id: None,
     }
 }
 
@@ -421,6 +422,7 @@ pub fn state(
         escalation: Some(EscalationReason::Payment),
         stage: Stage::Open,
         expires_at: None,
+        requirements: Vec::new(),
     })
 }
 

@@ -306,6 +306,7 @@ impl WooCheckout {
             continue_url: continue_url.map(String::from),
             stage: Stage::Open,
             expires_at: None,
+            requirements: Vec::new(),
         })
     }
 
@@ -330,6 +331,7 @@ impl WooCheckout {
             continue_url: placed.pay_url.clone(),
             stage: Stage::Placed(order.reference()),
             expires_at: None,
+            requirements: Vec::new(),
         }
     }
 
@@ -518,6 +520,7 @@ impl WooCheckout {
                 .map(|coupon| coupon.code.clone())
                 .collect(),
             placed_at: None,
+            nfe: None,
         })
     }
 

@@ -231,6 +231,7 @@ mod tests {
             fulfillment_title: None,
             codes: Vec::new(),
             placed_at: None,
+            nfe: None,
         }
     }
 

@@ -34,6 +34,7 @@ fn buyer() -> Buyer {
         last_name: Some("Souza".into()),
         email: Some("ana.checkout@example.com".into()),
         phone_number: Some("11999990000".into()),
+        taxpayer_id: None,
     }
 }
 

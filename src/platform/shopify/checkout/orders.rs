@@ -169,6 +169,8 @@ fn address(raw: &RawAddress) -> Address {
         postal_code: text(&raw.zip),
         address_country: text(&raw.country_code),
         phone_number: text(&raw.phone),
+        neighborhood: None,
+        number: None,
     }
 }
 
@@ -291,6 +293,7 @@ fn order(raw: &RawOrder, checkout_id: &str, shop: &str) -> Result<Order, Platfor
             .created_at
             .as_deref()
             .and_then(|at| OffsetDateTime::parse(at, &Rfc3339).ok()),
+        nfe: None,
     })
 }
 

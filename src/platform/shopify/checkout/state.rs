@@ -49,6 +49,8 @@ pub fn address(raw: &RawAddress) -> Address {
         postal_code: raw.zip.clone(),
         address_country: raw.country_code.clone(),
         phone_number: raw.phone.clone(),
+        neighborhood: None,
+        number: None,
     }
 }
 
@@ -286,6 +288,7 @@ pub fn checkout(
             .or_else(|| from_address(|address| &address.last_name)),
         email: raw.email.clone(),
         phone_number: raw.phone.clone(),
+        taxpayer_id: None,
     };
     Ok(CheckoutState {
         id: raw.id.clone(),
@@ -312,6 +315,7 @@ pub fn checkout(
         expires_at: OffsetDateTime::parse(&raw.updated_at, &Rfc3339)
             .ok()
             .map(|updated| updated + TimeDuration::days(CART_LIFETIME_DAYS)),
+        requirements: Vec::new(),
     })
 }
 
@@ -354,6 +358,7 @@ pub fn placed(id: &str, order: &Order, names: &Names) -> CheckoutState {
         escalation: None,
         stage: Stage::Placed(order.reference()),
         expires_at: None,
+        requirements: Vec::new(),
     }
 }
 
