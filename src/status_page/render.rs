@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use super::PageContext;
 use super::words::Words;
+use crate::platform::upstream::LoadReading;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Health {
@@ -59,7 +60,8 @@ fn copyable(out: &mut String, words: &Words, label: &str, value: &str, id: &str)
 }
 
 fn store_section(out: &mut String, words: &Words, context: &PageContext, health: &Health) {
-    let store = context.platform.info();
+    let platform = &context.platform;
+    let store = platform.info();
     let (class, state) = match health {
         Health::Ready => ("ok", words.store_answers),
         Health::Failing => ("bad", words.store_fails),
@@ -67,7 +69,7 @@ fn store_section(out: &mut String, words: &Words, context: &PageContext, health:
     };
     let _ = write!(
         out,
-        r#"<section><h2>{}</h2><dl><dt>{}</dt><dd id="shop-name">{}</dd><dt>{}</dt><dd id="platform">{}</dd><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd><code>{}</code></dd><dt>{}</dt><dd id="health" class="{class}">{state}</dd></dl></section>"#,
+        r#"<section><h2>{}</h2><dl><dt>{}</dt><dd id="shop-name">{}</dd><dt>{}</dt><dd id="platform">{}</dd><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd><code>{}</code></dd><dt>{}</dt><dd id="health" class="{class}">{state}</dd>"#,
         words.store,
         words.shop,
         escape(&store.name),
@@ -78,6 +80,33 @@ fn store_section(out: &mut String, words: &Words, context: &PageContext, health:
         words.storefront,
         escape(&store.storefront_url),
         words.upstream,
+    );
+    if let Some(load) = &platform.load {
+        load_row(out, words, &load.reading());
+    }
+    out.push_str("</dl></section>");
+}
+
+/// `[upstream] max_in_flight` at work: how busy the bridge keeps the store.
+fn load_row(out: &mut String, words: &Words, load: &LoadReading) {
+    let capacity = if load.capacity == 0 {
+        words.unbounded.to_owned()
+    } else {
+        format!("{} {}", words.in_flight_of, load.capacity)
+    };
+    let _ = write!(
+        out,
+        r#"<dt>{}</dt><dd id="store-load">{} {capacity} · {} {} · {} {}, {} {} · {} {}</dd>"#,
+        words.load,
+        load.in_flight,
+        load.queued,
+        words.queued,
+        load.waits,
+        words.waited,
+        load.mean_wait.as_millis(),
+        words.on_average,
+        load.refused,
+        words.turned_away,
     );
 }
 

@@ -120,6 +120,13 @@ pub struct Words {
     pub unavailable: &'static str,
     /// The decimal separator of amounts.
     pub decimal: &'static str,
+    pub load: &'static str,
+    pub in_flight_of: &'static str,
+    pub unbounded: &'static str,
+    pub queued: &'static str,
+    pub waited: &'static str,
+    pub on_average: &'static str,
+    pub turned_away: &'static str,
 }
 
 const ENGLISH: Words = Words {
@@ -182,6 +189,13 @@ const ENGLISH: Words = Words {
     available: "available",
     unavailable: "unavailable",
     decimal: ".",
+    load: "Store load",
+    in_flight_of: "requests in flight, at most",
+    unbounded: "requests in flight, no bound set",
+    queued: "waiting",
+    waited: "waited for a free slot",
+    on_average: "ms on average",
+    turned_away: "turned away busy",
 };
 
 const PORTUGUESE: Words = Words {
@@ -244,6 +258,13 @@ const PORTUGUESE: Words = Words {
     available: "disponível",
     unavailable: "indisponível",
     decimal: ",",
+    load: "Carga na loja",
+    in_flight_of: "requisições em andamento, no máximo",
+    unbounded: "requisições em andamento, sem limite definido",
+    queued: "na fila",
+    waited: "esperaram vaga",
+    on_average: "ms em média",
+    turned_away: "recusadas por lotação",
 };
 
 #[cfg(test)]

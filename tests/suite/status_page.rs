@@ -244,3 +244,22 @@ async fn an_unreachable_store_is_shown_as_such() {
     assert!(body.contains(r#"id="health" class="bad""#), "{body}");
     assert!(body.contains(">woocommerce<"), "{body}");
 }
+
+/// Issue 39 item 3: the page shows how busy the bridge keeps the store (capacity, in flight,
+/// queue, waits); the sample store has no upstream and no such row.
+#[tokio::test]
+async fn the_page_shows_the_store_load() {
+    let woo = crate::support::woo_standin::WooStandin::start().await;
+    let bridge = TestBridge::start(&format!(
+        "{}\n[upstream]\nmax_in_flight = 3\n",
+        woo.config("")
+    ))
+    .await;
+    let (_, _, body) = page(&bridge).await;
+    assert!(
+        body.contains(r#"<dd id="store-load">0 requests in flight, at most 3 · 0 waiting"#),
+        "{body}"
+    );
+    let (_, _, body) = page(&TestBridge::sample().await).await;
+    assert!(!body.contains("store-load"), "{body}");
+}
