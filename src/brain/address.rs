@@ -19,7 +19,7 @@
 use crate::model::checkout::Address;
 
 /// What the bairro is marked with in `extended_address`.
-const BAIRRO: &str = "Bairro";
+const BAIRRO: &str = crate::model::fiscal::BAIRRO_MARK;
 /// How the parts of `extended_address` are separated when written back.
 const SEPARATOR: &str = " - ";
 /// What a house without a number is given.
@@ -140,23 +140,12 @@ pub fn read(mut address: Address) -> Address {
 
 /// `street_address` as the agent reads it: the street and its number joined back.
 pub fn street_line(address: &Address) -> Option<String> {
-    match (&address.street_address, &address.number) {
-        (Some(street), Some(number)) => Some(format!("{street}, {number}")),
-        (None, Some(number)) => Some(number.clone()),
-        (street, None) => street.clone(),
-    }
+    address.street_line()
 }
 
 /// `extended_address` as the agent reads it: the complement, then the marked bairro.
 pub fn extended_line(address: &Address) -> Option<String> {
-    let bairro = address
-        .neighborhood
-        .as_ref()
-        .map(|name| format!("{BAIRRO} {name}"));
-    match (&address.extended_address, bairro) {
-        (Some(complement), Some(bairro)) => Some(format!("{complement}{SEPARATOR}{bairro}")),
-        (complement, bairro) => bairro.or_else(|| complement.clone()),
-    }
+    address.complement_line()
 }
 
 #[cfg(test)]
