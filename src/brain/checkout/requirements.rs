@@ -126,3 +126,110 @@ pub fn escalations(state: &CheckoutState) -> Vec<Message> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use super::super::status::{Status, judge};
+    use super::super::{CheckoutBrain, CheckoutUpdate};
+    use crate::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState};
+    use crate::model::fiscal::{Requirement, TaxpayerKind};
+    use crate::model::{BuyerContext, CartLineInput};
+    use crate::platform::sample::{self, checkout::SampleCheckout};
+    use crate::protocol::{MessageCode, Severity};
+
+    /// A sample-store checkout with nothing missing, as the store holds it.
+    async fn ready() -> CheckoutState {
+        let port = SampleCheckout::new(sample::open(&toml::Table::new()).unwrap());
+        let brain = CheckoutBrain::new(Arc::new(port));
+        let draft = CheckoutDraft {
+            source: CheckoutSource::Lines(vec![CartLineInput {
+                item_id: "prod_chinelo_praia_azm_3334".into(),
+                quantity: 1,
+            }]),
+            context: BuyerContext::default(),
+            buyer: Buyer::default(),
+        };
+        let id = brain.create(&draft).await.unwrap().0.state.id;
+        let update = CheckoutUpdate {
+            address: Some(Address {
+                street_address: Some("Rua Doutor Quirino".into()),
+                address_country: Some("BR".into()),
+                ..Address::default()
+            }),
+            selections: vec![("grp_1".into(), "pac".into())],
+            ..CheckoutUpdate::default()
+        };
+        brain.update(&id, &update).await.unwrap();
+        let state = brain.get(&id).await.unwrap();
+        assert_eq!(state.status, Status::ReadyForComplete);
+        state.state
+    }
+
+    /// Issue 37 item 3: one recoverable message per unmet requirement, at the field's path.
+    #[tokio::test]
+    async fn each_unmet_requirement_is_one_recoverable_message_at_its_path() {
+        let mut state = ready().await;
+        state.requirements = vec![
+            Requirement::TaxpayerId {
+                kinds: vec![TaxpayerKind::Cpf],
+            },
+            Requirement::HouseNumber,
+            Requirement::Neighborhood,
+        ];
+        let judged = judge(state.clone());
+        assert_eq!(judged.status, Status::Incomplete);
+        let paths: Vec<&str> = judged
+            .messages
+            .iter()
+            .filter_map(|message| message.path.as_deref())
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                "$.buyer.taxpayer_id",
+                "$.fulfillment.methods[0].destinations[0].street_address",
+                "$.fulfillment.methods[0].destinations[0].extended_address",
+            ]
+        );
+        for message in &judged.messages {
+            assert_eq!(message.code, MessageCode::Missing);
+            assert_eq!(message.severity, Some(Severity::Recoverable));
+        }
+        assert!(judged.messages[2].content.contains("Bairro"));
+        // Met, they say nothing: a CNPJ is not the CPF this store takes.
+        if let Some(address) = &mut state.address {
+            address.number = Some("1481".into());
+            address.neighborhood = Some("Centro".into());
+        }
+        state.buyer.taxpayer_id =
+            Some(crate::brain::fiscal::taxpayer(TaxpayerKind::Cnpj, "19131243000197").unwrap());
+        assert_eq!(judge(state.clone()).messages.len(), 1);
+        state.buyer.taxpayer_id =
+            Some(crate::brain::fiscal::taxpayer(TaxpayerKind::Cpf, "39053344705").unwrap());
+        assert_eq!(judge(state).status, Status::ReadyForComplete);
+    }
+
+    /// A field only the store's page collects is a hand-off with continue_url, after the
+    /// recoverable gaps are resolved (checkout.md: recoverable errors first).
+    #[tokio::test]
+    async fn a_field_only_the_store_page_collects_escalates() {
+        let mut state = ready().await;
+        state.requirements = vec![Requirement::Other {
+            key: "billing_ie".into(),
+            label: "Inscrição estadual".into(),
+        }];
+        let judged = judge(state.clone());
+        assert_eq!(judged.status, Status::RequiresEscalation);
+        assert_eq!(
+            judged.messages[0].severity,
+            Some(Severity::RequiresBuyerInput)
+        );
+        assert!(judged.messages[0].content.contains("Inscrição estadual"));
+        assert!(judged.state.continue_url.is_some());
+        state.requirements.push(Requirement::HouseNumber);
+        assert_eq!(judge(state).status, Status::Incomplete);
+    }
+}
