@@ -625,4 +625,6 @@ fn contains(codes: &[String], code: &str) -> bool {
 }
 
 #[cfg(test)]
+mod refusal_tests;
+#[cfg(test)]
 mod tests;
