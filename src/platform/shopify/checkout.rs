@@ -335,8 +335,8 @@ impl CheckoutPort for ShopifyCheckout {
                     addresses: vec![CartSelectableAddressInput {
                         address: CartAddressInput {
                             delivery_address: Some(CartDeliveryAddressInput {
-                                address1: text(&address.street_address),
-                                address2: text(&address.extended_address),
+                                address1: text(&address.street_line()),
+                                address2: text(&address.complement_line()),
                                 city: text(&address.address_locality),
                                 company: None,
                                 country_code: country

@@ -87,11 +87,15 @@ pub fn to_vtex(address: &Address, buyer: &Buyer) -> Result<Value, PlatformError>
         path: "$.checkout.fulfillment.methods[0].destinations[0].address_country".into(),
         message: format!("the store does not ship to country {country}"),
     })?;
-    let (street, number) = address
-        .street_address
-        .as_deref()
-        .map(street_and_number)
-        .map_or((None, None), |(street, number)| (Some(street), number));
+    // A Brazilian number the brain split off already; otherwise the line is read here.
+    let (street, number) = match &address.number {
+        Some(number) => (address.street_address.clone(), Some(number.clone())),
+        None => address
+            .street_address
+            .as_deref()
+            .map(street_and_number)
+            .map_or((None, None), |(street, number)| (Some(street), number)),
+    };
     let receiver = joined(&[&address.first_name, &address.last_name])
         .or_else(|| joined(&[&buyer.first_name, &buyer.last_name]));
     Ok(json!({
@@ -103,7 +107,7 @@ pub fn to_vtex(address: &Address, buyer: &Buyer) -> Result<Value, PlatformError>
         "country": country,
         "street": street,
         "number": number,
-        "complement": address.extended_address,
+        "complement": address.complement_line(),
     }))
 }
 

@@ -135,8 +135,8 @@ fn woo_address(address: &Address, buyer: &Buyer) -> Value {
     json!({
         "first_name": text(if address.first_name.is_some() { &address.first_name } else { &buyer.first_name }),
         "last_name": text(if address.last_name.is_some() { &address.last_name } else { &buyer.last_name }),
-        "address_1": text(&address.street_address),
-        "address_2": text(&address.extended_address),
+        "address_1": text(&address.street_line()),
+        "address_2": text(&address.complement_line()),
         "city": text(&address.address_locality),
         "state": text(&address.address_region),
         "postcode": text(&address.postal_code),
