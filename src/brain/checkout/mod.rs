@@ -10,10 +10,13 @@ pub mod ledger;
 pub mod render;
 pub mod status;
 
-use crate::model::CartLineInput;
+use std::collections::BTreeMap;
+
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Placement, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, FulfillmentGroup, Order,
+    Placement, Stage,
 };
+use crate::model::{CartLine, CartLineInput};
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
 use crate::platform::footprint;
@@ -257,21 +260,39 @@ impl CheckoutBrain {
     /// answers with what the store then holds. A completed or canceled checkout is immutable
     /// (CHK-017); one whose completion is running is left unchanged (checkout.md "Accepted
     /// completion").
+    ///
+    /// Update is a full replacement, so an agent sends back what the checkout already holds:
+    /// a part equal to it writes nothing. A part the store cannot take (lines it cannot hold,
+    /// an option the destination lacks) is a recoverable message at its path and the rest of
+    /// the update is still applied (checkout.md "Error Handling").
     pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
         let current = match self.writable(id, "updated").await? {
             Ok(current) => current,
             Err(refused) => return Ok(refused),
         };
+        let before = current.state;
+        let mut state = before.clone();
         let mut problems = Vec::new();
-        let mut state = current.state;
-        if let Some(lines) = &update.lines {
-            let outcome = self
-                .port
-                .set_lines(id, lines)
-                .await?
-                .ok_or_else(|| gone(id))?;
-            problems = outcome.problems;
-            state = outcome.checkout;
+        let mut refusals = Vec::new();
+        let mut relined = false;
+        if let Some(lines) = &update.lines
+            && !same_lines(lines, &state.lines)
+        {
+            match self.port.set_lines(id, lines).await {
+                Ok(Some(outcome)) => {
+                    problems = outcome.problems;
+                    state = outcome.checkout;
+                    relined = true;
+                }
+                Ok(None) => return Err(gone(id)),
+                Err(PlatformError::Unsupported(what)) => {
+                    refusals.push(lines_refused(format!("this store does not support {what}")))
+                }
+                Err(PlatformError::InvalidAt { path, message }) if names_lines(&path) => {
+                    refusals.push(lines_refused(message));
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
         // An agent builds the buyer up over several updates: a member it leaves out keeps
         // what the store holds.
@@ -307,14 +328,47 @@ impl CheckoutBrain {
                 .ok_or_else(|| gone(id))?;
         }
         for (group, option) in &update.selections {
-            state = self
-                .port
-                .select_option(id, group, option)
-                .await?
-                .ok_or_else(|| gone(id))?;
+            if selected(&state, group, option) {
+                continue;
+            }
+            match self.port.select_option(id, group, option).await {
+                Ok(Some(chosen)) => state = chosen,
+                Ok(None) => return Err(gone(id)),
+                // Typically an option the new destination does not offer: the agent picks
+                // again from the options this answer lists.
+                Err(PlatformError::InvalidAt { path, message }) => refusals.push(
+                    Message::error(
+                        MessageCode::Invalid,
+                        super::untrusted::line(&message, super::untrusted::MESSAGE_MAX),
+                        Severity::Recoverable,
+                    )
+                    .at(option_path(&state, group).unwrap_or(path)),
+                ),
+                Err(error) => return Err(error.into()),
+            }
         }
+        // A store that rebuilds its cart to change lines (WooCommerce empties it) drops the
+        // chosen options and codes with it; parts the update leaves out keep what the
+        // checkout held.
+        if relined {
+            for (group, option) in selections(&before) {
+                let named = update.selections.iter().any(|(asked, _)| *asked == group);
+                if !named && offered(&state, &group, &option) && !selected(&state, &group, &option)
+                {
+                    state = self
+                        .port
+                        .select_option(id, &group, &option)
+                        .await?
+                        .ok_or_else(|| gone(id))?;
+                }
+            }
+        }
+        let codes = update
+            .codes
+            .clone()
+            .or_else(|| relined.then(|| before.codes.clone()));
         let mut refused = Vec::new();
-        if let Some(codes) = &update.codes {
+        if let Some(codes) = &codes {
             let held: Vec<String> = state.codes.clone();
             for code in held.iter().filter(|held| !contains(codes, held)) {
                 state = self
@@ -337,6 +391,7 @@ impl CheckoutBrain {
         }
         state.refused_codes.extend(refused);
         let mut judged = self.judge(state);
+        judged.messages.splice(0..0, refusals);
         judged.messages.splice(0..0, line_messages(&problems));
         Ok(judged)
     }
@@ -584,10 +639,72 @@ fn line_messages(problems: &[crate::model::LineProblem]) -> Vec<Message> {
         .collect()
 }
 
+/// Whether `wanted` asks for exactly the items and quantities `held` has, in any order and
+/// whatever line ids the agent sent with them.
+fn same_lines(wanted: &[CartLineInput], held: &[CartLine]) -> bool {
+    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+    for line in wanted {
+        *counts.entry(line.item_id.as_str()).or_default() += i64::from(line.quantity);
+    }
+    for line in held {
+        *counts.entry(line.variant_id.as_str()).or_default() -= i64::from(line.quantity);
+    }
+    counts.values().all(|count| *count == 0)
+}
+
+/// Where a store says it cannot hold the lines asked for.
+fn names_lines(path: &str) -> bool {
+    matches!(path, "$.line_items" | "$.checkout.line_items")
+}
+
+fn lines_refused(reason: String) -> Message {
+    Message::error(
+        MessageCode::Invalid,
+        format!("The checkout's lines were not changed: {reason}"),
+        Severity::Recoverable,
+    )
+    .at("$.line_items")
+}
+
+fn groups(state: &CheckoutState) -> impl Iterator<Item = &FulfillmentGroup> {
+    state.fulfillment.iter().flat_map(|method| &method.groups)
+}
+
+fn selected(state: &CheckoutState, group: &str, option: &str) -> bool {
+    groups(state).any(|held| held.id == group && held.selected_option.as_deref() == Some(option))
+}
+
+fn offered(state: &CheckoutState, group: &str, option: &str) -> bool {
+    groups(state).any(|held| held.id == group && held.options.iter().any(|o| o.id == option))
+}
+
+/// `(group, option)` for every group with a selection.
+fn selections(state: &CheckoutState) -> Vec<(String, String)> {
+    groups(state)
+        .filter_map(|group| Some((group.id.clone(), group.selected_option.clone()?)))
+        .collect()
+}
+
+/// The path of a group's selection in the checkout answer.
+fn option_path(state: &CheckoutState, group: &str) -> Option<String> {
+    state
+        .fulfillment
+        .iter()
+        .enumerate()
+        .find_map(|(m, method)| {
+            let g = method.groups.iter().position(|held| held.id == group)?;
+            Some(format!(
+                "$.fulfillment.methods[{m}].groups[{g}].selected_option_id"
+            ))
+        })
+}
+
 /// Codes are case-insensitive (discount.md).
 fn contains(codes: &[String], code: &str) -> bool {
     codes.iter().any(|held| held.eq_ignore_ascii_case(code))
 }
 
+#[cfg(test)]
+mod replacement_tests;
 #[cfg(test)]
 mod tests;
