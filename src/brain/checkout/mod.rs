@@ -8,15 +8,13 @@ mod calls;
 pub mod handles;
 pub mod ledger;
 pub mod render;
+mod replacement;
 pub mod status;
 
-use std::collections::BTreeMap;
-
+use crate::model::CartLineInput;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, FulfillmentGroup, Order,
-    Placement, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Placement, Stage,
 };
-use crate::model::{CartLine, CartLineInput};
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
 use crate::platform::footprint;
@@ -25,6 +23,9 @@ use crate::protocol::{Message, MessageCode, Severity};
 use super::BrainError;
 use handles::OrderHandles;
 use ledger::{Admission, Ledger, Settled};
+use replacement::{
+    lines_refused, names_lines, offered, option_path, same_lines, selected, selections,
+};
 pub use status::{Judged, Status};
 
 /// An Update Checkout, decoded. `None` leaves that part as the store holds it; `codes`
@@ -637,66 +638,6 @@ fn line_messages(problems: &[crate::model::LineProblem]) -> Vec<Message> {
             )
         })
         .collect()
-}
-
-/// Whether `wanted` asks for exactly the items and quantities `held` has, in any order and
-/// whatever line ids the agent sent with them.
-fn same_lines(wanted: &[CartLineInput], held: &[CartLine]) -> bool {
-    let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
-    for line in wanted {
-        *counts.entry(line.item_id.as_str()).or_default() += i64::from(line.quantity);
-    }
-    for line in held {
-        *counts.entry(line.variant_id.as_str()).or_default() -= i64::from(line.quantity);
-    }
-    counts.values().all(|count| *count == 0)
-}
-
-/// Where a store says it cannot hold the lines asked for.
-fn names_lines(path: &str) -> bool {
-    matches!(path, "$.line_items" | "$.checkout.line_items")
-}
-
-fn lines_refused(reason: String) -> Message {
-    Message::error(
-        MessageCode::Invalid,
-        format!("The checkout's lines were not changed: {reason}"),
-        Severity::Recoverable,
-    )
-    .at("$.line_items")
-}
-
-fn groups(state: &CheckoutState) -> impl Iterator<Item = &FulfillmentGroup> {
-    state.fulfillment.iter().flat_map(|method| &method.groups)
-}
-
-fn selected(state: &CheckoutState, group: &str, option: &str) -> bool {
-    groups(state).any(|held| held.id == group && held.selected_option.as_deref() == Some(option))
-}
-
-fn offered(state: &CheckoutState, group: &str, option: &str) -> bool {
-    groups(state).any(|held| held.id == group && held.options.iter().any(|o| o.id == option))
-}
-
-/// `(group, option)` for every group with a selection.
-fn selections(state: &CheckoutState) -> Vec<(String, String)> {
-    groups(state)
-        .filter_map(|group| Some((group.id.clone(), group.selected_option.clone()?)))
-        .collect()
-}
-
-/// The path of a group's selection in the checkout answer.
-fn option_path(state: &CheckoutState, group: &str) -> Option<String> {
-    state
-        .fulfillment
-        .iter()
-        .enumerate()
-        .find_map(|(m, method)| {
-            let g = method.groups.iter().position(|held| held.id == group)?;
-            Some(format!(
-                "$.fulfillment.methods[{m}].groups[{g}].selected_option_id"
-            ))
-        })
 }
 
 /// Codes are case-insensitive (discount.md).
