@@ -33,8 +33,8 @@ fn line_path(index: usize) -> String {
 
 /// Each distinct requested item with its merged quantity and the index of the first request
 /// line that named it: repeated items merge into that line.
-fn merge_repeated(cart: &CartIn) -> Vec<(usize, String, u32)> {
-    let mut requested: Vec<(usize, String, u32)> = Vec::new();
+fn merge_repeated(cart: &CartIn) -> Vec<(usize, String, u64)> {
+    let mut requested: Vec<(usize, String, u64)> = Vec::new();
     for (index, line) in cart.line_items.iter().enumerate() {
         if unit_mismatch(line).is_some() {
             continue;
@@ -45,6 +45,25 @@ fn merge_repeated(cart: &CartIn) -> Vec<(usize, String, u32)> {
         }
     }
     requested
+}
+
+/// A line asks for more than one line may hold: it is revised down to the bound, visibly
+/// (checkout.md "Quantity and sale basis": a revision is returned as the revised quantity with
+/// a message, never silently; the bound is the business's, not the schema's).
+fn adjusted(index: usize, item_id: &str, asked: u64, most: u32) -> Message {
+    Message::warning(
+        MessageCode::QuantityAdjusted,
+        format!(
+            "Quantity adjusted: {asked} units of {} were requested, one line holds at most {most}",
+            untrusted::line(item_id, 100)
+        ),
+    )
+    .at(format!("{}.quantity", line_path(index)))
+}
+
+/// `quantity`, at most `most`.
+fn capped(quantity: u64, most: u32) -> u32 {
+    u32::try_from(quantity).map_or(most, |quantity| quantity.min(most))
 }
 
 /// A line whose asserted sale basis is not the store's (`each`) is refused, recoverably, rather
@@ -115,10 +134,14 @@ impl Brain {
                 origin: HashMap::new(),
             };
             for (index, id, quantity) in requested {
+                let most = self.limits.max_line_quantity;
+                if quantity > u64::from(most) {
+                    prepared.messages.push(adjusted(index, &id, quantity, most));
+                }
                 prepared.origin.insert(id.clone(), index);
                 prepared.lines.push(CartLineInput {
                     item_id: id,
-                    quantity: quantity.min(self.limits.max_line_quantity),
+                    quantity: capped(quantity, most),
                 });
             }
             return Ok(prepared);
@@ -132,8 +155,9 @@ impl Brain {
             refused_out_of_stock: 0,
             origin: HashMap::new(),
         };
-        for (index, id, quantity) in requested {
-            let quantity = quantity.min(self.limits.max_line_quantity);
+        for (index, id, asked) in requested {
+            let most = self.limits.max_line_quantity;
+            let quantity = capped(asked, most);
             let hit = resolved.iter().find(|hit| hit.input == id);
             let variant = hit.and_then(|hit| match &hit.resolution {
                 Resolution::Variant(variant_id) => hit.product.variant(variant_id),
@@ -180,21 +204,26 @@ impl Brain {
                     {
                         // Two spellings (id and SKU) of one variant are one line.
                         Some(line) => {
-                            line.quantity = line
-                                .quantity
-                                .saturating_add(quantity)
-                                .min(self.limits.max_line_quantity)
+                            let merged = u64::from(line.quantity).saturating_add(asked);
+                            line.quantity = capped(merged, most);
+                            (merged > u64::from(most)).then(|| adjusted(index, &id, merged, most))
                         }
-                        None => prepared.lines.push(CartLineInput {
-                            item_id: variant.id.clone(),
-                            quantity,
-                        }),
+                        None => {
+                            prepared.lines.push(CartLineInput {
+                                item_id: variant.id.clone(),
+                                quantity,
+                            });
+                            (asked > u64::from(most)).then(|| adjusted(index, &id, asked, most))
+                        }
                     }
-                    None
                 }
             };
             if let Some(message) = message {
-                prepared.messages.push(message.at(line_path(index)));
+                let message = match message.path {
+                    Some(_) => message,
+                    None => message.at(line_path(index)),
+                };
+                prepared.messages.push(message);
             }
         }
         Ok(prepared)

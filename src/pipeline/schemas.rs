@@ -92,11 +92,24 @@ fn cart_limits(schema: &mut Schema, limits: &LimitsConfig, min_lines: u32) -> Re
     let lines = at(schema, "/properties/cart/properties/line_items")?;
     lines.insert("minItems".into(), json!(min_lines));
     lines.insert("maxItems".into(), json!(limits.max_cart_lines));
-    at(
+    quantity_bound(
         schema,
         "/properties/cart/properties/line_items/items/properties/quantity",
-    )?
-    .insert("maximum".into(), json!(limits.max_line_quantity));
+        limits,
+    )?;
+    Ok(())
+}
+
+/// The configured line quantity is the store's rule, not the request's shape: a larger one is
+/// revised down with a `quantity_adjusted` warning (`brain::cart`), so the schema only says so.
+fn quantity_bound(schema: &mut Schema, pointer: &str, limits: &LimitsConfig) -> Result<(), String> {
+    at(schema, pointer)?.insert(
+        "description".into(),
+        json!(format!(
+            "Units of the item. A line holds at most {}: a larger quantity is set to that, with a quantity_adjusted warning.",
+            limits.max_line_quantity
+        )),
+    );
     Ok(())
 }
 
@@ -135,11 +148,11 @@ fn require_key(schema: &mut Schema) -> Result<(), String> {
 fn checkout_limits(schema: &mut Schema, limits: &LimitsConfig) -> Result<(), String> {
     let lines = at(schema, "/properties/checkout/properties/line_items")?;
     lines.insert("maxItems".into(), json!(limits.max_cart_lines));
-    at(
+    quantity_bound(
         schema,
         "/properties/checkout/properties/line_items/items/properties/quantity",
-    )?
-    .insert("maximum".into(), json!(limits.max_line_quantity));
+        limits,
+    )?;
     Ok(())
 }
 

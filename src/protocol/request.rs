@@ -262,12 +262,17 @@ impl QuantityUnitIn {
     }
 }
 
-// `quantity`'s upper bound is the configured line quantity: `pipeline::schemas` writes it.
+/// The largest quantity a request may carry: 2^53 − 1, line_item.json's own bound (UCP
+/// 2026-08-25), so every integer a JSON number holds exactly. The store's own bound (the
+/// configured `limits.max_line_quantity`) is a business rule: a line above it is revised
+/// down with a message, not refused by the schema (checkout.md "Quantity and sale basis").
+pub const MAX_REQUEST_QUANTITY: u64 = (1 << 53) - 1;
+
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LineItemIn {
     pub item: ItemRefIn,
-    #[schemars(range(min = 1))]
-    pub quantity: u32,
+    #[schemars(range(min = 1, max = MAX_REQUEST_QUANTITY))]
+    pub quantity: u64,
 }
 
 // `line_items`' bounds depend on the tool (create needs a line, update may empty the cart)

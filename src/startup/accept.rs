@@ -23,7 +23,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
-use super::admission::{Admission, Admitted};
+use super::admission::{Admission, Admitted, Shed};
 use super::proxies::TrustedProxies;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -74,6 +74,9 @@ const SHED_RETRY_AFTER_SECS: u64 = 1;
 /// Shed answers being written at once; past it a surplus connection is simply closed, so
 /// shedding itself cannot hold an unbounded number of sockets.
 const MAX_SHEDDING: usize = 64;
+/// How long a connection past its address's share has to send its first bytes (a request
+/// head, or a TLS ClientHello) to take a silent neighbour's place.
+const FIRST_BYTES: Duration = Duration::from_millis(500);
 /// A shed TLS client must finish its handshake this fast to be told why it is refused.
 const SHED_HANDSHAKE: Duration = Duration::from_secs(1);
 
@@ -146,21 +149,42 @@ async fn accept_loop(
                     serve_connection(stream, remote, router, deadlines, admitted, tls, stop).await;
                 });
             }
-            Err(why) => {
-                tracing::debug!(%remote, ?why, "connection shed");
+            // Past its address's share: admitted once it sends its request, in the place of
+            // a connection of its address that has sent nothing (issue 39 item 5).
+            Err(Shed::OverShare) => {
+                if let Ok(slot) = Arc::clone(&shedding).try_acquire_owned() {
+                    let (admission, router) = (Arc::clone(&admission), router.clone());
+                    let (tls, stop) = (tls.clone(), stop_rx.clone());
+                    connections.spawn(async move {
+                        let mut first = [0u8; 1];
+                        let sent = tokio::time::timeout(FIRST_BYTES, stream.peek(&mut first));
+                        let admitted = match sent.await {
+                            Ok(Ok(read)) if read > 0 => admission.admit_sending(remote.ip()).ok(),
+                            _ => None,
+                        };
+                        match admitted {
+                            Some(admitted) => {
+                                drop(slot);
+                                serve_connection(
+                                    stream, remote, router, deadlines, admitted, tls, stop,
+                                )
+                                .await;
+                            }
+                            None => {
+                                tracing::debug!(%remote, "connection shed: over its address's share");
+                                refuse(stream, tls).await;
+                                drop(slot);
+                            }
+                        }
+                    });
+                }
+            }
+            Err(Shed::Full) => {
+                tracing::debug!(%remote, "connection shed: every slot is busy");
                 if let Ok(slot) = Arc::clone(&shedding).try_acquire_owned() {
                     let tls = tls.clone();
                     connections.spawn(async move {
-                        match tls {
-                            None => shed(stream).await,
-                            Some(tls) => {
-                                if let Ok(Ok(stream)) =
-                                    tokio::time::timeout(SHED_HANDSHAKE, tls.accept(stream)).await
-                                {
-                                    shed(stream).await;
-                                }
-                            }
-                        }
+                        refuse(stream, tls).await;
                         drop(slot);
                     });
                 }
@@ -180,6 +204,18 @@ async fn accept_loop(
         );
         connections.abort_all();
         while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Answers a shed connection (over TLS once its handshake is done, if it is quick).
+async fn refuse(stream: TcpStream, tls: Option<TlsAcceptor>) {
+    match tls {
+        None => shed(stream).await,
+        Some(tls) => {
+            if let Ok(Ok(stream)) = tokio::time::timeout(SHED_HANDSHAKE, tls.accept(stream)).await {
+                shed(stream).await;
+            }
+        }
     }
 }
 

@@ -1,6 +1,8 @@
 //! Who gets a connection slot (issue 27 item 1): the open connections are shared fairly
 //! between clients, so one address holding idle sockets cannot starve the others.
-//! - Each client address holds at most its share; a connection past it is shed. Addresses
+//! - Each client address holds at most its share; a connection past it is shed, unless it
+//!   sends its request while a connection of its address has sent nothing: the oldest such
+//!   one yields its place (agents behind one NAT share an address). Addresses
 //!   of trusted proxies (`server.trusted_proxies`) carry many clients and have no share of
 //!   their own: the per-client request budgets (`[hardening]`) tell their clients apart.
 //! - When every slot is taken, a newcomer within its share evicts the connection that has
@@ -103,6 +105,18 @@ impl Admission {
 
     /// Admits a connection from `peer`, evicting an idle one if every slot is taken.
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Shed> {
+        self.enter(peer, false)
+    }
+
+    /// Admits a connection from `peer` whose client has sent its first bytes: past its
+    /// address's share, the oldest connection of that address that has sent nothing yields
+    /// its place. Agents behind one NAT or proxy share an address, so an idle socket held
+    /// there must not keep out a neighbour with a request (issue 39 item 5).
+    pub fn admit_sending(self: &Arc<Self>, peer: IpAddr) -> Result<Admitted, Shed> {
+        self.enter(peer, true)
+    }
+
+    fn enter(self: &Arc<Self>, peer: IpAddr, sending: bool) -> Result<Admitted, Shed> {
         let client = (!self.trusted_proxies.contains(peer)).then_some(peer);
         let mut table = self
             .table
@@ -111,7 +125,11 @@ impl Admission {
         if let Some(client) = client
             && table.per_client.get(&client).copied().unwrap_or(0) >= self.per_client
         {
-            return Err(Shed::OverShare);
+            let silent = sending
+                .then(|| table.silent(client))
+                .flatten()
+                .ok_or(Shed::OverShare)?;
+            table.evict(silent);
         }
         if table.live >= self.max_connections {
             let victim = table.victim().ok_or(Shed::Full)?;
@@ -172,6 +190,20 @@ impl Table {
             .map(|(id, _)| *id)
     }
 
+    /// The oldest live connection of `client` that has sent nothing and awaits nothing.
+    fn silent(&self, client: IpAddr) -> Option<u64> {
+        self.open
+            .iter()
+            .filter(|(_, entry)| {
+                entry.client == Some(client)
+                    && !entry.slot.evicted()
+                    && entry.slot.idle()
+                    && entry.slot.received.load(Ordering::Relaxed) == 0
+            })
+            .map(|(id, _)| *id)
+            .min()
+    }
+
     fn evict(&mut self, id: u64) {
         let Some(entry) = self.open.get(&id) else {
             return;
@@ -214,6 +246,29 @@ mod tests {
         assert!(other.is_ok());
         drop(held);
         assert!(admission.admit(ip(2)).is_ok());
+    }
+
+    #[test]
+    fn past_its_share_a_sender_takes_the_place_of_its_addresss_oldest_silent_connection() {
+        // Issue 39 item 5: a hog and a polite agent behind one address.
+        let admission = Arc::new(Admission::new(8, 3, TrustedProxies::default()));
+        let held: Vec<_> = (0..3).map(|_| admission.admit(ip(2)).unwrap()).collect();
+        held[0].slot.received.store(300, Ordering::Relaxed);
+        // A newcomer that has sent nothing itself takes no one's place.
+        assert_eq!(admission.admit(ip(2)).err(), Some(Shed::OverShare));
+        let sender = admission.admit_sending(ip(2)).unwrap();
+        assert!(held[1].slot.evicted(), "the oldest that sent nothing");
+        assert!(!held[0].slot.evicted() && !held[2].slot.evicted());
+        // One that sent a request, or is answering one, keeps its place.
+        held[2].slot.in_flight.store(1, Ordering::Relaxed);
+        sender.slot.received.store(80, Ordering::Relaxed);
+        assert_eq!(admission.admit_sending(ip(2)).err(), Some(Shed::OverShare));
+        // Another address's silent connections are not this address's to take.
+        let other = admission.admit(ip(3)).unwrap();
+        assert!(!other.slot.evicted());
+        drop((held, sender, other));
+        let table = admission.table.lock().unwrap();
+        assert_eq!((table.live, table.open.len()), (0, 0));
     }
 
     #[test]

@@ -79,8 +79,14 @@ async fn hold(from: [u8; 4], to: SocketAddr, reopen: bool, stop: Arc<AtomicBool>
 /// Ten tries of a well-behaved client (a fresh connection each, 200 ms apart): how many were
 /// answered 200.
 async fn tries_served(endpoint: &str) -> usize {
+    tries_served_from(endpoint, [127, 0, 0, 1]).await
+}
+
+/// `tries_served` from the address `from`.
+async fn tries_served_from(endpoint: &str, from: [u8; 4]) -> usize {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)
+        .local_address(IpAddr::from(from))
         .timeout(Duration::from_secs(5))
         .build()
         .unwrap();
@@ -137,4 +143,28 @@ async fn when_idle_connections_of_many_addresses_fill_every_slot_a_newcomer_evic
     assert_eq!(served, 10);
     // The first try took an idle slot; each later one found the slot its predecessor left.
     assert!((1..8).contains(&evicted), "{evicted} evicted");
+}
+
+/// Issue 39 item 5: agents behind one NAT share an address. A hog holding (and reopening) 24
+/// idle sockets from the polite client's own address leaves it served: a connection that has
+/// sent nothing yields to a newcomer of its address that sends a request.
+#[tokio::test]
+async fn a_polite_client_is_served_beside_an_idle_hog_on_its_own_address() {
+    let (_running, endpoint) = start("same-address", "max_connections = 8");
+    let to = addr_of(&endpoint);
+    let stop = Arc::new(AtomicBool::new(false));
+    let hog = [127, 0, 0, 3];
+    let sockets: Vec<_> = (0..24)
+        .map(|_| tokio::spawn(hold(hog, to, true, Arc::clone(&stop))))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let served = tries_served_from(&endpoint, hog).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut closed = 0;
+    for socket in sockets {
+        closed += socket.await.unwrap();
+    }
+    assert!(served >= 9, "served {served} of 10");
+    // The hog's silent sockets are what made room (and the ones past its share were shed).
+    assert!(closed > 0);
 }

@@ -107,11 +107,21 @@ async fn connections_over_the_limit_are_shed_with_a_jsonrpc_answer_and_calls_go_
         assert_eq!(body["id"], Value::Null);
         assert!(body["error"]["data"]["retry_after"].as_u64().unwrap() >= 1);
     }
-    // A normal call while the limit is reached is shed with the same clear answer…
-    let shed = normal_call(&served).await;
-    assert_eq!(shed.status(), 503);
-    let body: Value = shed.json().await.unwrap();
-    assert_eq!(body["error"]["code"], -32000);
+    // A normal call from the same address while the limit is reached takes the place of a
+    // held socket that never sent anything (issue 39 item 5: agents behind one NAT)…
+    let served_beside = normal_call(&served).await;
+    assert_eq!(served_beside.status(), 200);
+    let mut closed = 0;
+    for stream in &mut held {
+        if read_to_close(stream, Duration::from_millis(200))
+            .await
+            .is_some()
+        {
+            closed += 1;
+        }
+    }
+    // Those past the address's share were shed; the one admitted yielded its place.
+    assert_eq!(closed, held.len());
     // …and once the hostile connections go, normal calls are served again.
     drop(held);
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -26,6 +26,7 @@ mod doctor;
 mod errors;
 mod fair_admission;
 mod first_call;
+mod full_replacement;
 mod fuzz;
 mod get_product;
 mod hardening;

@@ -455,13 +455,22 @@ async fn unknown_checkouts_and_options_are_refused_before_the_store_is_written()
         ("shipping_items", "Teletransporte"),
         ("no_such_group", "Normal"),
     ] {
-        let (_, error) = bridge
-            .call_error(
-                "update_checkout",
-                json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"groups": [{"id": group, "selected_option_id": option}]}]}}}),
-            )
-            .await;
-        assert_eq!(error["code"], -32602, "{error}");
+        // A recoverable message in the checkout, the rest of the update applied (issue 36).
+        let refused = update(
+            &bridge,
+            &id,
+            json!({"fulfillment": {"methods": [{"groups": [{"id": group, "selected_option_id": option}]}]}}),
+        )
+        .await;
+        let message = &refused["messages"][0];
+        assert_eq!(message["code"], "invalid", "{refused}");
+        assert_eq!(message["severity"], "recoverable", "{refused}");
+        assert!(
+            message["path"]
+                .as_str()
+                .is_some_and(|path| path.starts_with("$.fulfillment.methods[0].groups")),
+            "{refused}"
+        );
     }
     let writes: Vec<String> = vtex
         .take()

@@ -156,6 +156,25 @@ fn positional(input: &CheckoutIn, state: &CheckoutState) -> Vec<(String, String)
     selections
 }
 
+/// A selection sent with a create names ids the new checkout never handed out: one the store
+/// does not hold is a warning beside the made checkout, not an error to fix.
+fn tentative(message: &mut Message) {
+    let selection = message
+        .path
+        .as_deref()
+        .is_some_and(|path| path.ends_with(".selected_option_id"));
+    if selection && message.code == MessageCode::Invalid && message.severity.is_some() {
+        *message = Message::warning(
+            MessageCode::Invalid,
+            format!(
+                "{}; choose one of the options this checkout lists",
+                message.content
+            ),
+        )
+        .at(message.path.clone().unwrap_or_default());
+    }
+}
+
 fn is_empty(update: &CheckoutUpdate) -> bool {
     update.lines.is_none()
         && update.buyer.is_none()
@@ -378,7 +397,12 @@ impl Brain {
                 ..CheckoutUpdate::default()
             };
             match brain.update(&id, &choose).await {
-                Ok(chosen) => *judged = chosen,
+                Ok(mut chosen) => {
+                    for message in &mut chosen.messages {
+                        tentative(message);
+                    }
+                    *judged = chosen;
+                }
                 Err(error @ BrainError::InvalidParams { .. })
                 | Err(error @ BrainError::Platform(PlatformError::InvalidAt { .. })) => {
                     judged.messages.push(

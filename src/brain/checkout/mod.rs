@@ -8,6 +8,7 @@ mod calls;
 pub mod handles;
 pub mod ledger;
 pub mod render;
+mod replacement;
 mod requirements;
 pub mod status;
 
@@ -23,6 +24,9 @@ use crate::protocol::{Message, MessageCode, Severity};
 use super::BrainError;
 use handles::OrderHandles;
 use ledger::{Admission, Ledger, Settled};
+use replacement::{
+    lines_refused, names_lines, offered, option_path, same_lines, selected, selections,
+};
 pub use status::{Judged, Status};
 
 /// An Update Checkout, decoded. `None` leaves that part as the store holds it; `codes`
@@ -258,21 +262,39 @@ impl CheckoutBrain {
     /// answers with what the store then holds. A completed or canceled checkout is immutable
     /// (CHK-017); one whose completion is running is left unchanged (checkout.md "Accepted
     /// completion").
+    ///
+    /// Update is a full replacement, so an agent sends back what the checkout already holds:
+    /// a part equal to it writes nothing. A part the store cannot take (lines it cannot hold,
+    /// an option the destination lacks) is a recoverable message at its path and the rest of
+    /// the update is still applied (checkout.md "Error Handling").
     pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
         let current = match self.writable(id, "updated").await? {
             Ok(current) => current,
             Err(refused) => return Ok(refused),
         };
+        let before = current.state;
+        let mut state = before.clone();
         let mut problems = Vec::new();
-        let mut state = current.state;
-        if let Some(lines) = &update.lines {
-            let outcome = self
-                .port
-                .set_lines(id, lines)
-                .await?
-                .ok_or_else(|| gone(id))?;
-            problems = outcome.problems;
-            state = outcome.checkout;
+        let mut refusals = Vec::new();
+        let mut relined = false;
+        if let Some(lines) = &update.lines
+            && !same_lines(lines, &state.lines)
+        {
+            match self.port.set_lines(id, lines).await {
+                Ok(Some(outcome)) => {
+                    problems = outcome.problems;
+                    state = outcome.checkout;
+                    relined = true;
+                }
+                Ok(None) => return Err(gone(id)),
+                Err(PlatformError::Unsupported(what)) => {
+                    refusals.push(lines_refused(format!("this store does not support {what}")))
+                }
+                Err(PlatformError::InvalidAt { path, message }) if names_lines(&path) => {
+                    refusals.push(lines_refused(message));
+                }
+                Err(error) => return Err(error.into()),
+            }
         }
         // An agent builds the buyer up over several updates: a member it leaves out keeps
         // what the store holds.
@@ -308,14 +330,47 @@ impl CheckoutBrain {
                 .ok_or_else(|| gone(id))?;
         }
         for (group, option) in &update.selections {
-            state = self
-                .port
-                .select_option(id, group, option)
-                .await?
-                .ok_or_else(|| gone(id))?;
+            if selected(&state, group, option) {
+                continue;
+            }
+            match self.port.select_option(id, group, option).await {
+                Ok(Some(chosen)) => state = chosen,
+                Ok(None) => return Err(gone(id)),
+                // Typically an option the new destination does not offer: the agent picks
+                // again from the options this answer lists.
+                Err(PlatformError::InvalidAt { path, message }) => refusals.push(
+                    Message::error(
+                        MessageCode::Invalid,
+                        super::untrusted::line(&message, super::untrusted::MESSAGE_MAX),
+                        Severity::Recoverable,
+                    )
+                    .at(option_path(&state, group).unwrap_or(path)),
+                ),
+                Err(error) => return Err(error.into()),
+            }
         }
+        // A store that rebuilds its cart to change lines (WooCommerce empties it) drops the
+        // chosen options and codes with it; parts the update leaves out keep what the
+        // checkout held.
+        if relined {
+            for (group, option) in selections(&before) {
+                let named = update.selections.iter().any(|(asked, _)| *asked == group);
+                if !named && offered(&state, &group, &option) && !selected(&state, &group, &option)
+                {
+                    state = self
+                        .port
+                        .select_option(id, &group, &option)
+                        .await?
+                        .ok_or_else(|| gone(id))?;
+                }
+            }
+        }
+        let codes = update
+            .codes
+            .clone()
+            .or_else(|| relined.then(|| before.codes.clone()));
         let mut refused = Vec::new();
-        if let Some(codes) = &update.codes {
+        if let Some(codes) = &codes {
             let held: Vec<String> = state.codes.clone();
             for code in held.iter().filter(|held| !contains(codes, held)) {
                 state = self
@@ -338,6 +393,7 @@ impl CheckoutBrain {
         }
         state.refused_codes.extend(refused);
         let mut judged = self.judge(state);
+        judged.messages.splice(0..0, refusals);
         judged.messages.splice(0..0, line_messages(&problems));
         Ok(judged)
     }
@@ -626,5 +682,7 @@ fn contains(codes: &[String], code: &str) -> bool {
 
 #[cfg(test)]
 mod refusal_tests;
+#[cfg(test)]
+mod replacement_tests;
 #[cfg(test)]
 mod tests;

@@ -178,7 +178,8 @@ async fn an_address_brings_the_store_options_and_a_selection_changes_the_totals(
 async fn an_unknown_option_is_refused_at_its_path() {
     let brain = brain();
     let addressed = addressed(&brain).await;
-    let error = brain
+    // A recoverable message in the checkout, not a refusal of the whole update.
+    let judged = brain
         .update(
             &addressed.state.id,
             &CheckoutUpdate {
@@ -187,11 +188,16 @@ async fn an_unknown_option_is_refused_at_its_path() {
             },
         )
         .await
-        .unwrap_err();
-    assert!(
-        matches!(&error, BrainError::Platform(PlatformError::InvalidAt { path, .. }) if path.ends_with("selected_option_id")),
-        "{error:?}"
+        .unwrap();
+    let refusal = &judged.messages[0];
+    assert_eq!(refusal.code, MessageCode::Invalid);
+    assert_eq!(refusal.severity, Some(Severity::Recoverable));
+    assert_eq!(
+        refusal.path.as_deref(),
+        Some("$.fulfillment.methods[0].groups[0].selected_option_id")
     );
+    assert!(refusal.content.contains("teleport"), "{}", refusal.content);
+    assert_eq!(judged.state.fulfillment[0].groups[0].selected_option, None);
 }
 
 #[tokio::test]

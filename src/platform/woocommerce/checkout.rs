@@ -17,19 +17,20 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::cart::same_session;
+use super::cart::{Carts, same_session};
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
 use super::mapping;
 use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
-use crate::model::CartLineInput;
 use crate::model::checkout::{
     Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CheckoutTotals, CodeOutcome,
     CodeRefusal, Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod,
     FulfillmentOption, MethodKind, Order, OrderLine, PaymentHandler, Placement, RefusedCode, Stage,
 };
+use crate::model::{CartDraft, CartLineInput};
+use crate::platform::cart::CartPort;
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
 use crate::platform::port::PlatformError;
 
@@ -106,13 +107,23 @@ pub fn build(
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
     .with_guard(context.upstream_guard());
-    let api = StoreApi::new(client, &settings.base_url)
-        .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?;
+    let api = Arc::new(
+        StoreApi::new(client, &settings.base_url)
+            .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
+    );
+    let carts = Arc::new(Carts::new(
+        api.clone(),
+        settings.currency,
+        settings.base_url.clone(),
+        settings.checkout,
+        settings.checkout_path.clone(),
+    ));
     Ok(Arc::new(WooCheckout::new(
-        Arc::new(api),
+        api,
         settings.currency,
         settings.base_url.clone(),
         config,
+        carts,
     )))
 }
 
@@ -123,6 +134,8 @@ pub struct WooCheckout {
     handlers: Vec<PaymentHandler>,
     pay_with: Option<String>,
     sessions: Sessions,
+    /// The cart adapter: an open checkout is its cart, so its lines change as a cart's do.
+    carts: Arc<Carts>,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -171,8 +184,10 @@ impl WooCheckout {
         currency: Currency,
         base_url: Url,
         config: &CheckoutConfig,
+        carts: Arc<Carts>,
     ) -> Self {
         Self {
+            carts,
             api,
             currency,
             base_url,
@@ -640,14 +655,38 @@ impl CheckoutPort for WooCheckout {
         self.state(id, &value, &session).map(Some)
     }
 
+    /// The cart behind the checkout gets exactly these lines, as a cart replacement does (one
+    /// batch), and the checkout is read back as the store then holds it. Emptying the store's
+    /// cart drops its coupons and chosen rates: the brain puts back the ones the update keeps.
     async fn set_lines(
         &self,
-        _id: &str,
-        _lines: &[CartLineInput],
+        id: &str,
+        lines: &[CartLineInput],
     ) -> Result<Option<CheckoutOutcome>, PlatformError> {
-        Err(PlatformError::Unsupported(
-            "changing a checkout's lines (update the cart, then create the checkout from it)",
-        ))
+        // An emptied Store API cart reads as canceled (cart.rs), on every replica and after a
+        // restart: a checkout is ended with cancel, not by removing its last line.
+        if lines.is_empty() {
+            return Err(PlatformError::InvalidAt {
+                path: "$.line_items".into(),
+                message: "a checkout keeps at least one line; cancel it to end it".into(),
+            });
+        }
+        // A placed checkout's cart is empty, and replacing an empty cart writes nothing
+        // (`Carts::replace`): it is not found.
+        let draft = CartDraft {
+            lines: lines.to_vec(),
+            ..CartDraft::default()
+        };
+        let Some(outcome) = self.carts.replace(id, &draft).await? else {
+            return Ok(None);
+        };
+        let Some(checkout) = self.get_checkout(id).await? else {
+            return Ok(None);
+        };
+        Ok(Some(CheckoutOutcome {
+            checkout,
+            problems: outcome.problems,
+        }))
     }
 
     async fn set_buyer(

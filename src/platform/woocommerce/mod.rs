@@ -76,13 +76,13 @@ fn build(
         settings.currency,
         rest_v3,
     );
-    let carts = Carts::new(
+    let carts = Arc::new(Carts::new(
         api.clone(),
         settings.currency,
         settings.base_url.clone(),
         settings.checkout,
         settings.checkout_path.clone(),
-    );
+    ));
     let info = StoreInfo {
         platform: "woocommerce",
         name: settings.name.clone(),
@@ -101,7 +101,7 @@ fn build(
         // variant, sold out, short), so the catalog round trip before it is saved.
         cart_lines: LineJudge::Store,
     };
-    let platform = Platform::new(info, Arc::new(catalog), Arc::new(carts), api.clone())
+    let platform = Platform::new(info, Arc::new(catalog), carts.clone(), api.clone())
         .with_load(context.upstream_guard().capacity.load());
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
@@ -111,6 +111,7 @@ fn build(
             settings.currency,
             settings.base_url.clone(),
             context.checkout,
+            carts,
         )))
     } else {
         platform

@@ -120,18 +120,22 @@ async fn an_offline_gateway_places_a_real_order_that_reads_back() {
         ]
     );
 
-    // Bad input: an option the store never offered.
-    assert!(
-        brain
-            .update(
-                &id,
-                &CheckoutUpdate {
-                    selections: vec![(group.id.clone(), "flat_rate:999".into())],
-                    ..CheckoutUpdate::default()
-                },
-            )
-            .await
-            .is_err()
+    // Bad input: an option the store never offered, a recoverable message at its path.
+    let refused = brain
+        .update(
+            &id,
+            &CheckoutUpdate {
+                selections: vec![(group.id.clone(), "flat_rate:999".into())],
+                ..CheckoutUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.messages[0].path.as_deref(),
+        Some("$.fulfillment.methods[0].groups[0].selected_option_id"),
+        "{:?}",
+        refused.messages
     );
     served(store, &mut mark, "select an unknown rate").await;
 

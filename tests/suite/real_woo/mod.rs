@@ -6,5 +6,6 @@ mod concurrency;
 mod counts;
 mod deadline;
 mod handoff;
+mod replacement;
 pub mod store;
 mod wire;

@@ -381,6 +381,7 @@ impl Inner {
         match (method.clone(), path) {
             (Method::DELETE, "/cart/items") => {
                 self.sessions.insert(user.to_owned(), Vec::new());
+                self.cart_emptied(user);
                 (StatusCode::OK, json!([]))
             }
             (Method::POST, "/cart/add-item") => {

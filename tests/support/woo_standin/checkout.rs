@@ -85,6 +85,15 @@ impl Inner {
         }
     }
 
+    /// `WC_Cart::empty_cart` (10.9.4) drops the applied coupons and the chosen rates with the
+    /// items; the customer's addresses stay.
+    pub(super) fn cart_emptied(&mut self, user: &str) {
+        if let Some(customer) = self.customers.get_mut(user) {
+            customer.coupons.clear();
+            customer.rate = None;
+        }
+    }
+
     /// Writes the checkout side of a session into its cart answer (`cart_json`'s last step).
     pub(super) fn checkout_parts(&self, user: &str, cart: &mut Value) {
         let has_items = cart["items"]
