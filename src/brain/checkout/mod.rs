@@ -5,24 +5,29 @@
 //! back what `render` builds.
 
 mod calls;
+pub mod completions;
 pub mod handles;
 pub mod ledger;
 pub mod render;
 pub mod status;
+pub mod terminal;
 
 use crate::model::CartLineInput;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Placement, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, OrderRef, Placement, Stage,
 };
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
+use crate::platform::exclusive::Exclusive;
 use crate::platform::footprint;
 use crate::protocol::{Message, MessageCode, Severity};
 
 use super::BrainError;
+use completions::Completions;
 use handles::OrderHandles;
-use ledger::{Admission, Ledger, Settled};
+use ledger::{Admission, Settled};
 pub use status::{Judged, Status};
+use terminal::{Terminal, Terminals};
 
 /// An Update Checkout, decoded. `None` leaves that part as the store holds it; `codes`
 /// replaces the submitted set (an empty list clears it, discount.md).
@@ -55,7 +60,12 @@ pub struct Completion {
 
 pub struct CheckoutBrain {
     port: SharedCheckout,
-    ledger: Ledger,
+    /// "Placed at most once", in this process or shared by the replicas.
+    completions: Completions,
+    /// Checkouts that ended, remembered where stores forget them.
+    terminals: Terminals,
+    /// One writer per checkout (and the cart it is), across replicas with `[redis]`.
+    writes: Exclusive,
     /// The open checkout each cart was converted into (cart id → checkout id), so converting
     /// the same cart again answers that checkout (CART-002). Per process: replicas that
     /// share no memory each keep their own.
@@ -109,7 +119,9 @@ impl CheckoutBrain {
     pub fn new(port: SharedCheckout) -> Self {
         Self {
             port,
-            ledger: Ledger::default(),
+            completions: Completions::default(),
+            terminals: Terminals::local(),
+            writes: Exclusive::local(),
             conversions: moka::future::Cache::builder()
                 .max_capacity(CONVERSION_BYTES)
                 .weigher(|cart: &String, checkout: &String| {
@@ -133,6 +145,21 @@ impl CheckoutBrain {
     /// Order handles every replica opens (`[redis]`), instead of this process's own.
     pub fn with_handles(mut self, handles: OrderHandles) -> Self {
         self.handles = handles;
+        self
+    }
+
+    /// Writes taking turns through `writes`; with `link` (`[redis]`) the completion ledger
+    /// and the terminal records are the replicas' shared ones.
+    pub fn with_writes(
+        mut self,
+        writes: Exclusive,
+        link: Option<std::sync::Arc<crate::replicas::Link>>,
+    ) -> Self {
+        self.writes = writes;
+        if let Some(link) = link {
+            self.completions = Completions::Shared(link.clone());
+            self.terminals = Terminals::Shared(link);
+        }
         self
     }
 
@@ -173,7 +200,7 @@ impl CheckoutBrain {
 
     fn judge(&self, state: CheckoutState) -> Judged {
         if matches!(state.stage, Stage::Placed(_)) {
-            self.ledger.placed_elsewhere(&state.id);
+            self.completions.placed_elsewhere(&state.id);
         }
         status::judge(state)
     }
@@ -183,7 +210,7 @@ impl CheckoutBrain {
     /// completion"), a terminal one is immutable (CHK-017, CHK-027).
     async fn writable(&self, id: &str, what: &str) -> Result<Result<Judged, Judged>, BrainError> {
         let mut current = self.get(id).await?;
-        if self.ledger.frozen(id) {
+        if self.completions.frozen(id).await? {
             current.status = Status::CompleteInProgress;
             return Ok(Err(with_message(
                 current,
@@ -219,6 +246,9 @@ impl CheckoutBrain {
             return Ok((open, true));
         }
         let outcome = self.port.create_checkout(draft).await?;
+        // A store that names a checkout by its cart (WooCommerce) may make a new one under
+        // the id of a checkout canceled before: that end is not the new one's.
+        self.terminals.forget_canceled(&outcome.checkout.id).await;
         let mut judged = self.judge(outcome.checkout);
         judged
             .messages
@@ -235,7 +265,12 @@ impl CheckoutBrain {
     async fn open_conversion(&self, cart: &str) -> Option<Judged> {
         let id = self.conversions.get(cart).await?;
         match self.get(&id).await {
-            Ok(judged) if !judged.status.is_terminal() && !self.ledger.frozen(&id) => Some(judged),
+            Ok(judged)
+                if !judged.status.is_terminal()
+                    && !self.completions.frozen(&id).await.unwrap_or(true) =>
+            {
+                Some(judged)
+            }
             _ => {
                 self.conversions.invalidate(cart).await;
                 None
@@ -244,12 +279,36 @@ impl CheckoutBrain {
     }
 
     pub async fn get(&self, id: &str) -> Result<Judged, BrainError> {
-        let state = self.port.get_checkout(id).await?.ok_or_else(|| gone(id))?;
+        let state = self.read(id).await?;
         let mut judged = self.judge(state);
-        if self.ledger.frozen(id) && judged.status != Status::Completed {
+        // A read goes on while the shared ledger cannot be asked.
+        if self.completions.frozen(id).await.unwrap_or(false) && judged.status != Status::Completed
+        {
             judged.status = Status::CompleteInProgress;
         }
         Ok(judged)
+    }
+
+    /// What the store holds for `id`, as it ended if the bridge recorded its end (issue 36
+    /// item 2): a store that forgot a canceled checkout still answers it, canceled.
+    async fn read(&self, id: &str) -> Result<CheckoutState, BrainError> {
+        let held = self.port.get_checkout(id).await?;
+        // Redis away: the store's answer alone, as reads go on without the shared state.
+        let ended = self.terminals.recall(id).await.unwrap_or(None);
+        match (held, ended) {
+            (Some(state), Some(ended)) => Ok(ended.over(state)),
+            (Some(state), None) => Ok(state),
+            (None, Some(ended)) => ended.restored(id).ok_or_else(|| gone(id)),
+            (None, None) => Err(gone(id)),
+        }
+    }
+
+    /// Records `judged`'s end, when it is one.
+    async fn ended(&self, judged: &Judged) {
+        let completed = judged.status == Status::Completed;
+        if let Some(ended) = Terminal::of(&judged.state, completed) {
+            self.terminals.remember(&judged.state.id, ended).await;
+        }
     }
 
     /// Applies the update part by part, in the order a store needs them (lines before the
@@ -258,6 +317,11 @@ impl CheckoutBrain {
     /// (CHK-017); one whose completion is running is left unchanged (checkout.md "Accepted
     /// completion").
     pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
+        // One writer per checkout across replicas: concurrent updates end as one of them.
+        self.writes.run(id, self.apply_update(id, update)).await
+    }
+
+    async fn apply_update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
         let current = match self.writable(id, "updated").await? {
             Ok(current) => current,
             Err(refused) => return Ok(refused),
@@ -376,26 +440,9 @@ impl CheckoutBrain {
                 format!("{handler} is not one of this checkout's payment handlers"),
             ));
         }
-        match self.ledger.admit(id, key) {
-            Admission::Place => {}
-            Admission::Recheck => {
-                let state = self.port.get_checkout(id).await;
-                match state {
-                    Ok(Some(state)) if !matches!(state.stage, Stage::Open) => {
-                        self.ledger.settle(id, key, Settled::Placed);
-                        return Ok((self.judge(state), None));
-                    }
-                    Ok(Some(_)) => {}
-                    Ok(None) => {
-                        self.ledger.settle(id, key, Settled::Unknown);
-                        return Err(gone(id));
-                    }
-                    Err(error) => {
-                        self.ledger.settle(id, key, Settled::Unknown);
-                        return Err(error.into());
-                    }
-                }
-            }
+        let recheck = match self.completions.admit(id, key).await? {
+            Admission::Place => false,
+            Admission::Recheck => true,
             Admission::InProgress => {
                 let mut judged = self.get(id).await?;
                 judged.status = Status::CompleteInProgress;
@@ -433,16 +480,51 @@ impl CheckoutBrain {
                     None,
                 ));
             }
+        };
+        // The placement is a write like any other: under the checkout's lease and fence. A
+        // lease not taken placed nothing, so the key releases the checkout.
+        let started = std::sync::atomic::AtomicBool::new(false);
+        let placed = self
+            .writes
+            .run(id, async {
+                started.store(true, std::sync::atomic::Ordering::SeqCst);
+                self.place_admitted(id, key, completion, recheck).await
+            })
+            .await;
+        if !started.load(std::sync::atomic::Ordering::SeqCst) {
+            self.completions.settle(id, key, Settled::Refused).await;
         }
-        let before = match self.port.get_checkout(id).await {
-            Ok(Some(state)) => self.judge(state),
-            Ok(None) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                return Err(gone(id));
+        placed
+    }
+
+    /// The placement a completion under `key` was admitted to: re-reads the store (only an
+    /// open, placeable checkout reaches `place`) and settles the ledger entry.
+    async fn place_admitted(
+        &self,
+        id: &str,
+        key: &str,
+        completion: &Completion,
+        recheck: bool,
+    ) -> Result<(Judged, Option<Order>), BrainError> {
+        if recheck {
+            // The same key's earlier attempt may have placed it.
+            match self.read(id).await {
+                Ok(state) if matches!(state.stage, Stage::Placed(_)) => {
+                    self.completions.settle(id, key, Settled::Placed).await;
+                    return Ok((self.judge(state), None));
+                }
+                Ok(_) => {}
+                Err(error) => {
+                    self.completions.settle(id, key, Settled::Unknown).await;
+                    return Err(error);
+                }
             }
+        }
+        let before = match self.read(id).await {
+            Ok(state) => self.judge(state),
             Err(error) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                return Err(error.into());
+                self.completions.settle(id, key, Settled::Refused).await;
+                return Err(error);
             }
         };
         let placeable = match before.status {
@@ -451,7 +533,7 @@ impl CheckoutBrain {
             _ => false,
         };
         if !placeable {
-            self.ledger.settle(id, key, Settled::Refused);
+            self.completions.settle(id, key, Settled::Refused).await;
             let mut judged = before;
             // Canceled, or completed where this bridge did not see the order placed (the
             // store's page, a restart): terminal, so immutable as any other write (CHK-017;
@@ -489,7 +571,7 @@ impl CheckoutBrain {
         };
         match self.port.place(id, handler).await {
             Ok(Some(Placement::Declined { reason })) => {
-                self.ledger.settle(id, key, Settled::Refused);
+                self.completions.settle(id, key, Settled::Refused).await;
                 let judged = self.get(id).await?;
                 Ok((
                     with_message(
@@ -507,11 +589,24 @@ impl CheckoutBrain {
             // No order exists to place twice, so the key releases the checkout: another
             // completion hands off again, as the checkout read just before says.
             Ok(Some(Placement::HandedOff)) => {
-                self.ledger.settle(id, key, Settled::Refused);
+                self.completions.settle(id, key, Settled::Refused).await;
                 Ok((before, None))
             }
             Ok(Some(Placement::Placed(order))) => {
-                self.ledger.settle(id, key, Settled::Placed);
+                self.completions.settle(id, key, Settled::Placed).await;
+                // Recorded before anything else can fail: every replica, and this one
+                // restarted, answers it completed with its order even where the store or an
+                // adapter's memory no longer holds it.
+                let mut ended = before.state.clone();
+                ended.stage = Stage::Placed(OrderRef {
+                    id: order.id.clone(),
+                    label: order.label.clone(),
+                    permalink_url: order.permalink_url.clone(),
+                });
+                ended.totals = order.totals;
+                if let Some(ended) = Terminal::of(&ended, true) {
+                    self.terminals.remember(id, ended).await;
+                }
                 let judged = self.get(id).await?;
                 // The event is the completed order's: one the buyer must still pay for on the
                 // store's page is not announced here.
@@ -519,21 +614,21 @@ impl CheckoutBrain {
                 Ok((judged, placed))
             }
             Ok(Some(Placement::Escalated { .. })) => {
-                self.ledger.settle(id, key, Settled::Placed);
+                self.completions.settle(id, key, Settled::Placed).await;
                 self.get(id).await.map(|judged| (judged, None))
             }
             Ok(None) => {
-                self.ledger.settle(id, key, Settled::Refused);
+                self.completions.settle(id, key, Settled::Refused).await;
                 Err(gone(id))
             }
             // The store's refusal of the request (bad input, a rule) left nothing placed;
             // anything else may have placed the order before the answer was lost.
             Err(error @ (PlatformError::InvalidAt { .. } | PlatformError::InvalidInput(_))) => {
-                self.ledger.settle(id, key, Settled::Refused);
+                self.completions.settle(id, key, Settled::Refused).await;
                 Err(error.into())
             }
             Err(error) => {
-                self.ledger.settle(id, key, Settled::Unknown);
+                self.completions.settle(id, key, Settled::Unknown).await;
                 Err(error.into())
             }
         }
@@ -541,6 +636,10 @@ impl CheckoutBrain {
 
     /// CHK-027/028: open checkouts cancel; a terminal one answers as it is, with an error.
     pub async fn cancel(&self, id: &str) -> Result<Judged, BrainError> {
+        self.writes.run(id, self.cancel_open(id)).await
+    }
+
+    async fn cancel_open(&self, id: &str) -> Result<Judged, BrainError> {
         if let Err(refused) = self.writable(id, "canceled").await? {
             return Ok(refused);
         }
@@ -549,10 +648,13 @@ impl CheckoutBrain {
             .cancel_checkout(id)
             .await?
             .ok_or_else(|| gone(id))?;
-        self.ledger.forget(id);
+        self.completions.forget(id).await;
         state.stage = Stage::Canceled;
         state.continue_url = None;
-        Ok(self.judge(state))
+        let judged = self.judge(state);
+        // Stores forget a canceled checkout (an emptied cart): the bridge keeps its end.
+        self.ended(&judged).await;
+        Ok(judged)
     }
 
     pub async fn order(&self, id: &str) -> Result<Order, BrainError> {
@@ -589,5 +691,7 @@ fn contains(codes: &[String], code: &str) -> bool {
     codes.iter().any(|held| held.eq_ignore_ascii_case(code))
 }
 
+#[cfg(test)]
+mod terminal_tests;
 #[cfg(test)]
 mod tests;
