@@ -6,6 +6,7 @@
 mod budget;
 pub mod carts;
 mod chaos;
+mod checkouts;
 mod config;
 pub mod fencing;
 mod handles;
