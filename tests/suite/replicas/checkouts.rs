@@ -200,7 +200,7 @@ async fn concurrent_checkout_updates_spread_over_replicas_leave_one_requested_st
         (
             format!("writer{n}@example.com"),
             format!("Rua Augusta {}", 100 + n),
-            n % 2 == 0,
+            n.is_multiple_of(2),
         )
     };
     woo.set_write_fault(Fault::Slow(Duration::from_millis(15)));
