@@ -318,7 +318,10 @@ impl CheckoutBrain {
     /// completion").
     pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
         // One writer per checkout across replicas: concurrent updates end as one of them.
-        self.writes.run(id, self.apply_update(id, update)).await
+        // Boxed: every tool's future is as large as the largest, and these nest deep.
+        self.writes
+            .run(id, Box::pin(self.apply_update(id, update)))
+            .await
     }
 
     async fn apply_update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
@@ -486,10 +489,13 @@ impl CheckoutBrain {
         let started = std::sync::atomic::AtomicBool::new(false);
         let placed = self
             .writes
-            .run(id, async {
-                started.store(true, std::sync::atomic::Ordering::SeqCst);
-                self.place_admitted(id, key, completion, recheck).await
-            })
+            .run(
+                id,
+                Box::pin(async {
+                    started.store(true, std::sync::atomic::Ordering::SeqCst);
+                    self.place_admitted(id, key, completion, recheck).await
+                }),
+            )
             .await;
         if !started.load(std::sync::atomic::Ordering::SeqCst) {
             self.completions.settle(id, key, Settled::Refused).await;
@@ -636,7 +642,7 @@ impl CheckoutBrain {
 
     /// CHK-027/028: open checkouts cancel; a terminal one answers as it is, with an error.
     pub async fn cancel(&self, id: &str) -> Result<Judged, BrainError> {
-        self.writes.run(id, self.cancel_open(id)).await
+        self.writes.run(id, Box::pin(self.cancel_open(id))).await
     }
 
     async fn cancel_open(&self, id: &str) -> Result<Judged, BrainError> {

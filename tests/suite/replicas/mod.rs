@@ -11,6 +11,7 @@ mod config;
 pub mod fencing;
 mod handles;
 mod invalidation;
+mod ledger;
 mod order_webhooks;
 mod outages;
 
