@@ -77,6 +77,8 @@ async fn canceled_stays_canceled(bridge: &TestBridge, id: &str, item: &str, hand
         .await;
     refused(&again, "canceled");
     let key = key();
+    // A Shopify id carries `/` and `?key=`: a path segment spells it percent-encoded.
+    let id: String = url::form_urlencoded::byte_serialize(id.as_bytes()).collect();
     for (method, path, body) in [
         (
             Method::PUT,
