@@ -16,6 +16,8 @@ pub struct BuildContext<'a> {
     pub public_base_url: String,
     /// The store's budget shared by every replica (`[redis]`), `None` for a single process.
     pub shared_budget: Option<SharedBudget>,
+    /// The replicas' Redis (`[redis]`), for state an adapter must share (placed orders).
+    pub shared: Option<crate::replicas::Shared>,
     /// `[checkout]`: whether (and with which gateways) the adapter may place orders.
     pub checkout: &'a crate::platform::checkout::CheckoutConfig,
     /// The store's one guard, made on first use (`upstream_guard`).

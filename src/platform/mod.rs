@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod categories;
 pub mod checkout;
 pub mod error;
+pub mod exclusive;
 pub mod factory;
 pub mod fence;
 pub mod footprint;

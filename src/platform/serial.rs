@@ -13,7 +13,9 @@
 //! mid-change. A replacement is recorded before it starts (`intent`); one left unfinished
 //! by a writer that died, lost its lease or met a failing store is finished by the next
 //! reader (or overwritten by the next writer), so the cart is always the set before or the
-//! set asked for. Checkout writes do not go through here: they are not serialised or fenced.
+//! set asked for. A checkout's writes take the same lock, lease and fence (`Exclusive`): on
+//! stores where a checkout is its cart (WooCommerce, Shopify, VTEX) the two share one id, so
+//! a cart and the checkout made from it have one writer at a time.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -96,7 +98,7 @@ const READ_POLL: Duration = Duration::from_millis(25);
 
 pub struct SerializedCarts {
     inner: SharedCarts,
-    locks: KeyedLocks,
+    locks: Arc<KeyedLocks>,
     /// The replicas' Redis: writes take the cart's lease there too.
     shared: Option<Shared>,
 }
@@ -108,9 +110,18 @@ pub fn wrap(platform: SharedPlatform) -> SharedPlatform {
 
 /// `wrap`, serialising across every replica sharing `shared`.
 pub fn wrap_shared(platform: SharedPlatform, shared: Option<Shared>) -> SharedPlatform {
+    wrap_with(platform, shared, Arc::new(KeyedLocks::default()))
+}
+
+/// `wrap_shared`, taking this process's turns on `locks` (shared with checkout writes).
+pub fn wrap_with(
+    platform: SharedPlatform,
+    shared: Option<Shared>,
+    locks: Arc<KeyedLocks>,
+) -> SharedPlatform {
     let carts = Arc::new(SerializedCarts {
         inner: platform.carts.clone(),
-        locks: KeyedLocks::default(),
+        locks,
         shared,
     });
     Arc::new(Platform {
@@ -137,11 +148,37 @@ fn passing(error: &PlatformError) -> bool {
     )
 }
 
-impl SerializedCarts {
-    fn lock_key(id: &str) -> String {
-        format!("bcp:cart-lock:{}", hashed(id))
-    }
+/// The Redis key of the lease on cart (or checkout) `id`.
+pub fn lock_key(id: &str) -> String {
+    format!("bcp:cart-lock:{}", hashed(id))
+}
 
+/// The cart's lease across replicas (taken after this process's own lock, so one replica's
+/// writers queue there rather than polling Redis); `None` without `[redis]`.
+pub async fn take_lease(shared: Option<&Shared>, id: &str) -> Result<Option<Lease>, PlatformError> {
+    let Some(shared) = shared else {
+        return Ok(None);
+    };
+    let fence_key = format!("bcp:cart-fence:{}", hashed(id));
+    match lease::acquire(
+        &shared.link,
+        lock_key(id),
+        &fence_key,
+        shared.lease,
+        shared.lock_wait,
+    )
+    .await
+    {
+        Ok(lease) => Ok(Some(lease)),
+        Err(LeaseError::Down(_)) => Err(redis_away()),
+        Err(LeaseError::Busy) => Err(PlatformError::WritesPaused {
+            reason: "another replica is still writing this cart",
+            retry_after: Duration::from_secs(1),
+        }),
+    }
+}
+
+impl SerializedCarts {
     /// Waits (at most the lock wait) until no replica holds the cart's lease; answers the
     /// replacement a writer left unfinished, if any. Redis being away does not stop reads:
     /// they go on without waiting.
@@ -150,7 +187,7 @@ impl SerializedCarts {
             return Ok(None);
         };
         let mut both = redis::cmd("MGET");
-        both.arg(Self::lock_key(id)).arg(intent::key(id));
+        both.arg(lock_key(id)).arg(intent::key(id));
         let started = std::time::Instant::now();
         loop {
             let found: Result<(Option<String>, Option<String>), _> = shared.link.query(&both).await;
@@ -168,29 +205,8 @@ impl SerializedCarts {
         }
     }
 
-    /// The cart's lease across replicas (taken after this process's own lock, so one
-    /// replica's writers queue here rather than polling Redis).
     async fn lease(&self, id: &str) -> Result<Option<Lease>, PlatformError> {
-        let Some(shared) = &self.shared else {
-            return Ok(None);
-        };
-        let fence_key = format!("bcp:cart-fence:{}", hashed(id));
-        match lease::acquire(
-            &shared.link,
-            Self::lock_key(id),
-            &fence_key,
-            shared.lease,
-            shared.lock_wait,
-        )
-        .await
-        {
-            Ok(lease) => Ok(Some(lease)),
-            Err(LeaseError::Down(_)) => Err(redis_away()),
-            Err(LeaseError::Busy) => Err(PlatformError::WritesPaused {
-                reason: "another replica is still writing this cart",
-                retry_after: Duration::from_secs(1),
-            }),
-        }
+        take_lease(self.shared.as_ref(), id).await
     }
 
     /// Runs a write under the cart's lease and inside its fence, released when the write

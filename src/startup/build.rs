@@ -144,7 +144,9 @@ impl Common {
         let platform = config
             .build_platform_shared(base_url.clone(), shared.as_ref())
             .map_err(StartError::Store)?;
-        let platform = platform::serial::wrap_shared(platform, shared.clone());
+        // Cart and checkout writes of one id take turns on the same locks (and leases).
+        let write_locks = Arc::new(platform::serial::KeyedLocks::default());
+        let platform = platform::serial::wrap_with(platform, shared.clone(), write_locks.clone());
         let (platform, cache) = platform::cache::wrap(platform, &config.cache);
         // One inbound budget per agent across every namespace it may use (and every replica).
         let limits = Arc::new(
@@ -164,7 +166,13 @@ impl Common {
                 Some(shared) => OrderHandles::shared(shared.link.clone()),
                 None => OrderHandles::local(),
             };
-            Arc::new(CheckoutBrain::new(port).with_handles(handles))
+            let writes = platform::exclusive::Exclusive::new(write_locks, shared.clone());
+            let link = shared.as_ref().map(|shared| shared.link.clone());
+            Arc::new(
+                CheckoutBrain::new(port)
+                    .with_handles(handles)
+                    .with_writes(writes, link),
+            )
         });
         let (order_events, keys) = match config
             .order_webhooks

@@ -365,6 +365,7 @@ impl BridgeConfig {
                 public_base_url,
                 shared_budget: shared
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
+                shared: shared.cloned(),
                 checkout: &self.checkout,
                 guard: Default::default(),
             },

@@ -63,6 +63,7 @@ mod start_warnings;
 mod status_page;
 mod status_page_browser;
 mod telemetry;
+mod terminal_states;
 mod tls;
 mod ucp;
 mod ucp_2026_08_25;

@@ -415,12 +415,19 @@ async fn cancel_empties_the_order_form_and_the_checkout_is_gone() {
     assert!(canceled.get("continue_url").is_none());
     // The orderForm cannot be deleted: it is emptied, so the payment page buys nothing.
     assert!(vtex.lines_of(&id).is_empty());
-    // CHK-052: afterwards the checkout (and the cart of the same id) is not found.
-    let gone = bridge
+    // Issue 36 item 2: afterwards the checkout reads canceled (the bridge kept its end, the
+    // store forgot it), and a write to it is refused as immutable, reaching no store.
+    let read = bridge
         .call("get_checkout", json!({"meta": meta(), "id": id}))
         .await;
-    assert_eq!(gone["messages"][0]["code"], "not_found", "{gone}");
-    assert_eq!(gone["messages"][0]["severity"], "unrecoverable");
+    assert_eq!(read["status"], "canceled", "{read}");
+    let updated = update(&bridge, &id, json!({"buyer": {"email": "a@example.com"}})).await;
+    assert_eq!(updated["status"], "canceled", "{updated}");
+    assert_eq!(
+        updated["messages"][0]["code"], "checkout_immutable",
+        "{updated}"
+    );
+    assert!(vtex.lines_of(&id).is_empty());
 }
 
 #[tokio::test]

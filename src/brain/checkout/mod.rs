@@ -5,29 +5,34 @@
 //! back what `render` builds.
 
 mod calls;
+mod complete;
+pub mod completions;
 pub mod handles;
 pub mod ledger;
 pub mod render;
 mod replacement;
 mod requirements;
 pub mod status;
+pub mod terminal;
 
 use crate::model::CartLineInput;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Placement, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, Order, Stage,
 };
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
+use crate::platform::exclusive::Exclusive;
 use crate::platform::footprint;
 use crate::protocol::{Message, MessageCode, Severity};
 
 use super::BrainError;
+use completions::Completions;
 use handles::OrderHandles;
-use ledger::{Admission, Ledger, Settled};
 use replacement::{
     lines_refused, names_lines, offered, option_path, same_lines, selected, selections,
 };
 pub use status::{Judged, Status};
+use terminal::{Terminal, Terminals};
 
 /// An Update Checkout, decoded. `None` leaves that part as the store holds it; `codes`
 /// replaces the submitted set (an empty list clears it, discount.md).
@@ -60,7 +65,12 @@ pub struct Completion {
 
 pub struct CheckoutBrain {
     port: SharedCheckout,
-    ledger: Ledger,
+    /// "Placed at most once", in this process or shared by the replicas.
+    completions: Completions,
+    /// Checkouts that ended, remembered where stores forget them.
+    terminals: Terminals,
+    /// One writer per checkout (and the cart it is), across replicas with `[redis]`.
+    writes: Exclusive,
     /// The open checkout each cart was converted into (cart id → checkout id), so converting
     /// the same cart again answers that checkout (CART-002). Per process: replicas that
     /// share no memory each keep their own.
@@ -114,7 +124,9 @@ impl CheckoutBrain {
     pub fn new(port: SharedCheckout) -> Self {
         Self {
             port,
-            ledger: Ledger::default(),
+            completions: Completions::default(),
+            terminals: Terminals::local(),
+            writes: Exclusive::local(),
             conversions: moka::future::Cache::builder()
                 .max_capacity(CONVERSION_BYTES)
                 .weigher(|cart: &String, checkout: &String| {
@@ -138,6 +150,21 @@ impl CheckoutBrain {
     /// Order handles every replica opens (`[redis]`), instead of this process's own.
     pub fn with_handles(mut self, handles: OrderHandles) -> Self {
         self.handles = handles;
+        self
+    }
+
+    /// Writes taking turns through `writes`; with `link` (`[redis]`) the completion ledger
+    /// and the terminal records are the replicas' shared ones.
+    pub fn with_writes(
+        mut self,
+        writes: Exclusive,
+        link: Option<std::sync::Arc<crate::replicas::Link>>,
+    ) -> Self {
+        self.writes = writes;
+        if let Some(link) = link {
+            self.completions = Completions::Shared(link.clone());
+            self.terminals = Terminals::Shared(link);
+        }
         self
     }
 
@@ -178,7 +205,7 @@ impl CheckoutBrain {
 
     fn judge(&self, state: CheckoutState) -> Judged {
         if matches!(state.stage, Stage::Placed(_)) {
-            self.ledger.placed_elsewhere(&state.id);
+            self.completions.placed_elsewhere(&state.id);
         }
         status::judge(state)
     }
@@ -188,7 +215,7 @@ impl CheckoutBrain {
     /// completion"), a terminal one is immutable (CHK-017, CHK-027).
     async fn writable(&self, id: &str, what: &str) -> Result<Result<Judged, Judged>, BrainError> {
         let mut current = self.get(id).await?;
-        if self.ledger.frozen(id) {
+        if self.completions.frozen(id).await? {
             current.status = Status::CompleteInProgress;
             return Ok(Err(with_message(
                 current,
@@ -224,6 +251,9 @@ impl CheckoutBrain {
             return Ok((open, true));
         }
         let outcome = self.port.create_checkout(draft).await?;
+        // A store that names a checkout by its cart (WooCommerce) may make a new one under
+        // the id of a checkout canceled before: that end is not the new one's.
+        self.terminals.forget_canceled(&outcome.checkout.id).await;
         let mut judged = self.judge(outcome.checkout);
         judged
             .messages
@@ -240,7 +270,12 @@ impl CheckoutBrain {
     async fn open_conversion(&self, cart: &str) -> Option<Judged> {
         let id = self.conversions.get(cart).await?;
         match self.get(&id).await {
-            Ok(judged) if !judged.status.is_terminal() && !self.ledger.frozen(&id) => Some(judged),
+            Ok(judged)
+                if !judged.status.is_terminal()
+                    && !self.completions.frozen(&id).await.unwrap_or(true) =>
+            {
+                Some(judged)
+            }
             _ => {
                 self.conversions.invalidate(cart).await;
                 None
@@ -249,12 +284,36 @@ impl CheckoutBrain {
     }
 
     pub async fn get(&self, id: &str) -> Result<Judged, BrainError> {
-        let state = self.port.get_checkout(id).await?.ok_or_else(|| gone(id))?;
+        let state = self.read(id).await?;
         let mut judged = self.judge(state);
-        if self.ledger.frozen(id) && judged.status != Status::Completed {
+        // A read goes on while the shared ledger cannot be asked.
+        if self.completions.frozen(id).await.unwrap_or(false) && judged.status != Status::Completed
+        {
             judged.status = Status::CompleteInProgress;
         }
         Ok(judged)
+    }
+
+    /// What the store holds for `id`, as it ended if the bridge recorded its end (issue 36
+    /// item 2): a store that forgot a canceled checkout still answers it, canceled.
+    async fn read(&self, id: &str) -> Result<CheckoutState, BrainError> {
+        let held = self.port.get_checkout(id).await?;
+        // Redis away: the store's answer alone, as reads go on without the shared state.
+        let ended = self.terminals.recall(id).await.unwrap_or(None);
+        match (held, ended) {
+            (Some(state), Some(ended)) => Ok(ended.over(state)),
+            (Some(state), None) => Ok(state),
+            (None, Some(ended)) => ended.restored(id).ok_or_else(|| gone(id)),
+            (None, None) => Err(gone(id)),
+        }
+    }
+
+    /// Records `judged`'s end, when it is one.
+    async fn ended(&self, judged: &Judged) {
+        let completed = judged.status == Status::Completed;
+        if let Some(ended) = Terminal::of(&judged.state, completed) {
+            self.terminals.remember(&judged.state.id, ended).await;
+        }
     }
 
     /// Applies the update part by part, in the order a store needs them (lines before the
@@ -268,6 +327,14 @@ impl CheckoutBrain {
     /// an option the destination lacks) is a recoverable message at its path and the rest of
     /// the update is still applied (checkout.md "Error Handling").
     pub async fn update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
+        // One writer per checkout across replicas: concurrent updates end as one of them.
+        // Boxed: every tool's future is as large as the largest, and these nest deep.
+        self.writes
+            .run(id, Box::pin(self.apply_update(id, update)))
+            .await
+    }
+
+    async fn apply_update(&self, id: &str, update: &CheckoutUpdate) -> Result<Judged, BrainError> {
         let current = match self.writable(id, "updated").await? {
             Ok(current) => current,
             Err(refused) => return Ok(refused),
@@ -398,220 +465,12 @@ impl CheckoutBrain {
         Ok(judged)
     }
 
-    /// Places the order at most once. Only a checkout that is `ready_for_complete` (or that
-    /// escalates for payment, where placing creates the order the buyer then pays on the
-    /// store's page) reaches the store; every other status answers as it is.
-    pub async fn complete(&self, id: &str, completion: &Completion) -> Result<Judged, BrainError> {
-        self.complete_placing(id, completion)
-            .await
-            .map(|(judged, _)| judged)
-    }
-
-    /// `complete`, and the order when this call is the one that placed it (a replay, or an
-    /// order placed earlier, gives `None`: its event was sent when it was placed).
-    pub async fn complete_placing(
-        &self,
-        id: &str,
-        completion: &Completion,
-    ) -> Result<(Judged, Option<Order>), BrainError> {
-        let key = completion.idempotency_key.trim();
-        if key.is_empty() {
-            return Err(BrainError::invalid(
-                "$.meta.idempotency-key",
-                "Complete Checkout requires an idempotency key",
-            ));
-        }
-        if let Some(handler) = &completion.handler_id
-            && !self
-                .port
-                .handlers()
-                .iter()
-                .any(|known| known.id == *handler)
-        {
-            return Err(BrainError::invalid(
-                "$.checkout.payment.instruments[0].handler_id",
-                format!("{handler} is not one of this checkout's payment handlers"),
-            ));
-        }
-        match self.ledger.admit(id, key) {
-            Admission::Place => {}
-            Admission::Recheck => {
-                let state = self.port.get_checkout(id).await;
-                match state {
-                    Ok(Some(state)) if !matches!(state.stage, Stage::Open) => {
-                        self.ledger.settle(id, key, Settled::Placed);
-                        return Ok((self.judge(state), None));
-                    }
-                    Ok(Some(_)) => {}
-                    Ok(None) => {
-                        self.ledger.settle(id, key, Settled::Unknown);
-                        return Err(gone(id));
-                    }
-                    Err(error) => {
-                        self.ledger.settle(id, key, Settled::Unknown);
-                        return Err(error.into());
-                    }
-                }
-            }
-            Admission::InProgress => {
-                let mut judged = self.get(id).await?;
-                judged.status = Status::CompleteInProgress;
-                return Ok((judged, None));
-            }
-            Admission::Busy => {
-                let judged = self.get(id).await?;
-                return Ok((
-                    with_message(
-                        judged,
-                        Message::error(
-                            MessageCode::CheckoutCompleteInProgress,
-                            "Another Complete Checkout for this checkout is being processed",
-                            Severity::Recoverable,
-                        ),
-                    ),
-                    None,
-                ));
-            }
-            Admission::Placed { same_key } => {
-                let judged = self.get(id).await?;
-                return Ok((
-                    if same_key {
-                        judged
-                    } else {
-                        with_message(
-                            judged,
-                            Message::error(
-                                MessageCode::CheckoutImmutable,
-                                "This checkout already placed its order",
-                                Severity::Unrecoverable,
-                            ),
-                        )
-                    },
-                    None,
-                ));
-            }
-        }
-        let before = match self.port.get_checkout(id).await {
-            Ok(Some(state)) => self.judge(state),
-            Ok(None) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                return Err(gone(id));
-            }
-            Err(error) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                return Err(error.into());
-            }
-        };
-        let placeable = match before.status {
-            Status::ReadyForComplete => completion.handler_id.is_some(),
-            Status::RequiresEscalation => true,
-            _ => false,
-        };
-        if !placeable {
-            self.ledger.settle(id, key, Settled::Refused);
-            let mut judged = before;
-            // Canceled, or completed where this bridge did not see the order placed (the
-            // store's page, a restart): terminal, so immutable as any other write (CHK-017;
-            // a replay of the completing call is the idempotency layer's recorded answer).
-            if judged.status.is_terminal() {
-                return Ok((
-                    with_message(
-                        judged,
-                        Message::error(
-                            MessageCode::CheckoutImmutable,
-                            "A completed or canceled checkout cannot be completed",
-                            Severity::Unrecoverable,
-                        ),
-                    ),
-                    None,
-                ));
-            }
-            if judged.status == Status::ReadyForComplete {
-                judged.messages.insert(
-                    0,
-                    Message::error(
-                        MessageCode::Missing,
-                        "Choose one of the checkout's payment handlers",
-                        Severity::Recoverable,
-                    )
-                    .at("$.payment.instruments".to_owned()),
-                );
-            }
-            return Ok((judged, None));
-        }
-        let handler = if before.status == Status::RequiresEscalation {
-            None
-        } else {
-            completion.handler_id.as_deref()
-        };
-        match self.port.place(id, handler).await {
-            Ok(Some(Placement::Declined { reason })) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                let judged = self.get(id).await?;
-                Ok((
-                    with_message(
-                        judged,
-                        Message::error(
-                            MessageCode::PaymentFailed,
-                            super::untrusted::line(&reason, super::untrusted::MESSAGE_MAX),
-                            Severity::Recoverable,
-                        )
-                        .at("$.payment".to_owned()),
-                    ),
-                    None,
-                ))
-            }
-            // No order exists to place twice, so the key releases the checkout: another
-            // completion hands off again, as the checkout read just before says.
-            Ok(Some(Placement::HandedOff)) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                Ok((before, None))
-            }
-            Ok(Some(Placement::Placed(order))) => {
-                self.ledger.settle(id, key, Settled::Placed);
-                let judged = self.get(id).await?;
-                // The event is the completed order's: one the buyer must still pay for on the
-                // store's page is not announced here.
-                let placed = (judged.status == Status::Completed).then_some(order);
-                Ok((judged, placed))
-            }
-            Ok(Some(Placement::Escalated { .. })) => {
-                self.ledger.settle(id, key, Settled::Placed);
-                self.get(id).await.map(|judged| (judged, None))
-            }
-            Ok(None) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                Err(gone(id))
-            }
-            // The store refused to place it for want of something (a field it requires that
-            // its checkout schema did not say): nothing was placed, and the agent is told what,
-            // where, as a recoverable message on the checkout, not a protocol error (issue 37
-            // item 3). An unknown checkout stays `not_found`.
-            Err(PlatformError::InvalidAt { path, message }) if path != "$.id" => {
-                self.ledger.settle(id, key, Settled::Refused);
-                let refused = store_refusal(&message).at(path);
-                Ok((refuse_placement(self.get(id).await?, refused), None))
-            }
-            Err(PlatformError::InvalidInput(message)) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                let refused = store_refusal(&message);
-                Ok((refuse_placement(self.get(id).await?, refused), None))
-            }
-            // The store's refusal of the request left nothing placed; anything else may have
-            // placed the order before the answer was lost.
-            Err(error @ PlatformError::InvalidAt { .. }) => {
-                self.ledger.settle(id, key, Settled::Refused);
-                Err(error.into())
-            }
-            Err(error) => {
-                self.ledger.settle(id, key, Settled::Unknown);
-                Err(error.into())
-            }
-        }
-    }
-
     /// CHK-027/028: open checkouts cancel; a terminal one answers as it is, with an error.
     pub async fn cancel(&self, id: &str) -> Result<Judged, BrainError> {
+        self.writes.run(id, Box::pin(self.cancel_open(id))).await
+    }
+
+    async fn cancel_open(&self, id: &str) -> Result<Judged, BrainError> {
         if let Err(refused) = self.writable(id, "canceled").await? {
             return Ok(refused);
         }
@@ -620,10 +479,13 @@ impl CheckoutBrain {
             .cancel_checkout(id)
             .await?
             .ok_or_else(|| gone(id))?;
-        self.ledger.forget(id);
+        self.completions.forget(id).await;
         state.stage = Stage::Canceled;
         state.continue_url = None;
-        Ok(self.judge(state))
+        let judged = self.judge(state);
+        // Stores forget a canceled checkout (an emptied cart): the bridge keeps its end.
+        self.ended(&judged).await;
+        Ok(judged)
     }
 
     pub async fn order(&self, id: &str) -> Result<Order, BrainError> {
@@ -680,6 +542,11 @@ fn contains(codes: &[String], code: &str) -> bool {
     codes.iter().any(|held| held.eq_ignore_ascii_case(code))
 }
 
+/// The tests' stand-in ports name what `place` answers.
+#[cfg(test)]
+use crate::model::checkout::Placement;
+#[cfg(test)]
+mod terminal_tests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]

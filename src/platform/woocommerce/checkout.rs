@@ -164,6 +164,79 @@ fn billing(address: &Address, buyer: &Buyer) -> Value {
     value
 }
 
+/// The buyer and address the store's cart holds (written by `cart/update-customer`, through
+/// any replica), for a replica that did not receive them itself: the store, not one
+/// replica's memory, is where they are shared. Blank fields are absent; an address without
+/// street and country is none.
+fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
+    let field = |part: &str, name: &str| {
+        body.get(part)
+            .and_then(|part| part.get(name))
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(decode_entities)
+    };
+    let buyer = Buyer {
+        first_name: field("billing_address", "first_name"),
+        last_name: field("billing_address", "last_name"),
+        email: field("billing_address", "email"),
+        phone_number: field("billing_address", "phone"),
+        ..Buyer::default()
+    };
+    let address = Address {
+        first_name: field("shipping_address", "first_name"),
+        last_name: field("shipping_address", "last_name"),
+        street_address: field("shipping_address", "address_1"),
+        extended_address: field("shipping_address", "address_2"),
+        address_locality: field("shipping_address", "city"),
+        address_region: field("shipping_address", "state"),
+        postal_code: field("shipping_address", "postcode"),
+        address_country: field("shipping_address", "country"),
+        phone_number: field("shipping_address", "phone"),
+        ..Address::default()
+    };
+    let given = address.street_address.is_some() && address.address_country.is_some();
+    (buyer, given.then_some(address))
+}
+
+/// Whether the store's cart holds exactly what this replica last wrote for `address` and
+/// `buyer` (then its own copy is echoed, as the agent spelled it).
+fn holds(body: &Value, address: &Address, buyer: &Buyer) -> bool {
+    let same = |part: &str, written: &Value| {
+        written.as_object().is_some_and(|fields| {
+            fields.iter().all(|(name, value)| {
+                let held = body
+                    .get(part)
+                    .and_then(|part| part.get(name))
+                    .and_then(Value::as_str)
+                    .map(decode_entities)
+                    .unwrap_or_default();
+                value
+                    .as_str()
+                    .is_some_and(|value| value.trim() == held.trim())
+            })
+        })
+    };
+    same("shipping_address", &woo_address(address, buyer))
+        && same("billing_address", &billing(address, buyer))
+}
+
+/// The checkout's buyer and address: what the store's cart holds once an address was
+/// written (by whichever replica wrote last), this replica's own copy when it is that one;
+/// before any address, the buyer this replica was told.
+fn customer(body: &Value, session: &Session) -> (Buyer, Option<Address>) {
+    let (stored_buyer, stored_address) = stored_customer(body);
+    match (stored_address, &session.address) {
+        (Some(_), Some(mine)) if holds(body, mine, &session.buyer) => {
+            (session.buyer.clone(), session.address.clone())
+        }
+        (Some(stored), _) => (stored_buyer, Some(stored)),
+        (None, _) if session.buyer.is_empty() => (stored_buyer, session.address.clone()),
+        (None, _) => (session.buyer.clone(), session.address.clone()),
+    }
+}
+
 fn refusal(message: &str) -> CodeRefusal {
     if message.contains("expired") {
         CodeRefusal::Expired
@@ -204,6 +277,12 @@ impl WooCheckout {
         }
     }
 
+    /// Placed orders' access shared through the replicas' Redis (`[redis]`).
+    pub fn with_shared_orders(mut self, link: Option<Arc<crate::replicas::Link>>) -> Self {
+        self.sessions = self.sessions.shared(link);
+        self
+    }
+
     fn page(&self, path: &str) -> Option<Url> {
         self.base_url.join(path).ok()
     }
@@ -227,6 +306,7 @@ impl WooCheckout {
         let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
         let exponent = extra.totals.currency_minor_unit;
         let minor = |value: &str| mapping::minor(value, exponent, base.currency);
+        let (buyer, address) = customer(body, session);
         let line_ids: Vec<String> = base.lines.iter().map(|line| line.id.clone()).collect();
         let mut groups = Vec::new();
         for package in &extra.shipping_rates {
@@ -254,7 +334,7 @@ impl WooCheckout {
                 selected_option: selected,
             });
         }
-        let fulfillment = match &session.address {
+        let fulfillment = match &address {
             Some(address) if extra.needs_shipping => vec![FulfillmentMethod {
                 id: "shipping".to_owned(),
                 kind: MethodKind::Shipping,
@@ -289,7 +369,7 @@ impl WooCheckout {
         let totals = CheckoutTotals {
             subtotal: minor(&extra.totals.total_items)?,
             discount: minor(&extra.totals.total_discount)?,
-            fulfillment: match (&extra.totals.total_shipping, &session.address) {
+            fulfillment: match (&extra.totals.total_shipping, &address) {
                 (Some(shipping), Some(_)) => Some(minor(shipping)?),
                 _ => None,
             },
@@ -304,9 +384,9 @@ impl WooCheckout {
             id: id.to_owned(),
             lines: base.lines,
             currency: base.currency,
-            buyer: session.buyer.clone(),
+            buyer,
             needs_email: true,
-            address: session.address.clone(),
+            address,
             needs_fulfillment: extra.needs_shipping,
             fulfillment,
             codes,
@@ -694,13 +774,21 @@ impl CheckoutPort for WooCheckout {
         id: &str,
         buyer: &Buyer,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        if let Some(address) = self.sessions.get(id).await.address {
-            return self.write_customer(id, &address, buyer).await;
+        let session = self.sessions.get(id).await;
+        // Replicas share a checkout through the store's cart: the address to write the buyer
+        // with is the one the cart holds, which another replica may have changed.
+        if !self.sessions.is_shared()
+            && let Some(address) = &session.address
+        {
+            return self.write_customer(id, address, buyer).await;
         }
         // Naming a buyer does not bring a cancelled checkout back.
         let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
+        if let (_, Some(address)) = customer(&value, &session) {
+            return self.write_customer(id, &address, buyer).await;
+        }
         let session = self
             .sessions
             .update(id, |session| session.buyer = buyer.clone())
@@ -713,7 +801,14 @@ impl CheckoutPort for WooCheckout {
         id: &str,
         address: &Address,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let buyer = self.sessions.get(id).await.buyer;
+        let mut buyer = self.sessions.get(id).await.buyer;
+        if buyer.is_empty() || self.sessions.is_shared() {
+            // Named through another replica: kept in the store's cart, not here.
+            let Some(current) = self.get_checkout(id).await? else {
+                return Ok(None);
+            };
+            buyer = current.buyer;
+        }
         self.write_customer(id, address, &buyer).await
     }
 
@@ -842,14 +937,18 @@ impl CheckoutPort for WooCheckout {
         };
         // The lines as they are placed, under the ids the checkout gave them: once placed the
         // cart is empty and the order read names its items by SKU only.
-        let Some(before) = self.get_checkout(id).await? else {
+        let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
-        let address = session.address.clone().unwrap_or_default();
-        let email = session.buyer.email.clone().unwrap_or_default();
+        let before = self.state(id, &value, &session)?;
+        // The store's cart holds the latest buyer and address whichever replica wrote them;
+        // this replica's memory may be older.
+        let buyer = before.buyer.clone();
+        let address = before.address.clone().unwrap_or_default();
+        let email = buyer.email.clone().unwrap_or_default();
         let body = json!({
-            "billing_address": billing(&address, &session.buyer),
-            "shipping_address": woo_address(&address, &session.buyer),
+            "billing_address": billing(&address, &buyer),
+            "shipping_address": woo_address(&address, &buyer),
             "payment_method": gateway,
         });
         let Some((status, value)) = self.submit(id, &body).await? else {
@@ -939,7 +1038,7 @@ impl CheckoutPort for WooCheckout {
     }
 
     async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
-        let Some(placed) = self.sessions.placed(id).await else {
+        let Some(access) = self.sessions.access(id).await? else {
             return Ok(None);
         };
         let number = id
@@ -947,17 +1046,12 @@ impl CheckoutPort for WooCheckout {
             .parse::<u64>()
             .unwrap_or_default();
         let Some(value) = self
-            .read_order(
-                &placed.order.checkout_id,
-                number,
-                &placed.key,
-                &placed.email,
-            )
+            .read_order(&access.checkout, number, &access.key, &access.email)
             .await?
         else {
             return Ok(None);
         };
-        self.order_of(&placed.order.checkout_id, &value, &placed.key)
+        self.order_of(&access.checkout, &value, &access.key)
             .map(Some)
     }
 }

@@ -106,13 +106,16 @@ fn build(
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
     let platform = if context.checkout.enabled() {
-        platform.with_checkout(Arc::new(checkout::WooCheckout::new(
-            api,
-            settings.currency,
-            settings.base_url.clone(),
-            context.checkout,
-            carts,
-        )))
+        platform.with_checkout(Arc::new(
+            checkout::WooCheckout::new(
+                api,
+                settings.currency,
+                settings.base_url.clone(),
+                context.checkout,
+                carts,
+            )
+            .with_shared_orders(context.shared.as_ref().map(|shared| shared.link.clone())),
+        ))
     } else {
         platform
     };

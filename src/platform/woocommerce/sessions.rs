@@ -7,6 +7,13 @@
 //! one after its order has not been read for a month. `get_order` finds its checkout through an
 //! index, not by walking every session.
 //!
+//! With `[redis]`, what reads a placed order back is kept there too, so `get_order` answers on
+//! every replica and after a restart: per order (`bcp:woo-order:<sha256 of the order id>`) the
+//! checkout id, the order key and the billing email — the one piece of buyer data kept in
+//! Redis, because the Store API reads a guest order only with both — for as long as a placed
+//! session lives here. An open checkout's buyer and address are not kept in Redis: once
+//! written they are in the store's cart, which every replica reads (`checkout::stored_customer`).
+//!
 //! At the bound the least recently used checkout goes first (LRU rather than moka's default,
 //! which refuses new entries once full and would refuse a new buyer's): with entries written
 //! only for carts the store made, filling the bound takes that many real store sessions.
@@ -18,9 +25,14 @@ use moka::Expiry;
 use moka::future::Cache;
 use moka::policy::EvictionPolicy;
 
+use serde::{Deserialize, Serialize};
+
 use crate::model::CartLine;
 use crate::model::checkout::{Address, Buyer, Order};
+use crate::platform::PlatformError;
 use crate::platform::footprint;
+use crate::replicas::link::millis;
+use crate::replicas::{Link, RedisDown, hashed};
 
 /// About 25,000 checkouts with a placed order of a dozen lines, more open ones.
 pub(super) const MAX_BYTES: u64 = 64 << 20;
@@ -49,6 +61,18 @@ pub(super) struct Placed {
     pub key: String,
     pub email: String,
     pub pay_url: Option<String>,
+}
+
+/// How to read a placed order back from the store.
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct OrderAccess {
+    pub checkout: String,
+    pub key: String,
+    pub email: String,
+}
+
+fn order_key(order_id: &str) -> String {
+    format!("bcp:woo-order:{}", hashed(order_id))
 }
 
 fn weight(id: &str, session: &Session) -> u32 {
@@ -124,6 +148,9 @@ pub(super) struct Sessions {
     /// Order id → checkout id, for `get_order`. Weighed with its session (above); bounded
     /// apart as well, since its rows outlive an evicted session until they are next read.
     by_order: Cache<String, String>,
+    /// The replicas' Redis (`[redis]`), where placed orders' access is shared.
+    shared: Option<std::sync::Arc<Link>>,
+    placed_idle: Duration,
 }
 
 impl Sessions {
@@ -131,8 +158,22 @@ impl Sessions {
         Self::lasting(max_bytes, OPEN_IDLE, PLACED_IDLE)
     }
 
+    /// Placed orders' access kept in `link` too, for every replica.
+    pub(super) fn shared(mut self, link: Option<std::sync::Arc<Link>>) -> Self {
+        self.shared = link;
+        self
+    }
+
+    /// Whether replicas share checkouts (`[redis]`): each one's memory may then be older than
+    /// the store's cart.
+    pub(super) fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
     fn lasting(max_bytes: u64, open: Duration, placed: Duration) -> Self {
         Self {
+            shared: None,
+            placed_idle: placed,
             by_checkout: Cache::builder()
                 .max_capacity(max_bytes)
                 .weigher(|id: &String, session: &Arc<Session>| weight(id, session))
@@ -181,8 +222,60 @@ impl Sessions {
             self.by_order
                 .insert(placed.order.id.clone(), id.to_owned())
                 .await;
+            self.share(id, placed).await;
         }
         session.as_ref().clone()
+    }
+
+    async fn share(&self, id: &str, placed: &Placed) {
+        let Some(link) = &self.shared else {
+            return;
+        };
+        let access = OrderAccess {
+            checkout: id.to_owned(),
+            key: placed.key.clone(),
+            email: placed.email.clone(),
+        };
+        let Ok(text) = serde_json::to_string(&access) else {
+            return;
+        };
+        let mut set = redis::cmd("SET");
+        set.arg(order_key(&placed.order.id))
+            .arg(text)
+            .arg("PX")
+            .arg(millis(self.placed_idle));
+        let stored: Result<(), RedisDown> = link.query(&set).await;
+        if stored.is_err() {
+            tracing::warn!("a placed order's access was not shared: other replicas cannot read it");
+        }
+    }
+
+    /// How to read order `order_id` back: from this replica's sessions, else (`[redis]`)
+    /// from what the replica that placed it shared.
+    pub(super) async fn access(
+        &self,
+        order_id: &str,
+    ) -> Result<Option<OrderAccess>, PlatformError> {
+        if let Some(placed) = self.placed(order_id).await {
+            return Ok(Some(OrderAccess {
+                checkout: placed.order.checkout_id,
+                key: placed.key,
+                email: placed.email,
+            }));
+        }
+        let Some(link) = &self.shared else {
+            return Ok(None);
+        };
+        let mut get = redis::cmd("GET");
+        get.arg(order_key(order_id));
+        let text: Option<String> =
+            link.query(&get)
+                .await
+                .map_err(|_| PlatformError::Unavailable {
+                    reason: "the shared state (Redis) is unreachable".into(),
+                    retry_after: Some(Duration::from_secs(2)),
+                })?;
+        Ok(text.and_then(|text| serde_json::from_str(&text).ok()))
     }
 
     pub(super) async fn forget(&self, id: &str) {

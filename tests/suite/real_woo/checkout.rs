@@ -22,6 +22,7 @@ fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
+        shared: None,
         checkout: &config,
         guard: Default::default(),
     };

@@ -6,10 +6,12 @@
 mod budget;
 pub mod carts;
 mod chaos;
+mod checkouts;
 mod config;
 pub mod fencing;
 mod handles;
 mod invalidation;
+mod ledger;
 mod order_webhooks;
 mod outages;
 
