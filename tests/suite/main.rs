@@ -41,6 +41,7 @@ mod mcp;
 mod negotiation;
 mod observability;
 mod order_webhook_fairness;
+mod order_webhook_rotation;
 mod order_webhooks;
 mod real_woo;
 mod replicas;

@@ -10,6 +10,7 @@ mod config;
 pub mod fencing;
 mod handles;
 mod invalidation;
+mod order_event_queue;
 mod order_webhooks;
 mod outages;
 
