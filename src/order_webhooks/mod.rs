@@ -33,6 +33,9 @@ use crate::signatures::kid_is_plain;
 
 pub use deliver::OrderWebhooks;
 
+/// The running sender and the public keys (JWK) every profile publishes.
+pub type Started = (Arc<OrderWebhooks>, Vec<Value>);
+
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct OrderWebhooksConfig {
@@ -230,7 +233,7 @@ impl OrderWebhooksConfig {
         negotiation: &NegotiationConfig,
         base_url: &str,
         shared: Option<&Shared>,
-    ) -> Result<Option<(Arc<OrderWebhooks>, Vec<Value>)>, ConfigProblem> {
+    ) -> Result<Option<Started>, ConfigProblem> {
         if !self.enabled {
             return Ok(None);
         }
