@@ -14,6 +14,7 @@ mod cart;
 mod catalog;
 mod checkout;
 mod cli;
+mod coalesced_reads;
 mod concurrent_carts;
 mod config_checks;
 mod config_schema;
