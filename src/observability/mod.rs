@@ -112,6 +112,11 @@ pub fn cache(kind: &'static str, hit: bool) {
     metrics::counter!(name, "kind" => kind).increment(1);
 }
 
+/// A catalog read that joined an identical one already on its way to the store.
+pub fn read_shared(read: &'static str) {
+    metrics::counter!("bcp_store_reads_shared_total", "read" => read).increment(1);
+}
+
 /// A catalog read answered from the answer cache (hit) or by the brain (miss).
 pub fn answer_cache(tool: &'static str, hit: bool) {
     let name = if hit {

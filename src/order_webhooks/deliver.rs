@@ -7,13 +7,14 @@
 //! way, so it never stops other agents' events. Every attempt re-checks the URL under
 //! negotiation's fetch rules (the address it connects to is the one just checked) and signs
 //! afresh (a new `created`); the event's id, timestamp and body stay the same, so the receiver
-//! deduplicates on `Webhook-Id` / `Idempotency-Key` (ORD-031).
+//! deduplicates on `Webhook-Id` / `Idempotency-Key` (ORD-031). With `[redis]` the events wait
+//! in the shared queue (`super::queue`) instead, and each claim runs one attempt here; the
+//! in-memory queue stays for a bridge without Redis and for an event Redis could not take.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use serde_json::Value;
@@ -23,20 +24,25 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use url::Url;
 
 use super::OrderWebhooksConfig;
+use super::queue::SharedQueue;
 use crate::brain::checkout::OrderEvents;
 use crate::negotiation::{NegotiationConfig, ProfileClient, RefusalCode};
+use crate::replicas::Shared;
 use crate::signatures::SigningKey;
 
-/// One event, fixed when queued.
-struct Event {
-    id: String,
+/// One event, fixed when queued (and stored as is in the shared queue).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Event {
+    pub(super) id: String,
     timestamp: i64,
     url: String,
     /// The bridge's profile URL for the namespace the order was placed through.
     profile: String,
-    body: Bytes,
-    /// Its place among the events held, given back when the delivery ends.
-    _place: OwnedSemaphorePermit,
+    /// The order entity's JSON text.
+    body: String,
+    /// Attempts already made (by any replica).
+    #[serde(default)]
+    pub(super) attempts: u32,
 }
 
 struct Policy {
@@ -79,9 +85,34 @@ const HOST_IDLE: Duration = Duration::from_secs(3600);
 /// The sender the brain calls; cheap to share.
 pub struct OrderWebhooks {
     base_url: String,
-    queue: mpsc::UnboundedSender<Event>,
+    local: LocalQueue,
+    /// `[redis]`'s queue, which every replica drains.
+    shared: Option<Arc<SharedQueue>>,
+}
+
+/// This process's own queue: without `[redis]`, or for an event Redis could not take.
+#[derive(Clone)]
+struct LocalQueue {
+    queue: mpsc::UnboundedSender<(Event, OwnedSemaphorePermit)>,
     /// Places for events held (queued, under way or waiting to retry).
     places: Arc<Semaphore>,
+}
+
+impl LocalQueue {
+    fn hand_over(&self, event: Event) {
+        let id = event.id.clone();
+        let Ok(place) = self.places.clone().try_acquire_owned() else {
+            tracing::warn!(
+                event_id = id,
+                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
+            );
+            return;
+        };
+        match self.queue.send((event, place)) {
+            Ok(()) => tracing::info!(event_id = id, "order event queued"),
+            Err(_) => tracing::warn!(event_id = id, "order event dropped: the sender stopped"),
+        }
+    }
 }
 
 /// What one attempt came to.
@@ -98,7 +129,7 @@ enum Outcome {
     },
 }
 
-struct Deliverer {
+pub(super) struct Deliverer {
     key: SigningKey,
     client: ProfileClient,
     policy: Policy,
@@ -178,7 +209,7 @@ impl Deliverer {
                 "webhook-timestamp",
                 "content-type",
             ],
-            &event.body,
+            event.body.as_bytes(),
             now(),
         ) {
             Ok(signed) => signed,
@@ -239,68 +270,79 @@ impl Deliverer {
         self.attempt(url, event).await
     }
 
-    async fn deliver(&self, event: Event) {
+    /// Attempt number `attempt` (1-based) of `event`, and what comes of it: the wait before
+    /// the next attempt, or `None` when the delivery is over (delivered, refused, forbidden
+    /// or out of attempts), each logged.
+    pub(super) async fn attempt_once(&self, event: &Event, attempt: u32) -> Option<Duration> {
         let id = event.id.as_str();
         let Ok(url) = Url::parse(&event.url) else {
             tracing::warn!(
                 event_id = id,
                 "order event not sent: the agent's webhook_url is not a URL"
             );
-            return;
+            return None;
         };
         let max = self.policy.max_attempts.max(1);
-        for attempt in 1..=max {
-            match self.attempt_in_turn(&url, &event).await {
-                Outcome::Delivered(status) => {
-                    tracing::info!(
-                        event_id = id,
-                        attempt,
-                        status = status.as_u16(),
-                        "order event delivered"
-                    );
-                    return;
-                }
-                Outcome::Forbidden => {
+        match self.attempt_in_turn(&url, event).await {
+            Outcome::Delivered(status) => {
+                tracing::info!(
+                    event_id = id,
+                    attempt,
+                    status = status.as_u16(),
+                    "order event delivered"
+                );
+                None
+            }
+            Outcome::Forbidden => {
+                tracing::warn!(
+                    event_id = id,
+                    attempt,
+                    "order event not sent: the agent's webhook_url is not one the bridge may \
+                     reach (https only unless negotiation.allow_http_hosts; no private or \
+                     special-use address unless negotiation.allow_private_hosts)"
+                );
+                None
+            }
+            Outcome::Refused(status) => {
+                tracing::warn!(
+                    event_id = id,
+                    attempt,
+                    status = status.as_u16(),
+                    "order event refused by the agent's webhook; not retried"
+                );
+                None
+            }
+            Outcome::Retry { status, after } => {
+                if attempt >= max {
                     tracing::warn!(
-                        event_id = id,
-                        attempt,
-                        "order event not sent: the agent's webhook_url is not one the bridge may \
-                         reach (https only unless negotiation.allow_http_hosts; no private or \
-                         special-use address unless negotiation.allow_private_hosts)"
-                    );
-                    return;
-                }
-                Outcome::Refused(status) => {
-                    tracing::warn!(
-                        event_id = id,
-                        attempt,
-                        status = status.as_u16(),
-                        "order event refused by the agent's webhook; not retried"
-                    );
-                    return;
-                }
-                Outcome::Retry { status, after } => {
-                    if attempt == max {
-                        tracing::warn!(
-                            event_id = id,
-                            attempt,
-                            status = status_code(status),
-                            "order event not delivered: attempts exhausted"
-                        );
-                        return;
-                    }
-                    let wait = after
-                        .unwrap_or_else(|| self.policy.jittered_backoff(attempt))
-                        .min(self.policy.max_backoff);
-                    tracing::info!(
                         event_id = id,
                         attempt,
                         status = status_code(status),
-                        retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                        "order event delivery failed; retrying"
+                        "order event not delivered: attempts exhausted"
                     );
-                    tokio::time::sleep(wait).await;
+                    return None;
                 }
+                let wait = after
+                    .unwrap_or_else(|| self.policy.jittered_backoff(attempt))
+                    .min(self.policy.max_backoff);
+                tracing::info!(
+                    event_id = id,
+                    attempt,
+                    status = status_code(status),
+                    retry_in_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    "order event delivery failed; retrying"
+                );
+                Some(wait)
+            }
+        }
+    }
+
+    /// Every attempt from this process, waiting between them (the in-memory queue).
+    async fn deliver(&self, event: Event) {
+        for attempt in 1..=self.policy.max_attempts.max(1) {
+            match self.attempt_once(&event, attempt).await {
+                Some(wait) => tokio::time::sleep(wait).await,
+                None => return,
             }
         }
     }
@@ -313,9 +355,10 @@ impl OrderWebhooks {
         negotiation: &NegotiationConfig,
         key: SigningKey,
         base_url: &str,
+        shared: Option<&Shared>,
     ) -> Arc<Self> {
         // Unbounded only in type: nothing is sent without one of the `places`.
-        let (queue, mut events) = mpsc::unbounded_channel::<Event>();
+        let (queue, mut events) = mpsc::unbounded_channel::<(Event, OwnedSemaphorePermit)>();
         let deliverer = Arc::new(Deliverer {
             key,
             client: ProfileClient::new(negotiation),
@@ -332,16 +375,23 @@ impl OrderWebhooks {
                 .build(),
             per_host_limit: config.max_concurrent_per_host.max(1),
         });
+        let shared = shared.map(|shared| SharedQueue::start(shared, config, deliverer.clone()));
         tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
+            while let Some((event, place)) = events.recv().await {
                 let deliverer = deliverer.clone();
-                tokio::spawn(async move { deliverer.deliver(event).await });
+                tokio::spawn(async move {
+                    deliverer.deliver(event).await;
+                    drop(place);
+                });
             }
         });
         Arc::new(Self {
             base_url: base_url.trim_end_matches('/').to_owned(),
-            queue,
-            places: Arc::new(Semaphore::new(config.queue_capacity.max(1))),
+            local: LocalQueue {
+                queue,
+                places: Arc::new(Semaphore::new(config.queue_capacity.max(1))),
+            },
+            shared,
         })
     }
 }
@@ -359,28 +409,33 @@ impl OrderEvents for OrderWebhooks {
                 object.insert("created_time".into(), Value::from(created));
             }
         }
-        let Ok(body) = serde_json::to_vec(&body) else {
-            return;
-        };
-        let Ok(place) = self.places.clone().try_acquire_owned() else {
-            tracing::warn!(
-                event_id = id,
-                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
-            );
+        let Ok(body) = serde_json::to_string(&body) else {
             return;
         };
         let event = Event {
-            id: id.clone(),
+            id,
             timestamp: at.unix_timestamp(),
             url: webhook_url.to_owned(),
             profile: format!("{}{profile_path}", self.base_url),
-            body: Bytes::from(body),
-            _place: place,
+            body,
+            attempts: 0,
         };
-        match self.queue.send(event) {
-            Ok(()) => tracing::info!(event_id = id, "order event queued"),
-            Err(_) => tracing::warn!(event_id = id, "order event dropped: the sender stopped"),
-        }
+        let Some(shared) = self.shared.clone() else {
+            self.local.hand_over(event);
+            return;
+        };
+        // The brain does not wait for Redis; an event Redis cannot take now is sent from
+        // this replica's memory rather than lost.
+        let local = self.local.clone();
+        tokio::spawn(async move {
+            if let Err(event) = shared.enqueue(event).await {
+                tracing::warn!(
+                    event_id = event.id,
+                    "order event kept in this replica's memory: redis unavailable"
+                );
+                local.hand_over(event);
+            }
+        });
     }
 }
 

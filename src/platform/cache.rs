@@ -1,7 +1,8 @@
 //! A product cache in front of any store's catalog port. `product()` and `resolve()` answers
 //! are kept per (id, buyer context) for a TTL, optionally search pages too; concurrent misses
-//! of one key share one upstream call. It wraps the catalog only: carts are the buyer's live
-//! state and go straight to the store.
+//! of one key share one upstream call, and beneath it `coalesce` shares every identical read
+//! in flight, kept or not (with the cache off too). It wraps the catalog only: carts are the
+//! buyer's live state and go straight to the store.
 //!
 //! Each entry knows when it expires, and every read reports that to `freshness`, so a layer
 //! keeping results built from entries (the answer cache) drops them no later than the entries.
@@ -17,9 +18,10 @@ use moka::future::Cache;
 use serde::Deserialize;
 
 use super::catalog::{CatalogPort, SharedCatalog};
+use super::coalesce::{CoalescedCatalog, IdKey, SearchKey};
 use super::freshness;
 use super::port::{Platform, PlatformError, SharedPlatform};
-use crate::model::{BuyerContext, Filters, ProductHit, Resolved, SearchPage, SearchRequest};
+use crate::model::{BuyerContext, ProductHit, Resolved, SearchPage, SearchRequest};
 use crate::settings::{ConfigProblem, Secret};
 
 /// `[cache]`: product cache in front of the store (see `platform::cache`).
@@ -88,36 +90,6 @@ impl CacheConfig {
 /// Below this an answer cache holds too few answers to be worth its lookups.
 const ANSWER_BYTES_MIN: u64 = 64 << 10;
 const ANSWER_BYTES_MAX: u64 = 16 << 30;
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct IdKey {
-    id: String,
-    context: BuyerContext,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct SearchKey {
-    query: Option<String>,
-    categories: Vec<String>,
-    price: Option<(Option<i64>, Option<i64>)>,
-    context: BuyerContext,
-    cursor: Option<String>,
-    limit: u32,
-}
-
-impl SearchKey {
-    fn new(request: &SearchRequest) -> Self {
-        let Filters { categories, price } = &request.filters;
-        Self {
-            query: request.query.clone(),
-            categories: categories.clone(),
-            price: price.as_ref().map(|bounds| (bounds.min, bounds.max)),
-            context: request.context.clone(),
-            cursor: request.upstream_cursor.clone(),
-            limit: request.limit,
-        }
-    }
-}
 
 /// An entry and the moment it stops being served (its insertion is a little later, so the
 /// cache itself drops it no earlier).
@@ -360,21 +332,25 @@ impl CatalogPort for CachedCatalog {
     }
 }
 
-/// Puts `platform`'s catalog behind the cache when `[cache] enabled`; its other ports stay
-/// as they are.
+/// Shares `platform`'s identical catalog reads in flight and puts them behind the cache when
+/// `[cache] enabled`; its other ports stay as they are.
 pub fn wrap(
     platform: SharedPlatform,
     config: &CacheConfig,
 ) -> (SharedPlatform, Option<Arc<CachedCatalog>>) {
-    if !config.enabled {
-        return (platform, None);
-    }
-    let cached = Arc::new(CachedCatalog::new(platform.catalog.clone(), config));
+    let coalesced: SharedCatalog = Arc::new(CoalescedCatalog::new(platform.catalog.clone()));
+    let cached = config
+        .enabled
+        .then(|| Arc::new(CachedCatalog::new(coalesced.clone(), config)));
+    let catalog: SharedCatalog = match &cached {
+        Some(cached) => cached.clone(),
+        None => coalesced,
+    };
     let platform = Platform {
-        catalog: cached.clone(),
+        catalog,
         ..Platform::clone(&platform)
     };
-    (Arc::new(platform), Some(cached))
+    (Arc::new(platform), cached)
 }
 
 #[cfg(test)]

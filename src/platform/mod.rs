@@ -9,6 +9,7 @@ pub mod cart;
 pub mod catalog;
 pub mod categories;
 pub mod checkout;
+pub mod coalesce;
 pub mod error;
 pub mod exclusive;
 pub mod factory;

@@ -176,10 +176,10 @@ impl Common {
         });
         let (order_events, keys) = match config
             .order_webhooks
-            .start(&config.negotiation, &base_url)
+            .start(&config.negotiation, &base_url, shared.as_ref())
             .map_err(StartError::OrderWebhooks)?
         {
-            Some((sender, jwk)) => (Some(sender), vec![jwk]),
+            Some((sender, keys)) => (Some(sender), keys),
             None => (None, Vec::new()),
         };
         Ok(Self {

@@ -49,12 +49,20 @@ pub fn warnings(config: &BridgeConfig, file: Option<&Path>) -> Vec<StartWarning>
             "a TLS private key",
         ));
     }
-    if let Some(key_file) = &config.order_webhooks.key_file {
-        found.extend(readable_key_file(
-            "order_webhooks.key_file",
-            key_file,
-            "the order webhooks' signing key",
-        ));
+    for (key, file) in [
+        ("order_webhooks.key_file", &config.order_webhooks.key_file),
+        (
+            "order_webhooks.next_key_file",
+            &config.order_webhooks.next_key_file,
+        ),
+    ] {
+        if let Some(file) = file {
+            found.extend(readable_key_file(
+                key,
+                file,
+                "the order webhooks' signing key",
+            ));
+        }
     }
     found
 }

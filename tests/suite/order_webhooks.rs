@@ -53,7 +53,7 @@ impl Hook {
     }
 }
 
-fn agent_profile(webhook_url: Option<&str>) -> Value {
+pub(crate) fn agent_profile(webhook_url: Option<&str>) -> Value {
     let mut capabilities = serde_json::Map::new();
     for name in [
         "catalog.search",
@@ -188,36 +188,45 @@ pub(crate) fn config(key: &std::path::Path, extra: &str) -> String {
 
 /// A checkout placed through the bridge by the agent at `profile`: the order id.
 pub(crate) async fn place_order(bridge: &TestBridge, profile: &str) -> String {
+    place_order_through(
+        async |tool, arguments| bridge.call(tool, arguments).await,
+        profile,
+    )
+    .await
+}
+
+/// `place_order` through any bridge: `call` makes a tool call and answers its result.
+pub(crate) async fn place_order_through(
+    call: impl AsyncFn(&str, Value) -> Value,
+    profile: &str,
+) -> String {
     let meta = |key: Option<&str>| match key {
         Some(key) => json!({"ucp-agent": {"profile": profile}, "idempotency-key": key}),
         None => json!({"ucp-agent": {"profile": profile}}),
     };
     let key = uuid::Uuid::new_v4().to_string();
-    let created = bridge
-        .call(
-            "create_checkout",
-            json!({"meta": meta(Some(&key)), "checkout": {
-                "line_items": [{"item": {"id": "prod_chinelo_praia_azm_3334"}, "quantity": 1}],
-                "buyer": {"email": "ana@example.com", "first_name": "Ana"},
-                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
-                    "type": "shipping_address", "street_address": "Rua Augusta 100",
-                    "address_locality": "São Paulo", "address_region": "SP",
-                    "postal_code": "01305-000", "address_country": "BR"
-                }]}]}
-            }}),
-        )
-        .await;
+    let created = call(
+        "create_checkout",
+        json!({"meta": meta(Some(&key)), "checkout": {
+            "line_items": [{"item": {"id": "prod_chinelo_praia_azm_3334"}, "quantity": 1}],
+            "buyer": {"email": "ana@example.com", "first_name": "Ana"},
+            "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                "type": "shipping_address", "street_address": "Rua Augusta 100",
+                "address_locality": "São Paulo", "address_region": "SP",
+                "postal_code": "01305-000", "address_country": "BR"
+            }]}]}
+        }}),
+    )
+    .await;
     let id = created["id"].as_str().unwrap().to_owned();
-    let ready = bridge
-        .call(
+    let ready = call(
             "update_checkout",
             json!({"meta": meta(None), "id": id, "checkout": {"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "sedex"}]}]}}}),
         )
         .await;
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
     let key = uuid::Uuid::new_v4().to_string();
-    let completed = bridge
-        .call(
+    let completed = call(
             "complete_checkout",
             json!({"meta": meta(Some(&key)), "id": id, "checkout": {"payment": {"instruments": [{"id": "i1", "handler_id": "sample_test_approve", "type": "card"}]}}}),
         )
@@ -248,7 +257,7 @@ pub(crate) fn text<'a>(headers: &'a HeaderMap, name: &str) -> &'a str {
 /// The platform's verification (order.md "Verification (Platform)"), from the spec: the
 /// `keyid`'s key in the business profile's keys, the digest of the raw body, the signature
 /// base rebuilt from the request as received, and the signature checked. Returns the keyid.
-fn verify(request: &Received, keys: &[Value]) -> String {
+pub(crate) fn verify(request: &Received, keys: &[Value]) -> String {
     let input = text(&request.headers, "signature-input");
     let params = input.strip_prefix("sig1=").expect("labelled sig1");
     let (list, parameters) = params.split_once(')').unwrap();

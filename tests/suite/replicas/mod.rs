@@ -12,6 +12,7 @@ pub mod fencing;
 mod handles;
 mod invalidation;
 mod ledger;
+mod order_event_queue;
 mod order_webhooks;
 mod outages;
 
