@@ -7,6 +7,7 @@
 mod calls;
 pub mod handles;
 pub mod ledger;
+mod refused;
 pub mod render;
 pub mod status;
 
@@ -503,6 +504,11 @@ impl CheckoutBrain {
                     ),
                     None,
                 ))
+            }
+            Ok(Some(Placement::Refused { unmet })) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                let judged = self.get(id).await?;
+                Ok((refused::with_unmet(judged, &unmet), None))
             }
             // No order exists to place twice, so the key releases the checkout: another
             // completion hands off again, as the checkout read just before says.

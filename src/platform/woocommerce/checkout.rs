@@ -17,10 +17,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
+use super::brazil::{CheckoutFields, FieldsCache};
 use super::cart::same_session;
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
 use super::mapping;
+use super::refusal;
 use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
@@ -126,6 +128,8 @@ pub struct WooCheckout {
     handlers: Vec<PaymentHandler>,
     pay_with: Option<String>,
     sessions: Sessions,
+    /// The store's extra checkout fields (CPF, house number…), read from its schema.
+    fields: FieldsCache,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -148,8 +152,15 @@ fn woo_address(address: &Address, buyer: &Buyer) -> Value {
     })
 }
 
-fn billing(address: &Address, buyer: &Buyer) -> Value {
+/// The shipping address with the store's own fields for the number and bairro filled.
+fn shipping(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
     let mut value = woo_address(address, buyer);
+    fields.fill_address(address, &mut value);
+    value
+}
+
+fn billing(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
+    let mut value = shipping(fields, address, buyer);
     value["email"] = json!(buyer.email.clone().unwrap_or_default());
     value
 }
@@ -189,6 +200,7 @@ impl WooCheckout {
                 .collect(),
             pay_with: config.pay_with.clone(),
             sessions: Sessions::new(MAX_BYTES),
+            fields: FieldsCache::default(),
         }
     }
 
@@ -306,7 +318,7 @@ impl WooCheckout {
             continue_url: continue_url.map(String::from),
             stage: Stage::Open,
             expires_at: None,
-            requirements: Vec::new(),
+            requirements: self.fields.current().requirements(),
         })
     }
 
@@ -348,10 +360,12 @@ impl WooCheckout {
         let Some(token) = cart_token(id) else {
             return Ok(None);
         };
-        let (status, value, answered) = self
-            .api
-            .session(method, path, &[], Some(&token), body)
-            .await?;
+        // The schema is read beside the call (when stale), not in a round of its own.
+        let (_, answer) = tokio::join!(
+            self.fields.refresh(&self.api),
+            self.api.session(method, path, &[], Some(&token), body)
+        );
+        let (status, value, answered) = answer?;
         if status == StatusCode::UNAUTHORIZED
             || status == StatusCode::FORBIDDEN
             || !same_session(&token, answered.as_deref())
@@ -388,7 +402,11 @@ impl WooCheckout {
         address: &Address,
         buyer: &Buyer,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let body = json!({"shipping_address": woo_address(address, buyer), "billing_address": billing(address, buyer)});
+        let fields = self.fields.current();
+        let body = json!({
+            "shipping_address": shipping(&fields, address, buyer),
+            "billing_address": billing(&fields, address, buyer),
+        });
         let path = ["cart", "update-customer"];
         let Some((status, value)) = self.call(id, Method::POST, &path, Some(&body)).await? else {
             return Ok(None);
@@ -811,11 +829,16 @@ impl CheckoutPort for WooCheckout {
         };
         let address = session.address.clone().unwrap_or_default();
         let email = session.buyer.email.clone().unwrap_or_default();
-        let body = json!({
-            "billing_address": billing(&address, &session.buyer),
-            "shipping_address": woo_address(&address, &session.buyer),
+        let fields = self.fields.current();
+        let mut body = json!({
+            "billing_address": billing(&fields, &address, &session.buyer),
+            "shipping_address": shipping(&fields, &address, &session.buyer),
             "payment_method": gateway,
         });
+        let additional = fields.additional(&session.buyer);
+        if !additional.is_empty() {
+            body["additional_fields"] = Value::Object(additional);
+        }
         let Some((status, value)) = self.submit(id, &body).await? else {
             return Ok(None);
         };
@@ -825,6 +848,11 @@ impl CheckoutPort for WooCheckout {
                 return Ok(Some(Placement::Declined {
                     reason: decode_entities(&error.message),
                 }));
+            }
+            // A field the store wants: its schema may have changed since it was read.
+            if let Some(unmet) = refusal::unmet(&value, &fields) {
+                self.fields.invalidate();
+                return Ok(Some(Placement::Refused { unmet }));
             }
             return Err(PlatformError::InvalidInput(decode_entities(&error.message)));
         }

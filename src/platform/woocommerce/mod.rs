@@ -2,6 +2,7 @@
 //! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
 //! live in the brain.
 
+mod brazil;
 mod cart;
 mod catalog;
 mod categories;
@@ -9,6 +10,7 @@ pub mod checkout;
 mod client;
 mod ids;
 mod mapping;
+mod refusal;
 mod rest_v3;
 mod sessions;
 mod settings;
