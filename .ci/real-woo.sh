@@ -33,6 +33,7 @@ write_env() {
         echo "export BCP_REAL_WOO_ROOT='$ROOT'"
         echo "export BCP_REAL_WOO_BRAZIL='$BRAZIL'"
         echo "export BCP_REAL_WOO_BAIRRO='$BAIRRO'"
+        echo "export BCP_REAL_WOO_DB='$DB'"
         if [ -n "${1:-}" ]; then
             echo "unset BCP_REAL_WOO_URL"
             printf "export BCP_REAL_WOO_SKIP=%q\n" "$1"
@@ -133,10 +134,27 @@ up() {
     log "store up (fresh) at $URL in $(( $(date +%s) - t0 ))s"
 }
 
+# The variant of the store that requires the bairro: a second store beside the first, named
+# to the tests in the first one's env.sh (BCP_REAL_WOO_BAIRRO_URL, BCP_REAL_WOO_BAIRRO_DB).
+bairro_variant() {
+    [ "$BRAZIL" = off ] || [ "$BAIRRO" = required ] && return 0
+    local root=$ROOT-bairro port=$((PORT + 1)) db=${DB}_bairro
+    BCP_REAL_WOO_ROOT=$root BCP_REAL_WOO_PORT=$port BCP_REAL_WOO_DB=$db BCP_REAL_WOO_BAIRRO=required \
+        bash "${BASH_SOURCE[0]}" up || true
+    if grep -q "export BCP_REAL_WOO_URL" "$root/env.sh" 2>/dev/null; then
+        echo "export BCP_REAL_WOO_BAIRRO_URL='http://127.0.0.1:$port/'" >> "$ENV_FILE"
+        echo "export BCP_REAL_WOO_BAIRRO_DB='$db'" >> "$ENV_FILE"
+    fi
+}
+
 case "${1:-up}" in
-    up) up ;;
+    up)
+        up
+        bairro_variant
+        ;;
     test)
         up
+        bairro_variant
         # shellcheck disable=SC1090
         . "$ENV_FILE"
         cd "$REPO"
@@ -145,6 +163,7 @@ case "${1:-up}" in
         ;;
     down)
         if [ -f "$ROOT/web.pid" ]; then "$ROOT/stop-web.sh"; fi
+        if [ -f "$ROOT-bairro/web.pid" ]; then "$ROOT-bairro/stop-web.sh"; fi
         ;;
     *)
         echo "usage: $0 [up|test|down]" >&2

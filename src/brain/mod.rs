@@ -9,6 +9,7 @@ pub mod filters;
 pub mod handoff;
 pub mod limits;
 mod memo;
+pub mod nfe;
 pub mod render;
 pub mod selection;
 pub mod untrusted;

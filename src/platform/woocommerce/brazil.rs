@@ -96,9 +96,20 @@ fn fields_of(properties: Option<&Value>, skip: &[&str]) -> Vec<Field> {
         .collect()
 }
 
-/// Whether the bridge fills this field from the buyer or the address.
+/// What the bridge fills a field from, `None` when it does not understand it.
+pub fn filled_from(key: &str) -> Option<&'static str> {
+    Some(match key {
+        PERSON_TYPE => "the kind of buyer.taxpayer_id",
+        CPF | CNPJ => "buyer.taxpayer_id",
+        COMPANY_NAME => "the buyer's name (CNPJ buyers)",
+        NUMBER => "the address's house number (or s/n)",
+        NEIGHBORHOOD => "the address's bairro",
+        _ => return None,
+    })
+}
+
 pub fn understood(key: &str) -> bool {
-    [PERSON_TYPE, CPF, CNPJ, COMPANY_NAME, NUMBER, NEIGHBORHOOD].contains(&key)
+    filled_from(key).is_some()
 }
 
 impl CheckoutFields {

@@ -21,6 +21,7 @@ use super::brazil::{CheckoutFields, FieldsCache};
 use super::cart::same_session;
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
+use super::invoice::Invoices;
 use super::mapping;
 use super::refusal;
 use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
@@ -32,7 +33,7 @@ use crate::model::checkout::{
     CodeRefusal, Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod,
     FulfillmentOption, MethodKind, Order, OrderLine, PaymentHandler, Placement, RefusedCode, Stage,
 };
-use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, StoreField};
 use crate::platform::port::PlatformError;
 
 /// `[checkout]`, as WooCommerce reads it.
@@ -111,14 +112,18 @@ pub fn build(
         attempt_timeout: None,
         ..context.upstream_policy()
     });
+    let invoices = super::invoices(&settings, &client);
     let api = StoreApi::new(client, &settings.base_url)
         .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?;
-    Ok(Arc::new(WooCheckout::new(
-        Arc::new(api),
-        settings.currency,
-        settings.base_url.clone(),
-        config,
-    )))
+    Ok(Arc::new(
+        WooCheckout::new(
+            Arc::new(api),
+            settings.currency,
+            settings.base_url.clone(),
+            config,
+        )
+        .with_invoices(invoices),
+    ))
 }
 
 pub struct WooCheckout {
@@ -130,6 +135,8 @@ pub struct WooCheckout {
     sessions: Sessions,
     /// The store's extra checkout fields (CPF, house number…), read from its schema.
     fields: FieldsCache,
+    /// Where orders' NF-e are read, when the merchant named the meta keys.
+    invoices: Option<Invoices>,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -201,7 +208,14 @@ impl WooCheckout {
             pay_with: config.pay_with.clone(),
             sessions: Sessions::new(MAX_BYTES),
             fields: FieldsCache::default(),
+            invoices: None,
         }
+    }
+
+    /// Orders answer with their NF-e, read from these order meta keys.
+    pub(super) fn with_invoices(mut self, invoices: Option<Invoices>) -> Self {
+        self.invoices = invoices;
+        self
     }
 
     fn page(&self, path: &str) -> Option<Url> {
@@ -579,6 +593,24 @@ impl CheckoutPort for WooCheckout {
         true
     }
 
+    fn reads_invoices(&self) -> bool {
+        self.invoices.is_some()
+    }
+
+    async fn checkout_fields(&self) -> Result<Vec<StoreField>, PlatformError> {
+        self.fields.invalidate();
+        let fields = self.fields.refresh(&self.api).await;
+        Ok(fields
+            .all()
+            .map(|field| StoreField {
+                key: field.key.clone(),
+                label: field.label.clone(),
+                required: field.required,
+                filled_from: super::brazil::filled_from(&field.key),
+            })
+            .collect())
+    }
+
     async fn create_checkout(
         &self,
         draft: &CheckoutDraft,
@@ -949,7 +981,10 @@ impl CheckoutPort for WooCheckout {
         else {
             return Ok(None);
         };
-        self.order_of(&placed.order.checkout_id, &value, &placed.key)
-            .map(Some)
+        let mut order = self.order_of(&placed.order.checkout_id, &value, &placed.key)?;
+        if let Some(invoices) = &self.invoices {
+            order.nfe = invoices.nfe(number).await;
+        }
+        Ok(Some(order))
     }
 }

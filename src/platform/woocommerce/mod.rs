@@ -9,6 +9,7 @@ mod categories;
 pub mod checkout;
 mod client;
 mod ids;
+mod invoice;
 mod mapping;
 mod refusal;
 mod rest_v3;
@@ -49,6 +50,17 @@ fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::check(store)
 }
 
+/// Orders' NF-e, when the merchant named the meta keys (`check` requires the key pair then).
+fn invoices(
+    settings: &settings::WooSettings,
+    client: &UpstreamClient,
+) -> Option<invoice::Invoices> {
+    let keys = settings.nfe_meta.clone()?;
+    let (key, secret) = settings.rest_v3.clone()?;
+    let rest = rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)?;
+    Some(invoice::Invoices::new(rest, keys))
+}
+
 fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
@@ -69,6 +81,7 @@ fn build(
     if settings::v3_over_http(&settings) {
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
     }
+    let invoices = invoices(&settings, &client);
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });
@@ -111,12 +124,15 @@ fn build(
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
     let platform = if context.checkout.enabled() {
-        platform.with_checkout(Arc::new(checkout::WooCheckout::new(
-            api,
-            settings.currency,
-            settings.base_url.clone(),
-            context.checkout,
-        )))
+        platform.with_checkout(Arc::new(
+            checkout::WooCheckout::new(
+                api,
+                settings.currency,
+                settings.base_url.clone(),
+                context.checkout,
+            )
+            .with_invoices(invoices),
+        ))
     } else {
         platform
     };
