@@ -63,6 +63,7 @@ pub fn render(order: &Order, ucp: &Ucp) -> Option<NfeOut> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     /// A key built by the rule: 43 digits, then their check digit.
@@ -71,6 +72,69 @@ mod tests {
             .map(|digit| format!("{first}{digit}"))
             .find(|key| valid_access_key(key))
             .unwrap_or_default()
+    }
+
+    fn order(access_key: &str) -> Order {
+        Order {
+            id: "wc_order_7".into(),
+            checkout_id: "c".into(),
+            label: None,
+            permalink_url: "https://loja.example/pedido/7".into(),
+            store_status: "processing".into(),
+            paid: true,
+            lines: Vec::new(),
+            currency: iso_currency::Currency::BRL,
+            totals: crate::model::checkout::CheckoutTotals::default(),
+            shipping_address: None,
+            fulfillment_title: None,
+            codes: Vec::new(),
+            placed_at: None,
+            nfe: Some(Nfe {
+                access_key: access_key.into(),
+                danfe_url: Some("https://nfe.example/danfe.pdf".into()),
+                xml_url: None,
+                issued_at: time::OffsetDateTime::from_unix_timestamp(1_796_653_800).ok(),
+            }),
+        }
+    }
+
+    fn ucp(capabilities: &[&str]) -> Ucp {
+        Ucp {
+            version: "2026-07-28",
+            status: None,
+            capabilities: capabilities
+                .iter()
+                .map(|name| {
+                    (
+                        (*name).to_owned(),
+                        vec![crate::protocol::envelope::CapabilityVersion {
+                            version: "2026-07-28",
+                        }],
+                    )
+                })
+                .collect(),
+            payment_handlers: None,
+        }
+    }
+
+    #[test]
+    fn issue_37_the_order_answers_its_nfe_only_where_the_capability_is_declared() {
+        let valid = order("35170608530528000184550000000154301000771569");
+        let rendered = render(&valid, &ucp(&[CAPABILITY])).unwrap();
+        assert_eq!(
+            rendered.access_key,
+            "35170608530528000184550000000154301000771569"
+        );
+        assert_eq!(
+            rendered.danfe_url.as_deref(),
+            Some("https://nfe.example/danfe.pdf")
+        );
+        assert_eq!(rendered.issued_at.as_deref(), Some("2026-12-07T14:30:00Z"));
+        // The UCP namespace (or a store without an invoice source) declares no NF-e.
+        assert!(render(&valid, &ucp(&["br.dev.bcp.shopping.order"])).is_none());
+        // A key failing its check digit is no NF-e a buyer could look up.
+        let broken = order("35170608530528000184550000000154301000771561");
+        assert!(render(&broken, &ucp(&[CAPABILITY])).is_none());
     }
 
     #[test]
