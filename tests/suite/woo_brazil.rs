@@ -259,3 +259,127 @@ async fn issue_37_doctor_lists_the_required_fields_and_which_the_bridge_fills() 
     // WooCommerce's own address lines are not a plugin's fields.
     assert!(!check.detail.contains("address_1"), "{}", check.detail);
 }
+
+/// Issue 37 item 4: with `[store.nfe_meta]` naming an NF-e plugin's order meta keys (and the
+/// REST v3 read key), `get_order` carries the order's NF-e; without them it carries none.
+#[tokio::test]
+async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
+    use crate::support::woo_standin::{V3_KEY, V3_SECRET};
+    let woo = WooStandin::start().await;
+    woo.set_order_meta(json!([
+        {"id": 1, "key": "_nfe_chave", "value": "3517 0608 5305 2800 0184 5500 0000 0154 3010 0077 1569"},
+        {"id": 2, "key": "_nfe_danfe", "value": "https://nfe.example/danfe/7.pdf"},
+        {"id": 3, "key": "_nfe_emissao", "value": "2026-12-07 14:30:00"},
+        {"id": 4, "key": "_unrelated", "value": {"nested": true}},
+    ]));
+    let config = CheckoutConfig {
+        place_with: vec!["bacs".into()],
+        pay_with: None,
+    };
+    let upstream = UpstreamConfig::default();
+    let context = BuildContext {
+        upstream: &upstream,
+        max_response_bytes: 4 << 20,
+        public_base_url: "http://127.0.0.1".into(),
+        shared_budget: None,
+        checkout: &config,
+    };
+    let placed_with = |store: &str| {
+        let table: toml::Table = toml::from_str(store).unwrap();
+        build(table["store"].as_table().unwrap(), &config, &context).unwrap()
+    };
+    let invoiced = placed_with(&format!(
+        "{}\n[store.nfe_meta]\naccess_key = \"_nfe_chave\"\ndanfe_url = \"_nfe_danfe\"\nissued_at = \"_nfe_emissao\"\n",
+        woo.config(&format!(
+            "consumer_key = \"{V3_KEY}\"\nconsumer_secret = \"{V3_SECRET}\""
+        ))
+    ));
+    let plain = placed_with(&woo.config(""));
+    use bcp_bridge::platform::checkout::CheckoutPort;
+    assert!(invoiced.reads_invoices());
+    assert!(!plain.reads_invoices());
+    for (port, invoices) in [(invoiced, true), (plain, false)] {
+        let brain = CheckoutBrain::new(port as Arc<_>);
+        let draft = CheckoutDraft {
+            source: CheckoutSource::Lines(vec![CartLineInput {
+                item_id: "16".into(),
+                quantity: 1,
+            }]),
+            context: BuyerContext::default(),
+            buyer: Buyer::default(),
+        };
+        let id = brain.create(&draft).await.unwrap().0.state.id;
+        let address = Address {
+            street_address: Some("Rua Doutor Quirino".into()),
+            address_locality: Some("Campinas".into()),
+            address_region: Some("SP".into()),
+            postal_code: Some("13015-081".into()),
+            address_country: Some("BR".into()),
+            ..Address::default()
+        };
+        let addressed = brain
+            .update(
+                &id,
+                &CheckoutUpdate {
+                    buyer: Some(Buyer {
+                        email: Some("ana@example.com".into()),
+                        ..Buyer::default()
+                    }),
+                    address: Some(address),
+                    ..CheckoutUpdate::default()
+                },
+            )
+            .await
+            .unwrap();
+        let group = addressed.state.fulfillment[0].groups[0].id.clone();
+        brain
+            .update(
+                &id,
+                &CheckoutUpdate {
+                    selections: vec![(group, RATES[0].0.into())],
+                    ..CheckoutUpdate::default()
+                },
+            )
+            .await
+            .unwrap();
+        let done = brain
+            .complete(
+                &id,
+                &Completion {
+                    idempotency_key: format!("nfe-{invoices}"),
+                    handler_id: Some("bacs".into()),
+                },
+            )
+            .await
+            .unwrap();
+        let bcp_bridge::model::checkout::Stage::Placed(reference) = &done.state.stage else {
+            panic!("not placed: {:?}", done.messages)
+        };
+        let order = brain.order(&reference.id).await.unwrap();
+        if invoices {
+            let nfe = order.nfe.expect("the order's NF-e");
+            assert_eq!(
+                nfe.access_key,
+                "35170608530528000184550000000154301000771569"
+            );
+            assert_eq!(
+                nfe.danfe_url.as_deref(),
+                Some("https://nfe.example/danfe/7.pdf")
+            );
+            assert_eq!(nfe.xml_url, None);
+            assert_eq!(
+                nfe.issued_at.map(|at| at.unix_timestamp()),
+                Some(1_796_653_800)
+            );
+        } else {
+            assert!(order.nfe.is_none());
+        }
+    }
+    // The key pair went in a header, never in a URL the store's logs keep.
+    assert!(
+        woo.requests()
+            .iter()
+            .any(|line| line.starts_with("GET /wp-json/wc/v3/orders/"))
+    );
+    assert!(!woo.requests().iter().any(|line| line.contains(V3_KEY)));
+}

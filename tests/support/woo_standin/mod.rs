@@ -79,6 +79,8 @@ struct Inner {
     checkout_schema: Value,
     /// The next `POST /checkout` is refused with this 400 body (a plugin's validation).
     checkout_refusal: Option<Value>,
+    /// The `meta_data` REST v3 answers for every order (an NF-e plugin's keys).
+    order_meta: Value,
 }
 
 pub struct WooStandin {
@@ -201,6 +203,12 @@ async fn handle(
     if method == Method::GET && uri.path() == "/wp-json/wc/v3/products" {
         return catalog::v3_products(&uri, &headers);
     }
+    if method == Method::GET
+        && let Some(id) = uri.path().strip_prefix("/wp-json/wc/v3/orders/")
+    {
+        let meta = inner.lock().unwrap().order_meta.clone();
+        return catalog::v3_order(id, &headers, meta);
+    }
     let Some(path) = uri.path().strip_prefix(PREFIX) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -265,6 +273,7 @@ impl WooStandin {
             checkout_schema: serde_json::json!({"schema": {"properties": {
                 "additional_fields": {"type": "object", "properties": {}}}}}),
             checkout_refusal: None,
+            order_meta: serde_json::json!([]),
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -296,6 +305,11 @@ impl WooStandin {
     /// What `OPTIONS /checkout` answers from now on.
     pub fn set_checkout_schema(&self, schema: Value) {
         self.inner.lock().unwrap().checkout_schema = schema;
+    }
+
+    /// The `meta_data` of every order as REST v3 answers it.
+    pub fn set_order_meta(&self, meta: Value) {
+        self.inner.lock().unwrap().order_meta = meta;
     }
 
     /// Refuses the next `POST /checkout` with this 400 body.
