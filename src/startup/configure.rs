@@ -335,6 +335,7 @@ impl BridgeConfig {
                 shared_budget: shared
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
                 checkout: &self.checkout,
+                guard: Default::default(),
             },
         )
     }

@@ -52,6 +52,7 @@ fn brain(woo: &WooStandin) -> CheckoutBrain {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &config,
+        guard: Default::default(),
     };
     let port = build(table["store"].as_table().unwrap(), &config, &context).unwrap();
     CheckoutBrain::new(port as Arc<_>)
@@ -283,6 +284,7 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &config,
+        guard: Default::default(),
     };
     let placed_with = |store: &str| {
         let table: toml::Table = toml::from_str(store).unwrap();

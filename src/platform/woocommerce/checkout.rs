@@ -108,10 +108,7 @@ pub fn build(
         context.max_response_bytes.max(4 * 1024 * 1024),
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    .with_limits(crate::platform::upstream::UpstreamPolicy {
-        attempt_timeout: None,
-        ..context.upstream_policy()
-    });
+    .with_guard(context.upstream_guard());
     let invoices = super::invoices(&settings, &client);
     let api = StoreApi::new(client, &settings.base_url)
         .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?;

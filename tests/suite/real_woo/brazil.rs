@@ -47,6 +47,7 @@ fn brain(base_url: &str) -> CheckoutBrain {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &config,
+        guard: Default::default(),
     };
     CheckoutBrain::new(build(&table, &config, &context).unwrap() as Arc<_>)
 }
