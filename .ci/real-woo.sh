@@ -6,6 +6,9 @@
 # The store is built by ../shared/upstream/woo/real-store/setup.sh from its two tarballs with
 # Debian's PHP and MariaDB, loaded with tests/suite/real_woo/catalog.php. Everything it writes goes
 # under BCP_REAL_WOO_ROOT (default /tmp/bcp-real-woo): the shared folder is read-only in CI.
+# Brazilian Market on WooCommerce (CPF/CNPJ, house number, bairro: the plugin Brazilian stores run)
+# is installed from the shared tarball unless BCP_REAL_WOO_BRAZIL=off; BCP_REAL_WOO_BAIRRO=required
+# makes the bairro required (that variant is a second store: another ROOT/PORT/DB).
 # When the store cannot be stood up (no apt, no PHP/MariaDB), `up` says why in $ROOT/env.sh and
 # the tests report themselves skipped with that reason.
 set -euo pipefail
@@ -15,6 +18,10 @@ PORT=${BCP_REAL_WOO_PORT:-18391}
 DB=${BCP_REAL_WOO_DB:-bcp_real_woo}
 SHARED=${BCP_REAL_WOO_SHARED:-$REPO/../shared/upstream/woo/real-store}
 CATALOG=$REPO/tests/suite/real_woo/catalog.php
+BRAZIL=${BCP_REAL_WOO_BRAZIL:-on}
+BAIRRO=${BCP_REAL_WOO_BAIRRO:-optional}
+PLUGIN_TARBALL=brazilian-market-on-woocommerce-blocks-support-b765223.tar.xz
+PLUGIN_MAIN=woocommerce-extra-checkout-fields-for-brazil/woocommerce-extra-checkout-fields-for-brazil.php
 URL="http://127.0.0.1:$PORT/"
 ENV_FILE=$ROOT/env.sh
 
@@ -24,6 +31,9 @@ write_env() {
     mkdir -p "$ROOT"
     {
         echo "export BCP_REAL_WOO_ROOT='$ROOT'"
+        echo "export BCP_REAL_WOO_BRAZIL='$BRAZIL'"
+        echo "export BCP_REAL_WOO_BAIRRO='$BAIRRO'"
+        echo "export BCP_REAL_WOO_DB='$DB'"
         if [ -n "${1:-}" ]; then
             echo "unset BCP_REAL_WOO_URL"
             printf "export BCP_REAL_WOO_SKIP=%q\n" "$1"
@@ -46,7 +56,31 @@ answers() {
 
 # The fingerprint of what the store was built from: a changed catalog means a fresh store.
 fingerprint() {
-    cat "$CATALOG" "$SHARED/setup.sh" | sha256sum | cut -d' ' -f1
+    { cat "$CATALOG" "$SHARED/setup.sh"; declare -f brazil; echo "$BRAZIL $BAIRRO $PLUGIN_TARBALL"; } |
+        sha256sum | cut -d' ' -f1
+}
+
+# Installs and activates Brazilian Market on WooCommerce: person type 2 (individuals, CPF), the
+# CPF's check digits validated, the bairro optional or required (BAIRRO). Not person type 1
+# ("individual or company"): the plugin's block fields then make CPF, CNPJ and company name all
+# required for every order (measured on 10.9.4), so no individual could buy at all.
+brazil() {
+    [ "$BRAZIL" = off ] && return 0
+    [ -f "$SHARED/$PLUGIN_TARBALL" ] || { echo "no $SHARED/$PLUGIN_TARBALL"; return 1; }
+    tar -xJf "$SHARED/$PLUGIN_TARBALL" -C "$ROOT/site/wp-content/plugins"
+    local required=0
+    if [ "$BAIRRO" = required ]; then required=1; fi
+    cat > "$ROOT/brazil.php" <<PHP
+<?php
+\$_SERVER['HTTP_HOST'] = '127.0.0.1:$PORT'; \$_SERVER['REQUEST_URI'] = '/';
+define( 'WP_ADMIN', true );
+require '$ROOT/site/wp-load.php';
+require_once ABSPATH . 'wp-admin/includes/plugin.php';
+update_option( 'wcbcf_settings', array( 'person_type' => '2', 'validate_cpf' => '1', 'neighborhood_required' => '$required' ) );
+\$r = activate_plugin( '$PLUGIN_MAIN' );
+echo is_wp_error( \$r ) ? 'brazil: ' . \$r->get_error_message() : 'brazil activated', PHP_EOL;
+PHP
+    php "$ROOT/brazil.php" 2>&1 | tail -1 | tee /dev/stderr | grep -q '^brazil activated'
 }
 
 start_web() {
@@ -93,16 +127,34 @@ up() {
         unavailable "setup.sh failed (see $ROOT/setup.log)"
     fi
     [ -s "$ROOT/ids.json" ] || unavailable "the catalog script wrote no ids.json (see $ROOT/setup.log)"
+    brazil >> "$ROOT/setup.log" 2>&1 || unavailable "Brazilian Market did not activate (see $ROOT/setup.log)"
     answers || unavailable "the store does not answer at $URL (see $ROOT/web.log)"
     echo "$sum" > "$ROOT/fingerprint"
     write_env
     log "store up (fresh) at $URL in $(( $(date +%s) - t0 ))s"
 }
 
+# The variant of the store that requires the bairro: a second store beside the first, named
+# to the tests in the first one's env.sh (BCP_REAL_WOO_BAIRRO_URL, BCP_REAL_WOO_BAIRRO_DB).
+bairro_variant() {
+    [ "$BRAZIL" = off ] || [ "$BAIRRO" = required ] && return 0
+    local root=$ROOT-bairro port=$((PORT + 1)) db=${DB}_bairro
+    BCP_REAL_WOO_ROOT=$root BCP_REAL_WOO_PORT=$port BCP_REAL_WOO_DB=$db BCP_REAL_WOO_BAIRRO=required \
+        bash "${BASH_SOURCE[0]}" up || true
+    if grep -q "export BCP_REAL_WOO_URL" "$root/env.sh" 2>/dev/null; then
+        echo "export BCP_REAL_WOO_BAIRRO_URL='http://127.0.0.1:$port/'" >> "$ENV_FILE"
+        echo "export BCP_REAL_WOO_BAIRRO_DB='$db'" >> "$ENV_FILE"
+    fi
+}
+
 case "${1:-up}" in
-    up) up ;;
+    up)
+        up
+        bairro_variant
+        ;;
     test)
         up
+        bairro_variant
         # shellcheck disable=SC1090
         . "$ENV_FILE"
         cd "$REPO"
@@ -111,6 +163,7 @@ case "${1:-up}" in
         ;;
     down)
         if [ -f "$ROOT/web.pid" ]; then "$ROOT/stop-web.sh"; fi
+        if [ -f "$ROOT-bairro/web.pid" ]; then "$ROOT-bairro/stop-web.sh"; fi
         ;;
     *)
         echo "usage: $0 [up|test|down]" >&2

@@ -11,6 +11,7 @@ pub mod fiscal;
 pub mod handoff;
 pub mod limits;
 mod memo;
+pub mod nfe;
 pub mod render;
 pub mod selection;
 pub mod untrusted;

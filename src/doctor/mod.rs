@@ -141,6 +141,10 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         ),
     );
 
+    if let Some(checkout) = &platform.checkout {
+        checkout_fields(checkout.as_ref(), factory, &mut report).await;
+    }
+
     let brain = Brain::new(
         platform.clone(),
         Namespace::BCP,
@@ -212,6 +216,51 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         cart_round_trip(&brain, &sample, &mut report).await;
     }
     report
+}
+
+/// Issue 37: the fields the store's checkout requires beyond its own, and which the bridge
+/// fills; one it cannot fill sends every buyer to the store's page to give it.
+async fn checkout_fields(
+    checkout: &dyn crate::platform::checkout::CheckoutPort,
+    factory: &PlatformFactory,
+    report: &mut Report,
+) {
+    let fields = match checkout.checkout_fields().await {
+        Ok(fields) => fields,
+        Err(error) => {
+            report.fail("checkout fields", explain(&error, factory));
+            return;
+        }
+    };
+    if fields.is_empty() {
+        report.pass(
+            "checkout fields",
+            "the store asks for no fields beyond its own",
+        );
+        return;
+    }
+    let listed: Vec<String> = fields
+        .iter()
+        .map(|field| {
+            let need = if field.required {
+                "required"
+            } else {
+                "optional"
+            };
+            match field.filled_from {
+                Some(source) => format!(
+                    "{} ({}, {need}): filled from {source}",
+                    field.key, field.label
+                ),
+                None if field.required => format!(
+                    "{} ({}, {need}): NOT filled by the bridge; buyers give it on the store's page",
+                    field.key, field.label
+                ),
+                None => format!("{} ({}, {need}): not filled", field.key, field.label),
+            }
+        })
+        .collect();
+    report.pass("checkout fields", listed.join("; "));
 }
 
 async fn cart_round_trip(brain: &Brain, sample: &crate::model::Product, report: &mut Report) {

@@ -300,6 +300,19 @@ pub enum Placement {
     /// `continue_url`, as Shopify's Storefront and VTEX's orderForm do), so the checkout
     /// stays open and escalated, and a later completion hands off the same way.
     HandedOff,
+    /// The store refused the order for fields the buyer can still give or fix (a missing or
+    /// invalid CPF, a house number); nothing was placed and the checkout stays open.
+    Refused { unmet: Vec<Unmet> },
+}
+
+/// One requirement the store said an order did not meet, in the store's words (merchant or
+/// plugin text: data).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmet {
+    pub requirement: Requirement,
+    pub reason: String,
+    /// The store found the field empty (rather than refusing the value given).
+    pub missing: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,6 +18,17 @@ use crate::model::checkout::{
 use crate::model::{CartLineInput, LineProblem};
 use crate::settings::Secret;
 
+/// A checkout field the store asks for, as `doctor` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreField {
+    pub key: String,
+    pub label: String,
+    pub required: bool,
+    /// What the bridge fills it from (`buyer.taxpayer_id`…); `None`: only the store's page
+    /// collects it.
+    pub filled_from: Option<&'static str>,
+}
+
 /// A new checkout and the lines the store refused while making it.
 #[derive(Debug, Clone)]
 pub struct CheckoutOutcome {
@@ -37,6 +48,18 @@ pub trait CheckoutPort: Send + Sync + 'static {
     /// hands off reads none.
     fn reads_orders(&self) -> bool {
         false
+    }
+
+    /// Whether orders carry their NF-e (`Order::nfe`) when the store has issued one: the
+    /// profile declares `br.dev.bcp.shopping.nfe` only then.
+    fn reads_invoices(&self) -> bool {
+        false
+    }
+
+    /// The fields the store's checkout asks for beyond the ones every store has (a plugin's
+    /// CPF, house number…), and which of them the bridge fills: for `doctor`.
+    async fn checkout_fields(&self) -> Result<Vec<StoreField>, PlatformError> {
+        Ok(Vec::new())
     }
 
     async fn create_checkout(

@@ -244,4 +244,19 @@ pub struct OrderResponse {
     /// BCP fiscal identity, while `[seller]` is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seller_identity: Option<super::fiscal::SellerIdentityOut>,
+    /// BCP `br.dev.bcp.shopping.nfe`: the order's invoice, when the answer declares it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nfe: Option<NfeOut>,
+}
+
+/// nfe.json's `nfe`: the reference to the issued NF-e.
+#[derive(Clone, Serialize)]
+pub struct NfeOut {
+    pub access_key: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub danfe_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub xml_url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<String>,
 }

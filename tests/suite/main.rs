@@ -74,6 +74,7 @@ mod upstream;
 mod upstream_counts;
 mod vtex;
 mod vtex_checkout;
+mod woo_brazil;
 mod woo_cart;
 mod woo_catalog;
 mod woo_round_trips;

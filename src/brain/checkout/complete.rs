@@ -197,6 +197,11 @@ impl CheckoutBrain {
                     None,
                 ))
             }
+            Ok(Some(Placement::Refused { unmet })) => {
+                self.completions.settle(id, key, Settled::Refused).await;
+                let judged = self.get(id).await?;
+                Ok((super::refused::with_unmet(judged, &unmet), None))
+            }
             // No order exists to place twice, so the key releases the checkout: another
             // completion hands off again, as the checkout read just before says.
             Ok(Some(Placement::HandedOff)) => {

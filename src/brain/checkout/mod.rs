@@ -9,6 +9,7 @@ mod complete;
 pub mod completions;
 pub mod handles;
 pub mod ledger;
+mod refused;
 pub mod render;
 mod replacement;
 mod requirements;

@@ -315,7 +315,9 @@ pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
         })
         .into_iter()
         .collect();
+    let nfe = crate::brain::nfe::render(order, &ucp);
     OrderResponse {
+        nfe,
         ucp,
         id: order.id.clone(),
         label: order.label.clone(),

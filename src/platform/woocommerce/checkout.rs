@@ -17,10 +17,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
+use super::brazil::{CheckoutFields, FieldsCache};
 use super::cart::{Carts, same_session};
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
+use super::invoice::Invoices;
 use super::mapping;
+use super::refusal;
 use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
@@ -31,7 +34,7 @@ use crate::model::checkout::{
 };
 use crate::model::{CartDraft, CartLineInput};
 use crate::platform::cart::CartPort;
-use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, StoreField};
 use crate::platform::port::PlatformError;
 
 /// `[checkout]`, as WooCommerce reads it.
@@ -107,6 +110,7 @@ pub fn build(
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
     .with_guard(context.upstream_guard());
+    let invoices = super::invoices(&settings, &client);
     let api = Arc::new(
         StoreApi::new(client, &settings.base_url)
             .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
@@ -118,13 +122,16 @@ pub fn build(
         settings.checkout,
         settings.checkout_path.clone(),
     ));
-    Ok(Arc::new(WooCheckout::new(
-        api,
-        settings.currency,
-        settings.base_url.clone(),
-        config,
-        carts,
-    )))
+    Ok(Arc::new(
+        WooCheckout::new(
+            api,
+            settings.currency,
+            settings.base_url.clone(),
+            config,
+            carts,
+        )
+        .with_invoices(invoices),
+    ))
 }
 
 pub struct WooCheckout {
@@ -136,6 +143,10 @@ pub struct WooCheckout {
     sessions: Sessions,
     /// The cart adapter: an open checkout is its cart, so its lines change as a cart's do.
     carts: Arc<Carts>,
+    /// The store's extra checkout fields (CPF, house number…), read from its schema.
+    fields: FieldsCache,
+    /// Where orders' NF-e are read, when the merchant named the meta keys.
+    invoices: Option<Invoices>,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -158,8 +169,15 @@ fn woo_address(address: &Address, buyer: &Buyer) -> Value {
     })
 }
 
-fn billing(address: &Address, buyer: &Buyer) -> Value {
+/// The shipping address with the store's own fields for the number and bairro filled.
+fn shipping(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
     let mut value = woo_address(address, buyer);
+    fields.fill_address(address, &mut value);
+    value
+}
+
+fn billing(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
+    let mut value = shipping(fields, address, buyer);
     value["email"] = json!(buyer.email.clone().unwrap_or_default());
     value
 }
@@ -202,7 +220,7 @@ fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
 
 /// Whether the store's cart holds exactly what this replica last wrote for `address` and
 /// `buyer` (then its own copy is echoed, as the agent spelled it).
-fn holds(body: &Value, address: &Address, buyer: &Buyer) -> bool {
+fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> bool {
     let same = |part: &str, written: &Value| {
         written.as_object().is_some_and(|fields| {
             fields.iter().all(|(name, value)| {
@@ -218,17 +236,21 @@ fn holds(body: &Value, address: &Address, buyer: &Buyer) -> bool {
             })
         })
     };
-    same("shipping_address", &woo_address(address, buyer))
-        && same("billing_address", &billing(address, buyer))
+    same("shipping_address", &shipping(fields, address, buyer))
+        && same("billing_address", &billing(fields, address, buyer))
 }
 
 /// The checkout's buyer and address: what the store's cart holds once an address was
 /// written (by whichever replica wrote last), this replica's own copy when it is that one;
 /// before any address, the buyer this replica was told.
-fn customer(body: &Value, session: &Session) -> (Buyer, Option<Address>) {
+fn customer(
+    body: &Value,
+    fields: &CheckoutFields,
+    session: &Session,
+) -> (Buyer, Option<Address>) {
     let (stored_buyer, stored_address) = stored_customer(body);
     match (stored_address, &session.address) {
-        (Some(_), Some(mine)) if holds(body, mine, &session.buyer) => {
+        (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
             (session.buyer.clone(), session.address.clone())
         }
         (Some(stored), _) => (stored_buyer, Some(stored)),
@@ -274,12 +296,20 @@ impl WooCheckout {
                 .collect(),
             pay_with: config.pay_with.clone(),
             sessions: Sessions::new(MAX_BYTES),
+            fields: FieldsCache::default(),
+            invoices: None,
         }
     }
 
     /// Placed orders' access shared through the replicas' Redis (`[redis]`).
     pub fn with_shared_orders(mut self, link: Option<Arc<crate::replicas::Link>>) -> Self {
         self.sessions = self.sessions.shared(link);
+        self
+    }
+
+    /// Orders answer with their NF-e, read from these order meta keys.
+    pub(super) fn with_invoices(mut self, invoices: Option<Invoices>) -> Self {
+        self.invoices = invoices;
         self
     }
 
@@ -306,7 +336,7 @@ impl WooCheckout {
         let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
         let exponent = extra.totals.currency_minor_unit;
         let minor = |value: &str| mapping::minor(value, exponent, base.currency);
-        let (buyer, address) = customer(body, session);
+        let (buyer, address) = customer(body, &self.fields.current(), session);
         let line_ids: Vec<String> = base.lines.iter().map(|line| line.id.clone()).collect();
         let mut groups = Vec::new();
         for package in &extra.shipping_rates {
@@ -398,7 +428,7 @@ impl WooCheckout {
             continue_url: continue_url.map(String::from),
             stage: Stage::Open,
             expires_at: None,
-            requirements: Vec::new(),
+            requirements: self.fields.current().requirements(),
         })
     }
 
@@ -440,10 +470,12 @@ impl WooCheckout {
         let Some(token) = cart_token(id) else {
             return Ok(None);
         };
-        let (status, value, answered) = self
-            .api
-            .session(method, path, &[], Some(&token), body)
-            .await?;
+        // The schema is read beside the call (when stale), not in a round of its own.
+        let (_, answer) = tokio::join!(
+            self.fields.refresh(&self.api),
+            self.api.session(method, path, &[], Some(&token), body)
+        );
+        let (status, value, answered) = answer?;
         if status == StatusCode::UNAUTHORIZED
             || status == StatusCode::FORBIDDEN
             || !same_session(&token, answered.as_deref())
@@ -480,7 +512,11 @@ impl WooCheckout {
         address: &Address,
         buyer: &Buyer,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let body = json!({"shipping_address": woo_address(address, buyer), "billing_address": billing(address, buyer)});
+        let fields = self.fields.current();
+        let body = json!({
+            "shipping_address": shipping(&fields, address, buyer),
+            "billing_address": billing(&fields, address, buyer),
+        });
         let path = ["cart", "update-customer"];
         let Some((status, value)) = self.call(id, Method::POST, &path, Some(&body)).await? else {
             return Ok(None);
@@ -653,6 +689,24 @@ impl CheckoutPort for WooCheckout {
         true
     }
 
+    fn reads_invoices(&self) -> bool {
+        self.invoices.is_some()
+    }
+
+    async fn checkout_fields(&self) -> Result<Vec<StoreField>, PlatformError> {
+        self.fields.invalidate();
+        let fields = self.fields.refresh(&self.api).await;
+        Ok(fields
+            .all()
+            .map(|field| StoreField {
+                key: field.key.clone(),
+                label: field.label.clone(),
+                required: field.required,
+                filled_from: super::brazil::filled_from(&field.key),
+            })
+            .collect())
+    }
+
     async fn create_checkout(
         &self,
         draft: &CheckoutDraft,
@@ -786,7 +840,7 @@ impl CheckoutPort for WooCheckout {
         let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
-        if let (_, Some(address)) = customer(&value, &session) {
+        if let (_, Some(address)) = customer(&value, &self.fields.current(), &session) {
             return self.write_customer(id, &address, buyer).await;
         }
         let session = self
@@ -942,15 +996,24 @@ impl CheckoutPort for WooCheckout {
         };
         let before = self.state(id, &value, &session)?;
         // The store's cart holds the latest buyer and address whichever replica wrote them;
-        // this replica's memory may be older.
-        let buyer = before.buyer.clone();
+        // this replica's memory may be older. The document never goes to the cart, so it is
+        // the one this replica was given.
+        let mut buyer = before.buyer.clone();
+        if buyer.taxpayer_id.is_none() {
+            buyer.taxpayer_id = session.buyer.taxpayer_id.clone();
+        }
         let address = before.address.clone().unwrap_or_default();
         let email = buyer.email.clone().unwrap_or_default();
-        let body = json!({
-            "billing_address": billing(&address, &buyer),
-            "shipping_address": woo_address(&address, &buyer),
+        let fields = self.fields.current();
+        let mut body = json!({
+            "billing_address": billing(&fields, &address, &buyer),
+            "shipping_address": shipping(&fields, &address, &buyer),
             "payment_method": gateway,
         });
+        let additional = fields.additional(&buyer);
+        if !additional.is_empty() {
+            body["additional_fields"] = Value::Object(additional);
+        }
         let Some((status, value)) = self.submit(id, &body).await? else {
             return Ok(None);
         };
@@ -960,6 +1023,11 @@ impl CheckoutPort for WooCheckout {
                 return Ok(Some(Placement::Declined {
                     reason: decode_entities(&error.message),
                 }));
+            }
+            // A field the store wants: its schema may have changed since it was read.
+            if let Some(unmet) = refusal::unmet(&value, &fields) {
+                self.fields.invalidate();
+                return Ok(Some(Placement::Refused { unmet }));
             }
             return Err(PlatformError::InvalidInput(decode_entities(&error.message)));
         }
@@ -1051,7 +1119,10 @@ impl CheckoutPort for WooCheckout {
         else {
             return Ok(None);
         };
-        self.order_of(&access.checkout, &value, &access.key)
-            .map(Some)
+        let mut order = self.order_of(&access.checkout, &value, &access.key)?;
+        if let Some(invoices) = &self.invoices {
+            order.nfe = invoices.nfe(number).await;
+        }
+        Ok(Some(order))
     }
 }

@@ -119,6 +119,20 @@ impl StoreApi {
         Self::decode(&response, "categories")
     }
 
+    /// `OPTIONS /checkout`: the route's schema, which lists the checkout fields plugins add
+    /// (`additional_fields`, extra address properties) and whether each is required.
+    pub async fn checkout_schema(&self) -> Result<(StatusCode, Value), PlatformError> {
+        let request = self
+            .client
+            .http()
+            .request(reqwest::Method::OPTIONS, self.url(&["checkout"], &[]));
+        let response = self.client.send(request, CallKind::Read).await?;
+        let value = response
+            .json::<Value>("checkout schema")
+            .unwrap_or(Value::Null);
+        Ok((response.status, value))
+    }
+
     /// Keeps the guest Nonce a cart answer carried: WooCommerce hands every guest session the
     /// same one for a nonce tick (12–24 h), so any earlier answer's Nonce lets a new cart be
     /// created without a read first.

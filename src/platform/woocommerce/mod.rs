@@ -2,13 +2,16 @@
 //! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
 //! live in the brain.
 
+mod brazil;
 mod cart;
 mod catalog;
 mod categories;
 pub mod checkout;
 mod client;
 mod ids;
+mod invoice;
 mod mapping;
+mod refusal;
 mod rest_v3;
 mod sessions;
 mod settings;
@@ -46,6 +49,17 @@ fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::check(store)
 }
 
+/// Orders' NF-e, when the merchant named the meta keys (`check` requires the key pair then).
+fn invoices(
+    settings: &settings::WooSettings,
+    client: &UpstreamClient,
+) -> Option<invoice::Invoices> {
+    let keys = settings.nfe_meta.clone()?;
+    let (key, secret) = settings.rest_v3.clone()?;
+    let rest = rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)?;
+    Some(invoice::Invoices::new(rest, keys))
+}
+
 fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
@@ -63,6 +77,7 @@ fn build(
     if settings::v3_over_http(&settings) {
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
     }
+    let invoices = invoices(&settings, &client);
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });
@@ -114,7 +129,8 @@ fn build(
                 context.checkout,
                 carts,
             )
-            .with_shared_orders(context.shared.as_ref().map(|shared| shared.link.clone())),
+            .with_shared_orders(context.shared.as_ref().map(|shared| shared.link.clone()))
+            .with_invoices(invoices),
         ))
     } else {
         platform

@@ -1,6 +1,7 @@
-//! Optional, read-only REST API v3 access for the one thing the Store API does not expose:
-//! the merchant's default variation (`default_attributes`). Failures here never fail a tool:
-//! without it the brain simply features the first purchasable variant.
+//! Optional, read-only REST API v3 access for what the Store API does not expose: the
+//! merchant's default variation (`default_attributes`) and an order's meta (where NF-e plugins
+//! keep the invoice). Failures here never fail a tool: without it the brain features the first
+//! purchasable variant, and an order answers without its NF-e.
 
 use std::collections::HashMap;
 
@@ -27,9 +28,23 @@ struct ProductDefaults {
     default_attributes: Vec<DefaultAttribute>,
 }
 
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct MetaEntry {
+    key: String,
+    value: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct OrderMeta {
+    meta_data: Vec<MetaEntry>,
+}
+
 pub struct RestV3 {
     client: UpstreamClient,
     root: Url,
+    orders: Url,
     key: Secret,
     secret: Secret,
 }
@@ -41,9 +56,16 @@ impl RestV3 {
             .ok()?
             .pop_if_empty()
             .extend(["wp-json", "wc", "v3", "products"]);
+        let mut orders = base.clone();
+        orders
+            .path_segments_mut()
+            .ok()?
+            .pop_if_empty()
+            .extend(["wp-json", "wc", "v3", "orders"]);
         Some(Self {
             client,
             root,
+            orders,
             key,
             secret,
         })
@@ -102,5 +124,50 @@ impl RestV3 {
             }
         }
         out
+    }
+
+    /// An order's meta entries whose values are text, by key; `None` on any failure.
+    pub async fn order_meta(&self, order_id: u64) -> Option<HashMap<String, String>> {
+        let mut url = self.orders.clone();
+        url.path_segments_mut().ok()?.push(&order_id.to_string());
+        url.query_pairs_mut().append_pair("_fields", "id,meta_data");
+        let request = self.client.http().get(url).basic_auth(
+            self.key.0.expose_secret(),
+            Some(self.secret.0.expose_secret()),
+        );
+        match self.client.send(request, CallKind::Read).await {
+            Ok(response) if response.status == StatusCode::OK => {
+                match response.json::<OrderMeta>("v3 order") {
+                    Ok(order) => Some(
+                        order
+                            .meta_data
+                            .into_iter()
+                            .filter_map(|entry| match entry.value {
+                                serde_json::Value::String(text) => Some((entry.key, text)),
+                                serde_json::Value::Number(number) => {
+                                    Some((entry.key, number.to_string()))
+                                }
+                                _ => None,
+                            })
+                            .collect(),
+                    ),
+                    Err(error) => {
+                        tracing::warn!(%error, "REST v3 order meta unreadable; the order answers without its NF-e");
+                        None
+                    }
+                }
+            }
+            Ok(response) => {
+                tracing::warn!(
+                    status = response.status.as_u16(),
+                    "REST v3 refused the order read; the order answers without its NF-e (check the key's read permission)"
+                );
+                None
+            }
+            Err(error) => {
+                tracing::warn!(%error, "REST v3 order meta unavailable; the order answers without its NF-e");
+                None
+            }
+        }
     }
 }

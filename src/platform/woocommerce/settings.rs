@@ -41,6 +41,37 @@ struct Raw {
     /// https and accepts the keys).
     #[serde(default)]
     rest_v3_tls_proxy: bool,
+    /// The order meta keys an NF-e plugin keeps the invoice in; `get_order` then answers
+    /// `order.nfe` (BCP `br.dev.bcp.shopping.nfe`), read through REST v3 (needs the key pair).
+    nfe_meta: Option<NfeMeta>,
+}
+
+/// Which order meta keys (the plugin's, as the order's `meta_data` in REST v3 shows them)
+/// hold each part of the NF-e reference.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NfeMeta {
+    /// The meta key of the 44-digit access key (chave de acesso); orders without it have no NF-e.
+    pub access_key: String,
+    /// The meta key of the DANFE's URL (PDF).
+    pub danfe_url: Option<String>,
+    /// The meta key of the authorised XML's URL.
+    pub xml_url: Option<String>,
+    /// The meta key of the issue time (RFC 3339, or `YYYY-MM-DD HH:MM:SS` in UTC).
+    pub issued_at: Option<String>,
+}
+
+impl NfeMeta {
+    fn keys(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("access_key", Some(self.access_key.as_str())),
+            ("danfe_url", self.danfe_url.as_deref()),
+            ("xml_url", self.xml_url.as_deref()),
+            ("issued_at", self.issued_at.as_deref()),
+        ]
+        .into_iter()
+        .filter_map(|(name, key)| key.map(|key| (name, key)))
+    }
 }
 
 fn default_timeout_ms() -> u64 {
@@ -69,6 +100,7 @@ pub struct WooSettings {
     /// `(consumer_key, consumer_secret)` when REST v3 is enabled.
     pub rest_v3: Option<(Secret, Secret)>,
     pub rest_v3_tls_proxy: bool,
+    pub nfe_meta: Option<NfeMeta>,
 }
 
 /// WooCommerce authenticates REST API keys with Basic auth only over TLS: over plain http
@@ -180,6 +212,28 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
     {
         problems.push(ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS));
     }
+    if let Some(meta) = &raw.nfe_meta {
+        for (name, key) in meta.keys() {
+            // A meta key is one WordPress identifier: no spaces, nothing a query could split.
+            if key.is_empty()
+                || key.len() > 255
+                || !key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-/.:".contains(c))
+            {
+                problems.push(ConfigProblem::new(
+                    format!("store.nfe_meta.{name}"),
+                    "must be an order meta key (letters, digits, _ - / . :), such as _nfe_chave",
+                ));
+            }
+        }
+        if rest_v3.is_none() {
+            problems.push(ConfigProblem::new(
+                "store.nfe_meta",
+                "order meta is read through REST API v3: set store.consumer_key and store.consumer_secret (a read key)",
+            ));
+        }
+    }
     match (base_url, currency) {
         (Some(mut base_url), Some(currency)) if problems.is_empty() => {
             if !base_url.path().ends_with('/') {
@@ -199,6 +253,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
                 category_cache_secs: raw.category_cache_secs,
                 rest_v3,
                 rest_v3_tls_proxy: raw.rest_v3_tls_proxy,
+                nfe_meta: raw.nfe_meta,
             })
         }
         _ => Err(problems),
@@ -268,6 +323,33 @@ mod tests {
         let proxied =
             format!("currency='USD'\nbase_url='http://127.0.0.1:9'{keys}\nrest_v3_tls_proxy=true");
         assert!(check(&table(&proxied)).is_empty());
+    }
+
+    #[test]
+    fn issue_37_nfe_meta_keys_are_checked_by_name() {
+        let keys_pair = "\nconsumer_key='ck_1'\nconsumer_secret='cs_1'";
+        let base = "currency='BRL'\nbase_url='https://s.example'";
+        let good = format!(
+            "{base}{keys_pair}\n[nfe_meta]\naccess_key='_nfe_chave'\ndanfe_url='_nfe_danfe'"
+        );
+        let settings = parse(&table(&good)).unwrap();
+        assert_eq!(settings.nfe_meta.unwrap().access_key, "_nfe_chave");
+        assert_eq!(
+            keys(&format!("{base}\n[nfe_meta]\naccess_key='_nfe_chave'")),
+            ["store.nfe_meta"]
+        );
+        assert_eq!(
+            keys(&format!(
+                "{base}{keys_pair}\n[nfe_meta]\naccess_key='bad key'\nxml_url=''"
+            )),
+            ["store.nfe_meta.access_key", "store.nfe_meta.xml_url"]
+        );
+        let unknown = keys(&format!(
+            "{base}{keys_pair}\n[nfe_meta]\naccess_key='k'\nchave='x'"
+        ));
+        assert_eq!(unknown.len(), 1);
+        assert!(unknown[0].starts_with("store.nfe_meta"), "{unknown:?}");
+        assert!(parse(&table(base)).unwrap().nfe_meta.is_none());
     }
 
     #[test]

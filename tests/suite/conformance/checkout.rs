@@ -46,7 +46,9 @@ pub enum Ends {
 }
 
 fn buyer() -> Value {
-    json!({"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza"})
+    // A valid CPF: stores with Brazilian checkout fields require one (issue 37).
+    json!({"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza",
+        "taxpayer_id": {"kind": "cpf", "value": "39053344705"}})
 }
 
 fn has_path(checkout: &Value, path: &str) -> bool {

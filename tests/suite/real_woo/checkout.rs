@@ -36,13 +36,18 @@ fn buyer() -> Buyer {
         last_name: Some("Souza".into()),
         email: Some("ana.checkout@example.com".into()),
         phone_number: Some("11999990000".into()),
-        taxpayer_id: None,
+        // The store runs Brazilian Market, which requires a CPF (issue 37).
+        taxpayer_id: Some(bcp_bridge::model::fiscal::TaxpayerId {
+            kind: bcp_bridge::model::fiscal::TaxpayerKind::Cpf,
+            value: "39053344705".into(),
+        }),
     }
 }
 
 fn address() -> Address {
     Address {
-        street_address: Some("Rua Augusta 100".into()),
+        street_address: Some("Rua Augusta".into()),
+        number: Some("100".into()),
         address_locality: Some("São Paulo".into()),
         address_region: Some("SP".into()),
         postal_code: Some("01305-000".into()),
@@ -89,8 +94,9 @@ async fn an_offline_gateway_places_a_real_order_that_reads_back() {
     );
     let mut mark = store.mark();
     let created = brain.create(&draft(store)).await.unwrap().0;
-    // GET /cart for a session, one add-item, one read of the result.
-    assert_eq!(served(store, &mut mark, "create (1 line)").await, 3);
+    // GET /cart for a session, one add-item, one read of the result, and (once per bridge,
+    // beside the add-item) the checkout schema that says which fields the store requires.
+    assert_eq!(served(store, &mut mark, "create (1 line)").await, 4);
     assert_eq!(created.status, Status::Incomplete);
     let id = created.state.id.clone();
 

@@ -1,4 +1,5 @@
 //! Real-store tests; `store` is the harness (the store, its ids, its access log).
+mod brazil;
 mod cart;
 mod catalog;
 mod checkout;

@@ -323,6 +323,23 @@ pub(super) fn seed_catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
 }
 
 /// `GET /wc/v3/products`: Basic auth with the stand-in's key pair, `include`, `_fields`.
+/// `GET /wc/v3/orders/{id}` with the key pair: the order's `meta_data` only (`_fields`).
+pub(super) fn v3_order(id: &str, headers: &HeaderMap, meta: Value) -> Response {
+    let expected = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{V3_KEY}:{V3_SECRET}"))
+    );
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+        return json_response(
+            StatusCode::UNAUTHORIZED,
+            &serde_json::from_str(V3_NOAUTH).unwrap(),
+            &[],
+        );
+    }
+    let id: u64 = id.parse().unwrap_or_default();
+    json_response(StatusCode::OK, &json!({"id": id, "meta_data": meta}), &[])
+}
+
 pub(super) fn v3_products(uri: &Uri, headers: &HeaderMap) -> Response {
     let expected = format!(
         "Basic {}",

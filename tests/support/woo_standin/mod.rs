@@ -75,6 +75,12 @@ struct Inner {
     next_order: u64,
     /// This stand-in's own URL, for the links its answers hold.
     base_url: String,
+    /// What `OPTIONS /checkout` answers (the route's schema: plugins' checkout fields).
+    checkout_schema: Value,
+    /// The next `POST /checkout` is refused with this 400 body (a plugin's validation).
+    checkout_refusal: Option<Value>,
+    /// The `meta_data` REST v3 answers for every order (an NF-e plugin's keys).
+    order_meta: Value,
 }
 
 pub struct WooStandin {
@@ -197,6 +203,12 @@ async fn handle(
     if method == Method::GET && uri.path() == "/wp-json/wc/v3/products" {
         return catalog::v3_products(&uri, &headers);
     }
+    if method == Method::GET
+        && let Some(id) = uri.path().strip_prefix("/wp-json/wc/v3/orders/")
+    {
+        let meta = inner.lock().unwrap().order_meta.clone();
+        return catalog::v3_order(id, &headers, meta);
+    }
     let Some(path) = uri.path().strip_prefix(PREFIX) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -205,7 +217,16 @@ async fn handle(
         );
     };
     let mut inner = inner.lock().unwrap();
+    if method == Method::POST
+        && path == "/checkout"
+        && let Some(refusal) = inner.checkout_refusal.take()
+    {
+        return json_response(StatusCode::BAD_REQUEST, &refusal, &[]);
+    }
     match (method.clone(), path) {
+        (Method::OPTIONS, "/checkout") => {
+            json_response(StatusCode::OK, &inner.checkout_schema.clone(), &[])
+        }
         (Method::GET, "/products") => inner.products_route(&uri),
         (Method::GET, "/products/categories") => {
             json_response(StatusCode::OK, &Value::Array(inner.categories.clone()), &[])
@@ -248,6 +269,11 @@ impl WooStandin {
             orders: HashMap::new(),
             next_order: 0,
             base_url: String::new(),
+            // A store without checkout plugins: no additional fields.
+            checkout_schema: serde_json::json!({"schema": {"properties": {
+                "additional_fields": {"type": "object", "properties": {}}}}}),
+            checkout_refusal: None,
+            order_meta: serde_json::json!([]),
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -274,6 +300,21 @@ impl WooStandin {
             "[store]\nplatform = \"woocommerce\"\nbase_url = \"{}\"\ncurrency = \"USD\"\nname = \"Stand-in Woo\"\ntimeout_ms = 400\n{extra_store_lines}\n",
             self.base_url
         )
+    }
+
+    /// What `OPTIONS /checkout` answers from now on.
+    pub fn set_checkout_schema(&self, schema: Value) {
+        self.inner.lock().unwrap().checkout_schema = schema;
+    }
+
+    /// The `meta_data` of every order as REST v3 answers it.
+    pub fn set_order_meta(&self, meta: Value) {
+        self.inner.lock().unwrap().order_meta = meta;
+    }
+
+    /// Refuses the next `POST /checkout` with this 400 body.
+    pub fn refuse_next_checkout(&self, body: Value) {
+        self.inner.lock().unwrap().checkout_refusal = Some(body);
     }
 
     pub fn requests(&self) -> Vec<String> {
