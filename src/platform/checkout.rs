@@ -39,6 +39,12 @@ pub trait CheckoutPort: Send + Sync + 'static {
         false
     }
 
+    /// Whether orders this store reports carry their NF-e (`Order.nfe`): the store exposes
+    /// invoices and the bridge is configured to read them.
+    fn reads_invoices(&self) -> bool {
+        false
+    }
+
     async fn create_checkout(
         &self,
         draft: &CheckoutDraft,
