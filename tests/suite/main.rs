@@ -68,6 +68,7 @@ mod untrusted_text;
 mod upstream;
 mod upstream_counts;
 mod vtex;
+mod vtex_brazil;
 mod vtex_checkout;
 mod woo_cart;
 mod woo_catalog;

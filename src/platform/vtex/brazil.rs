@@ -53,7 +53,10 @@ pub fn taxpayer_of(profile: Option<&Value>) -> Option<TaxpayerId> {
             .filter(|value| !value.is_empty() && !value.contains('*'))
     };
     let corporate = profile.get("isCorporate").and_then(Value::as_bool) == Some(true);
-    let (kind, value) = match field("documentType").map(str::to_ascii_lowercase).as_deref() {
+    let (kind, value) = match field("documentType")
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("cnpj") => (TaxpayerKind::Cnpj, field("document")),
         Some("cpf") if corporate => (TaxpayerKind::Cnpj, field("corporateDocument")),
         Some("cpf") => (TaxpayerKind::Cpf, field("document")),
@@ -219,7 +222,9 @@ mod tests {
         let needed = requirements(&form, None);
         assert!(needed.contains(&Requirement::HouseNumber), "{needed:?}");
         assert!(needed.contains(&Requirement::Neighborhood), "{needed:?}");
-        assert!(matches!(&needed[0], Requirement::TaxpayerId { kinds } if kinds.contains(&TaxpayerKind::Cpf)));
+        assert!(
+            matches!(&needed[0], Requirement::TaxpayerId { kinds } if kinds.contains(&TaxpayerKind::Cpf))
+        );
         let abroad = Address {
             address_country: Some("AR".into()),
             ..Address::default()

@@ -15,15 +15,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use moka::future::Cache;
 use reqwest::{Method, StatusCode};
-use url::Url;
 use serde_json::{Value, json};
+use url::Url;
 
 use super::address;
 use super::brazil;
 use super::cart::Carts;
+use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
 use super::client::VtexApi;
 use super::invoices::{self, OmsOrder};
-use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
 use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;

@@ -106,16 +106,18 @@ pub fn valid_access_key(key: &str) -> bool {
 /// VTEX writes `2026-12-07T14:58:04.0000000+00:00` (seven fractional digits) as well as
 /// RFC 3339.
 fn instant(text: &str) -> Option<OffsetDateTime> {
-    OffsetDateTime::parse(text.trim(), &Rfc3339).ok().or_else(|| {
-        let (head, zone) = text.trim().split_at(text.trim().len().checked_sub(6)?);
-        let head = match head.split_once('.') {
-            Some((seconds, fraction)) => {
-                format!("{seconds}.{}", &fraction[..fraction.len().min(9)])
-            }
-            None => head.to_owned(),
-        };
-        OffsetDateTime::parse(&format!("{head}{zone}"), &Rfc3339).ok()
-    })
+    OffsetDateTime::parse(text.trim(), &Rfc3339)
+        .ok()
+        .or_else(|| {
+            let (head, zone) = text.trim().split_at(text.trim().len().checked_sub(6)?);
+            let head = match head.split_once('.') {
+                Some((seconds, fraction)) => {
+                    format!("{seconds}.{}", &fraction[..fraction.len().min(9)])
+                }
+                None => head.to_owned(),
+            };
+            OffsetDateTime::parse(&format!("{head}{zone}"), &Rfc3339).ok()
+        })
 }
 
 fn is_xml(url: &str) -> bool {
@@ -174,7 +176,11 @@ fn total(order: &OmsOrder, id: &str) -> i64 {
 }
 
 /// The order as the model holds it; `permalink` is where the buyer sees it on the store.
-pub fn order(raw: &OmsOrder, fallback: Currency, permalink: String) -> Result<Order, PlatformError> {
+pub fn order(
+    raw: &OmsOrder,
+    fallback: Currency,
+    permalink: String,
+) -> Result<Order, PlatformError> {
     let currency = raw
         .store_preferences_data
         .as_ref()
@@ -292,7 +298,8 @@ mod tests {
         assert_eq!(order.checkout_id, "abc");
         assert_eq!(order.totals.total, 12000);
         assert!(order.placed_at.is_some());
-        let none: OmsOrder = serde_json::from_value(json!({"orderId": "x", "status": "payment-pending"})).unwrap();
+        let none: OmsOrder =
+            serde_json::from_value(json!({"orderId": "x", "status": "payment-pending"})).unwrap();
         let none = super::order(&none, Currency::BRL, String::new()).unwrap();
         assert!(none.nfe.is_none() && !none.paid);
     }
