@@ -48,6 +48,7 @@ mod rest;
 mod schemas;
 mod secrets;
 mod seeds;
+mod shopify_brazil;
 mod shopify_cart;
 mod shopify_catalog;
 mod shopify_checkout;
