@@ -18,7 +18,9 @@ use bcp_bridge::platform::upstream::UpstreamConfig;
 use serde_json::{Value, json};
 
 use crate::support::TestBridge;
-use crate::support::vtex_standin::{CEP, CLOCK_SKU, REFUSED_CPF, TEE, TEE_SKUS, VtexStandin};
+use crate::support::vtex_standin::{
+    AUGUSTA, CEP, CLOCK_SKU, REFUSED_CPF, TEE, TEE_SKUS, VtexStandin,
+};
 
 /// A valid CPF and CNPJ (check digits right), as the brain hands them: digits only.
 const CPF: &str = "52998224725";
@@ -199,6 +201,26 @@ async fn an_unknown_cep_or_a_given_street_is_left_as_given() {
     let sent = vtex.address_of(&id).unwrap();
     assert_eq!(sent["street"], "Avenida Paulista");
     assert_eq!(sent["neighborhood"], "Bela Vista");
+    // A street without its bairro: the CEP gives the bairro, the street stays the agent's.
+    let no_bairro = Address {
+        street_address: Some("R. Augusta".into()),
+        number: Some("100".into()),
+        postal_code: Some("01305-000".into()),
+        ..Address::default()
+    };
+    let state = port
+        .set_destination(&id, &no_bairro)
+        .await
+        .unwrap()
+        .unwrap();
+    let sent = vtex.address_of(&id).unwrap();
+    assert_eq!(sent["street"], "R. Augusta", "{sent}");
+    assert_eq!(sent["neighborhood"], AUGUSTA.2);
+    assert_eq!(sent["city"], AUGUSTA.3);
+    assert_eq!(
+        state.address.unwrap().neighborhood.as_deref(),
+        Some(AUGUSTA.2)
+    );
 }
 
 /// Issue 37 item 3: a document the store refuses is not an error the agent cannot act on:

@@ -113,17 +113,20 @@ fn fill(slot: &mut Option<String>, found: Option<String>) {
     }
 }
 
-/// A CEP given without a street: the store's own postal-code route fills the street, bairro,
-/// city and state the agent left out. Nothing the agent gave is replaced, and a CEP the store
-/// does not know leaves the address as it was (its checkout then asks).
+/// A CEP given without a street, or a Brazilian one without its bairro (agents rarely know
+/// it): the store's own postal-code route fills the street, bairro, city and state the agent
+/// left out. Nothing the agent gave is replaced, and a CEP the store does not know leaves the
+/// address as it was (the bairro is then asked for).
 pub async fn completed(api: &VtexApi, address: &Address) -> Address {
     let mut out = address.clone();
-    if given(&address.street_address) {
-        return out;
-    }
     let Some(country) = alpha3(address.address_country.as_deref().unwrap_or("BR")) else {
         return out;
     };
+    let wanted =
+        !given(&address.street_address) || (country == BRAZIL && !given(&address.neighborhood));
+    if !wanted {
+        return out;
+    }
     let digits: String = address
         .postal_code
         .as_deref()

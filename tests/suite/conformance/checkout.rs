@@ -45,8 +45,12 @@ pub enum Ends {
     HandsOff,
 }
 
+/// With a CPF (BCP fiscal identity): a Brazilian store requires one before it takes the order.
 fn buyer() -> Value {
-    json!({"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza"})
+    json!({
+        "email": "ana@example.com", "first_name": "Ana", "last_name": "Souza",
+        "taxpayer_id": {"kind": "cpf", "value": "52998224725"}
+    })
 }
 
 fn has_path(checkout: &Value, path: &str) -> bool {

@@ -17,6 +17,9 @@ use super::{Inner, VtexStandin, json_response, vtex_error};
 /// A CEP the store's postal-code route knows: (CEP, street, bairro, city, state).
 pub const CEP: (&str, &str, &str, &str, &str) =
     ("13015081", "Rua Doutor Quirino", "Centro", "Campinas", "SP");
+/// The CEP of the tests' "Rua Augusta 100" (`values::sao_paulo`).
+pub const AUGUSTA: (&str, &str, &str, &str, &str) =
+    ("01305000", "Rua Augusta", "Consolação", "São Paulo", "SP");
 
 /// A document the store refuses at `clientProfileData` (its anti-fraud list, say).
 pub const REFUSED_CPF: &str = "11144477735";
@@ -71,11 +74,12 @@ impl Inner {
     }
 
     pub fn postal_code(&self, country: &str, cep: &str) -> Response {
-        let known = country == "BRA" && cep == CEP.0;
-        let (street, neighborhood, city, state) = if known {
-            (CEP.1, CEP.2, CEP.3, CEP.4)
-        } else {
-            ("", "", "", "")
+        let known = [CEP, AUGUSTA]
+            .into_iter()
+            .find(|known| country == "BRA" && cep == known.0);
+        let (street, neighborhood, city, state) = match known {
+            Some((_, street, bairro, city, state)) => (street, bairro, city, state),
+            None => ("", "", "", ""),
         };
         json_response(
             StatusCode::OK,

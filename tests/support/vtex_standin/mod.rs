@@ -24,7 +24,7 @@ mod cart;
 mod catalog;
 mod checkout;
 
-pub use brazil::{CEP, REFUSED_CPF};
+pub use brazil::{AUGUSTA, CEP, REFUSED_CPF};
 pub use catalog::{
     CLOCK, CLOCK_SKU, FOOD, FOOD_SKU, FOUNTAIN_SKU, MUG_FIRST, MUG_PRICES, MUG_SKU_FIRST, MUGS,
     TEE, TEE_SKUS,
