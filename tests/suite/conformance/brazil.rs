@@ -164,11 +164,15 @@ pub async fn taxpayer_id_and_brazilian_address_reach_the_store(
     platform: &str,
 ) {
     let created = create(&store.bridge, fixture, buyer(Some("529.982.247-25"))).await;
-    assert_eq!(
-        created["buyer"]["taxpayer_id"],
-        json!({"kind": "cpf", "value": CPF}),
-        "{created}"
-    );
+    // Echoed digits-only where the store holds it; a store whose page collects it (Shopify)
+    // holds none, and the checkout does not pretend it does.
+    if brazil(platform).requires_document != Some(false) {
+        assert_eq!(
+            created["buyer"]["taxpayer_id"],
+            json!({"kind": "cpf", "value": CPF}),
+            "{created}"
+        );
+    }
     assert!(at(&created, TAXPAYER_PATH).is_empty(), "{created}");
     let street = "$.fulfillment.methods[0].destinations[0].street_address";
     let extended = "$.fulfillment.methods[0].destinations[0].extended_address";
@@ -234,10 +238,19 @@ pub async fn a_wrong_check_digit_is_refused_at_its_path(
     platform: &str,
 ) {
     let created = create(&store.bridge, fixture, buyer(Some(WRONG_CPF))).await;
-    let refused = at(&created, TAXPAYER_PATH);
+    let refused: Vec<&Value> = at(&created, TAXPAYER_PATH)
+        .into_iter()
+        .filter(|message| message["code"] == "invalid")
+        .collect();
     assert_eq!(refused.len(), 1, "{created}");
-    assert_eq!(refused[0]["code"], "invalid", "{created}");
     assert_eq!(refused[0]["severity"], "recoverable", "{created}");
+    // A store that requires a document may also say it still has none, at the same path.
+    assert!(
+        at(&created, TAXPAYER_PATH)
+            .iter()
+            .all(|message| message["severity"] == "recoverable"),
+        "{created}"
+    );
     assert!(created["buyer"]["taxpayer_id"].is_null(), "{created}");
     if let Some(held) = brazil(platform).held {
         let held = held(store._upstream.as_ref(), created["id"].as_str().unwrap());
