@@ -3,8 +3,10 @@
 use std::collections::BTreeMap;
 
 use crate::protocol::envelope::handler_registry;
-use crate::protocol::profile::{CapabilityEntry, Profile, ProfileUcp, ServiceBinding};
+use crate::protocol::profile::{CapabilityEntry, Extends, Profile, ProfileUcp, ServiceBinding};
 use crate::protocol::{Capability, Edition, Namespace};
+
+pub mod brazil;
 
 /// One transport a namespace is served over, and where (a path under the base URL): the
 /// MCP endpoint, or the REST binding's base path its OpenAPI `{endpoint}` stands for.
@@ -67,7 +69,8 @@ pub fn profile(
                     schema: namespace.schema_url(*capability, version),
                     extends: capability
                         .extends()
-                        .map(|parent| namespace.capability_name(parent)),
+                        .map(|parent| Extends::One(namespace.capability_name(parent))),
+                    config: None,
                 }],
             )
         })

@@ -2,10 +2,12 @@
 //! `Platform` port. Tool handlers decode arguments, call one method here, and send back the
 //! JSON it returns.
 
+pub mod address;
 pub mod cart;
 pub mod checkout;
 pub mod cursor;
 pub mod filters;
+pub mod fiscal;
 pub mod handoff;
 pub mod limits;
 mod memo;
@@ -23,6 +25,7 @@ use crate::protocol::catalog::ErrorResponse;
 use crate::protocol::envelope::{Status, Ucp};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release};
 
+pub use fiscal::SellerConfig;
 pub use handoff::{CartConfig, CheckoutRewrite};
 pub use limits::LimitsConfig;
 
@@ -64,6 +67,8 @@ pub struct Brain {
     checkouts: Option<std::sync::Arc<checkout::CheckoutBrain>>,
     /// Where placed orders' events go (`[order_webhooks]`), when enabled.
     order_events: Option<std::sync::Arc<dyn checkout::OrderEvents>>,
+    /// BCP's fiscal identity: on the BCP door only (`with_fiscal`).
+    fiscal: Option<fiscal::Fiscal>,
 }
 
 impl Brain {
@@ -80,6 +85,7 @@ impl Brain {
             checkout: CheckoutRewrite::new(cart),
             checkouts: None,
             order_events: None,
+            fiscal: None,
         }
     }
 

@@ -281,6 +281,30 @@ impl ToolTable {
         Ok(Self { specs })
     }
 
+    /// The same tools with `buyer.taxpayer_id` (BCP's fiscal identity) left out of the
+    /// checkout inputs: the UCP door's buyer is UCP's.
+    pub fn without_taxpayer_id(self) -> Result<Self, String> {
+        let mut specs = Vec::with_capacity(self.specs.len());
+        for spec in self.specs {
+            let mut input = Value::Object((*spec.tool.input_schema).clone());
+            let Some(buyer) = input
+                .pointer_mut("/properties/checkout/properties/buyer/properties")
+                .and_then(Value::as_object_mut)
+            else {
+                specs.push(spec);
+                continue;
+            };
+            buyer.remove("taxpayer_id");
+            let output = spec
+                .tool
+                .output_schema
+                .as_deref()
+                .map_or_else(|| json!({}), |output| Value::Object(output.clone()));
+            specs.push(ToolSpec::new(spec.name, input, output)?);
+        }
+        Ok(Self { specs })
+    }
+
     pub fn get(&self, name: &str) -> Option<&ToolSpec> {
         self.specs.iter().find(|spec| spec.name.as_str() == name)
     }

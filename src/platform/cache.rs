@@ -29,7 +29,7 @@ pub struct CacheConfig {
     pub enabled: bool,
     pub ttl_secs: u64,
     pub max_entries: u64,
-    /// Also cache search pages (same TTL); a product webhook drops pages that show it.
+    /// Also cache search pages (same TTL); any product webhook drops them all.
     pub search: bool,
     /// Enables `POST /webhooks/shopify|woocommerce`, which drop a product from the cache.
     pub webhook_secret: Option<Secret>,
@@ -47,7 +47,7 @@ impl Default for CacheConfig {
             enabled: true,
             ttl_secs: 60,
             max_entries: 10_000,
-            search: false,
+            search: true,
             webhook_secret: None,
             answers: true,
             answer_bytes: 64 << 20,
@@ -206,7 +206,7 @@ impl CachedCatalog {
 
     /// Drops every cached answer that shows one of `ids` (product ids as the adapter or the
     /// webhook spells them): all buyer contexts, every input that resolved to the product
-    /// (variant ids, SKUs, handles), and the search pages listing it.
+    /// (variant ids, SKUs, handles), and every search page.
     pub fn invalidate_product(&self, ids: &[String]) {
         self.next_generation();
         self.drop_products(ids);
@@ -236,15 +236,13 @@ impl CachedCatalog {
                             .as_ref()
                             .is_some_and(|hit| by_resolved(&hit.product.id))
                 });
-        let searches = self.searches.as_ref().map(|searches| {
-            searches.invalidate_entries_if(move |_, page: &Stamped<SearchPage>| {
-                page.value
-                    .products
-                    .iter()
-                    .any(|product| matches(&product.id))
-            })
-        });
-        if products.is_err() || resolved.is_err() || searches.is_some_and(|done| done.is_err()) {
+        // Every search page goes, not only those listing the product: a changed product may
+        // now match queries whose pages did not show it (a new title, a new product, back in
+        // stock), and a page must never be older than the webhook that changed its answer.
+        if let Some(searches) = &self.searches {
+            searches.invalidate_all();
+        }
+        if products.is_err() || resolved.is_err() {
             tracing::warn!("targeted invalidation failed; clearing the product cache");
             self.drop_all();
         }

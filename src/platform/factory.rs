@@ -2,7 +2,9 @@
 //! `FACTORY`, listed by the top-level `registry`.
 
 use super::port::SharedPlatform;
-use super::upstream::{SharedBudget, UpstreamConfig, UpstreamPolicy};
+use std::sync::{Arc, OnceLock};
+
+use super::upstream::{SharedBudget, UpstreamConfig, UpstreamGuard, UpstreamPolicy};
 use crate::settings::ConfigProblem;
 
 /// What an adapter may need besides its own `[store]` table when it is built.
@@ -16,6 +18,8 @@ pub struct BuildContext<'a> {
     pub shared_budget: Option<SharedBudget>,
     /// `[checkout]`: whether (and with which gateways) the adapter may place orders.
     pub checkout: &'a crate::platform::checkout::CheckoutConfig,
+    /// The store's one guard, made on first use (`upstream_guard`).
+    pub guard: OnceLock<Arc<UpstreamGuard>>,
 }
 
 impl BuildContext<'_> {
@@ -31,12 +35,20 @@ impl BuildContext<'_> {
         }
     }
 
-    /// `[upstream]` as a policy, drawing on the shared budget when there is one.
-    pub fn upstream_policy(&self) -> UpstreamPolicy {
-        UpstreamPolicy {
-            shared: self.shared_budget.clone(),
-            ..UpstreamPolicy::from(self.upstream)
-        }
+    /// `[upstream]` as the store's guard (rate, capacity, Retry-After hold, retries), drawing
+    /// on the shared budget when there is one. Every client an adapter builds takes this one,
+    /// so the store's budget and capacity are counted once. Each attempt is bounded by the
+    /// store's own `timeout_ms`, which the adapter's client carries.
+    pub fn upstream_guard(&self) -> Arc<UpstreamGuard> {
+        self.guard
+            .get_or_init(|| {
+                Arc::new(UpstreamGuard::new(UpstreamPolicy {
+                    shared: self.shared_budget.clone(),
+                    attempt_timeout: None,
+                    ..UpstreamPolicy::from(self.upstream)
+                }))
+            })
+            .clone()
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::port::PlatformError;
+use super::error::PlatformError;
 use crate::replicas::lease::{Fence, FenceError};
 
 /// The fence of the write running in this task, and whether a mutation has left yet.

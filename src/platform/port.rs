@@ -14,6 +14,7 @@ pub use super::error::PlatformError;
 use super::cart::SharedCarts;
 use super::catalog::SharedCatalog;
 use super::checkout::SharedCheckout;
+use super::upstream::Load;
 
 /// Which catalog filters the upstream applies itself; the brain post-filters the rest.
 #[derive(Debug, Clone, Copy, Default)]
@@ -81,6 +82,9 @@ pub struct Platform {
     /// `None` when the adapter does not implement the checkout port: the checkout tools and
     /// capability are then not served at all.
     pub checkout: Option<SharedCheckout>,
+    /// How busy the store is kept (requests in flight, queued, waits), for the merchant
+    /// page; `None` for a store with no upstream (the sample store).
+    pub load: Option<Arc<Load>>,
 }
 
 impl Platform {
@@ -98,7 +102,13 @@ impl Platform {
             carts,
             health,
             checkout: None,
+            load: None,
         }
+    }
+
+    pub fn with_load(mut self, load: Arc<Load>) -> Self {
+        self.load = Some(load);
+        self
     }
 
     pub fn with_checkout(mut self, checkout: SharedCheckout) -> Self {

@@ -19,6 +19,9 @@ pub struct BuyerOut {
     pub email: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phone_number: Option<String>,
+    /// BCP fiscal identity: the buyer's CPF, CNPJ or foreign id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taxpayer_id: Option<super::fiscal::TaxpayerIdOut>,
 }
 
 #[derive(Clone, Serialize, Default)]
@@ -174,6 +177,9 @@ pub struct CheckoutResponse {
     pub payment: PaymentOut,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub order: Option<OrderConfirmationOut>,
+    /// BCP fiscal identity, while `[seller]` is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seller_identity: Option<super::fiscal::SellerIdentityOut>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -235,4 +241,7 @@ pub struct OrderResponse {
     pub totals: Vec<TotalOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+    /// BCP fiscal identity, while `[seller]` is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seller_identity: Option<super::fiscal::SellerIdentityOut>,
 }

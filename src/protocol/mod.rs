@@ -7,6 +7,7 @@ pub mod cart;
 pub mod catalog;
 pub mod checkout;
 pub mod envelope;
+pub mod fiscal;
 pub mod message;
 pub mod namespaces;
 pub mod profile;

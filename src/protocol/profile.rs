@@ -16,9 +16,20 @@ pub struct CapabilityEntry {
     pub version: &'static str,
     pub spec: String,
     pub schema: String,
-    /// The capability an extension extends (the string form both releases allow).
+    /// The capability an extension extends: one name, or several for a multi-parent
+    /// extension (overview.md "Multi-Parent Extensions").
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub extends: Option<String>,
+    pub extends: Option<Extends>,
+    /// The business's settings of the capability (e.g. the return policy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Extends {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Clone, Serialize)]

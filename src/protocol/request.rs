@@ -341,10 +341,14 @@ pub struct BuyerIn {
     pub email: Option<String>,
     #[schemars(length(max = 64))]
     pub phone_number: Option<String>,
+    /// BCP only (`br.dev.bcp.shopping.fiscal_identity`); the UCP door's schema leaves it out.
+    pub taxpayer_id: Option<super::fiscal::TaxpayerIdIn>,
 }
 
 #[derive(Clone, Default, Deserialize, JsonSchema)]
-#[schemars(description = "A postal address (a shipping destination).")]
+#[schemars(
+    description = "A postal address (a shipping destination). In Brazil: the house number after the street in street_address (\"Rua Doutor Quirino, 1481\", or \", s/n\"), the complement in extended_address, and the bairro there too as \"Bairro <name>\" (\"Sala 42 - Bairro Centro\")."
+)]
 pub struct AddressIn {
     #[schemars(length(max = MAX_FIELD_LEN))]
     pub id: Option<String>,

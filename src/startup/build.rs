@@ -225,6 +225,13 @@ fn namespace_routes(
             .is_some_and(|checkouts| checkouts.port().reads_orders()),
     )
     .map_err(StartError::Schemas)?;
+    // UCP's buyer has no taxpayer_id: only the BCP door publishes BCP's fiscal identity.
+    let bcp = crate::brain::fiscal::is_bcp(namespace);
+    let tools = if bcp {
+        tools
+    } else {
+        tools.without_taxpayer_id().map_err(StartError::Schemas)?
+    };
     let capabilities = tools.capabilities();
     let mut bindings = Vec::new();
     if config.server.serves(Transport::Mcp) {
@@ -249,7 +256,7 @@ fn namespace_routes(
     });
     let mut profiles = Vec::new();
     for version in std::iter::once(&namespace.version).chain(namespace.supported_versions) {
-        let profile = discovery::profile(
+        let mut profile = discovery::profile(
             namespace,
             version,
             base_url,
@@ -257,6 +264,14 @@ fn namespace_routes(
             &capabilities,
             &common.keys,
             &handlers,
+        );
+        discovery::brazil::declare(
+            &mut profile,
+            namespace,
+            version,
+            &capabilities,
+            config.seller.is_some(),
+            config.returns.as_ref(),
         );
         profiles.push((
             *version,
@@ -270,6 +285,11 @@ fn namespace_routes(
         &config.cart,
     )
     .with_reserved_checkout_params(common.reserved_checkout_params);
+    let brain = if bcp {
+        brain.with_fiscal(crate::brain::fiscal::Fiscal::new(config.seller.as_ref()))
+    } else {
+        brain
+    };
     let brain = match &common.checkouts {
         Some(checkouts) => brain.with_checkout(checkouts.clone()),
         None => brain,

@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use crate::access::AccessConfig;
-use crate::brain::{CartConfig, LimitsConfig};
+use crate::brain::{CartConfig, LimitsConfig, SellerConfig};
+use crate::discovery::brazil::ReturnsConfig;
 use crate::idempotency::IdempotencyConfig;
 use crate::inbound::budget::InboundConfig;
 use crate::negotiation::NegotiationConfig;
@@ -76,6 +77,12 @@ pub struct BridgeConfig {
     pub order_webhooks: OrderWebhooksConfig,
     /// `[telemetry]`: traces over OTLP (off unless `otlp_endpoint` is set).
     pub telemetry: TelemetryConfig,
+    /// `[seller]`: the business's CNPJ and legal name (BCP fiscal identity), shown in every
+    /// BCP checkout and order answer; absent, the fiscal identity is not declared.
+    pub seller: Option<SellerConfig>,
+    /// `[returns]`: the return policy the BCP profile declares (`br.dev.bcp.shopping.returns`);
+    /// absent, none is declared.
+    pub returns: Option<ReturnsConfig>,
 }
 
 /// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
@@ -114,6 +121,8 @@ const SECTIONS: &[&str] = &[
     "checkout",
     "order_webhooks",
     "telemetry",
+    "seller",
+    "returns",
 ];
 
 impl Default for BridgeConfig {
@@ -137,6 +146,8 @@ impl Default for BridgeConfig {
             checkout: Default::default(),
             order_webhooks: Default::default(),
             telemetry: Default::default(),
+            seller: None,
+            returns: None,
         }
     }
 }
@@ -147,6 +158,20 @@ impl BridgeConfig {
     pub fn demo() -> Self {
         let mut config = Self::default();
         config.negotiation.enabled = false;
+        // The whole Brazilian flow (issue 37 item 5): CPF and house number asked for, the
+        // seller shown in every answer, the withdrawal right in the profile.
+        config
+            .store
+            .insert("brazilian_checkout".into(), toml::Value::Boolean(true));
+        config.seller = Some(crate::brain::SellerConfig {
+            cnpj: "19131243000197".into(),
+            legal_name: "Loja Exemplo Comércio de Artesanato Ltda".into(),
+            address: None,
+        });
+        config.returns = Some(ReturnsConfig {
+            withdrawal_period_days: crate::discovery::brazil::MINIMUM_WITHDRAWAL_DAYS,
+            request_channel: None,
+        });
         config
     }
 
@@ -211,6 +236,8 @@ impl BridgeConfig {
         let checkout = section(&root, "checkout", &mut problems);
         let order_webhooks = section(&root, "order_webhooks", &mut problems);
         let telemetry = section(&root, "telemetry", &mut problems);
+        let seller = optional_section(&root, "seller", &mut problems);
+        let returns = optional_section(&root, "returns", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -236,6 +263,8 @@ impl BridgeConfig {
             checkout: checkout.unwrap_or_default(),
             order_webhooks: order_webhooks.unwrap_or_default(),
             telemetry: telemetry.unwrap_or_default(),
+            seller,
+            returns,
         };
         overrides.apply(&mut config.server);
         config.checked(problems)
@@ -266,6 +295,8 @@ impl BridgeConfig {
         problems.extend(self.redis.problems());
         problems.extend(self.order_webhooks.problems());
         problems.extend(self.telemetry.problems());
+        problems.extend(self.seller.iter().flat_map(SellerConfig::problems));
+        problems.extend(self.returns.iter().flat_map(ReturnsConfig::problems));
         problems.extend(self.store_problems());
         problems
     }
@@ -335,6 +366,7 @@ impl BridgeConfig {
                 shared_budget: shared
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
                 checkout: &self.checkout,
+                guard: Default::default(),
             },
         )
     }
@@ -375,6 +407,15 @@ fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// Deserialises `root[name]` (absent → default), recording a problem located at the exact key.
+/// A section whose absence means "not configured".
+fn optional_section<T: DeserializeOwned>(
+    root: &toml::Table,
+    name: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<T> {
+    deserialize_at(root.get(name)?.clone(), name, problems)
+}
+
 fn section<T: DeserializeOwned + Default>(
     root: &toml::Table,
     name: &str,

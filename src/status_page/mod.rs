@@ -1,6 +1,7 @@
 //! The merchant page at `GET /`: what agents see of this store (platform, protocols, the MCP
 //! endpoint and discovery URL), whether the store answers, the calls and refusals since
-//! start, and a playground that calls the real MCP endpoint from the browser. One HTML page
+//! start, and a playground that calls the real MCP endpoint from the browser, in English or
+//! Brazilian Portuguese as the browser asks (`words`). One HTML page
 //! rendered on the server with a little inline script; nothing is loaded from elsewhere, and
 //! a strict Content-Security-Policy admits exactly the page's own script and style.
 //!
@@ -9,6 +10,7 @@
 //! password of HTTP Basic so a browser can ask for it.
 
 mod render;
+mod words;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -187,8 +189,15 @@ async fn page(State(state): State<PageState>, request: Request) -> Response {
             return unauthorized();
         }
     }
+    let language = words::Language::from_accept_language(
+        request
+            .headers()
+            .get(header::ACCEPT_LANGUAGE)
+            .and_then(|value| value.to_str().ok()),
+    );
     let health = health(&state).await;
-    let html = render::page(context, health, SCRIPT, STYLE);
+    let words = language.words();
+    let html = render::page(context, words, health, SCRIPT, STYLE);
     let mut response = (
         StatusCode::OK,
         [(
@@ -199,6 +208,11 @@ async fn page(State(state): State<PageState>, request: Request) -> Response {
     )
         .into_response();
     let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_LANGUAGE,
+        HeaderValue::from_static(words.lang),
+    );
+    headers.insert(header::VARY, HeaderValue::from_static("Accept-Language"));
     headers.insert(header::CONTENT_SECURITY_POLICY, state.csp.clone());
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(

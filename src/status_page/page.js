@@ -4,6 +4,8 @@
 // checked https URL, never markup.
 (() => {
   const byId = (id) => document.getElementById(id);
+  // The page's language: the server writes the words on <body> (data-word-*).
+  const word = (key) => document.body.dataset["word" + key[0].toUpperCase() + key.slice(1)] || key;
 
   for (const button of document.querySelectorAll("button.copy")) {
     button.addEventListener("click", async () => {
@@ -17,8 +19,8 @@
         getSelection().addRange(range);
         document.execCommand("copy");
       }
-      button.textContent = "Copied";
-      setTimeout(() => { button.textContent = "Copy"; }, 1500);
+      button.textContent = word("copied");
+      setTimeout(() => { button.textContent = word("copy"); }, 1500);
     });
   }
 
@@ -51,7 +53,7 @@
     let text = String(Math.abs(value.amount));
     if (digits > 0) {
       text = text.padStart(digits + 1, "0");
-      text = text.slice(0, -digits) + "." + text.slice(-digits);
+      text = text.slice(0, -digits) + word("decimal") + text.slice(-digits);
     }
     return (value.amount < 0 ? "-" : "") + value.currency + " " + text;
   };
@@ -146,14 +148,14 @@
       const available = variant.availability && variant.availability.available;
       list.append(element("li", "",
         variant.title + " · " + money(variant.price) + " · " +
-        (available ? "available" : "unavailable") + " · " + variant.id));
+        word(available ? "available" : "unavailable") + " · " + variant.id));
     }
     node.append(list);
     return node;
   };
 
   const run = async (work) => {
-    status.textContent = "Calling…";
+    status.textContent = word("calling");
     cards.dataset.state = "busy";
     try {
       await work();
@@ -171,8 +173,8 @@
     const products = answer.products || [];
     cards.replaceChildren(...products.map(card));
     const total = answer.pagination && answer.pagination.total_count;
-    status.textContent = products.length + " product(s)" +
-      (Number.isInteger(total) ? " of " + total : "") +
+    status.textContent = products.length + " " + word("products") +
+      (Number.isInteger(total) ? " " + word("of") + " " + total : "") +
       (messages(answer) ? " · " + messages(answer) : "");
   });
 

@@ -6,6 +6,8 @@ use std::fmt::Write;
 use std::time::SystemTime;
 
 use super::PageContext;
+use super::words::Words;
+use crate::platform::upstream::LoadReading;
 
 #[derive(Debug, Clone, Copy)]
 pub enum Health {
@@ -48,92 +50,134 @@ fn uptime(seconds: u64) -> String {
 }
 
 /// A value with a button that copies it.
-fn copyable(out: &mut String, label: &str, value: &str, id: &str) {
+fn copyable(out: &mut String, words: &Words, label: &str, value: &str, id: &str) {
     let value = escape(value);
     let _ = write!(
         out,
-        r#"<dt>{label}</dt><dd><code id="{id}">{value}</code> <button type="button" class="copy" data-copy="{id}">Copy</button></dd>"#
+        r#"<dt>{label}</dt><dd><code id="{id}">{value}</code> <button type="button" class="copy" data-copy="{id}">{}</button></dd>"#,
+        words.copy
     );
 }
 
-fn store_section(out: &mut String, context: &PageContext, health: &Health) {
-    let store = context.platform.info();
-    let (class, words) = match health {
-        Health::Ready => ("ok", "the store answers"),
-        Health::Failing => (
-            "bad",
-            "the store does not answer (see the log, or run bcp-bridge doctor)",
-        ),
-        Health::TimedOut => ("bad", "the store did not answer within 3 s"),
+fn store_section(out: &mut String, words: &Words, context: &PageContext, health: &Health) {
+    let platform = &context.platform;
+    let store = platform.info();
+    let (class, state) = match health {
+        Health::Ready => ("ok", words.store_answers),
+        Health::Failing => ("bad", words.store_fails),
+        Health::TimedOut => ("bad", words.store_slow),
     };
     let _ = write!(
         out,
-        r#"<section><h2>Store</h2><dl><dt>Shop</dt><dd id="shop-name">{}</dd><dt>Platform</dt><dd id="platform">{}</dd><dt>Currency</dt><dd>{}</dd><dt>Storefront</dt><dd><code>{}</code></dd><dt>Upstream</dt><dd id="health" class="{class}">{words}</dd></dl></section>"#,
+        r#"<section><h2>{}</h2><dl><dt>{}</dt><dd id="shop-name">{}</dd><dt>{}</dt><dd id="platform">{}</dd><dt>{}</dt><dd>{}</dd><dt>{}</dt><dd><code>{}</code></dd><dt>{}</dt><dd id="health" class="{class}">{state}</dd>"#,
+        words.store,
+        words.shop,
         escape(&store.name),
+        words.platform,
         escape(store.platform),
+        words.currency,
         escape(store.currency.code()),
+        words.storefront,
         escape(&store.storefront_url),
+        words.upstream,
+    );
+    if let Some(load) = &platform.load {
+        load_row(out, words, &load.reading());
+    }
+    out.push_str("</dl></section>");
+}
+
+/// `[upstream] max_in_flight` at work: how busy the bridge keeps the store.
+fn load_row(out: &mut String, words: &Words, load: &LoadReading) {
+    let capacity = if load.capacity == 0 {
+        words.unbounded.to_owned()
+    } else {
+        format!("{} {}", words.in_flight_of, load.capacity)
+    };
+    let _ = write!(
+        out,
+        r#"<dt>{}</dt><dd id="store-load">{} {capacity} · {} {} · {} {}, {} {} · {} {}</dd>"#,
+        words.load,
+        load.in_flight,
+        load.queued,
+        words.queued,
+        load.waits,
+        words.waited,
+        load.mean_wait.as_millis(),
+        words.on_average,
+        load.refused,
+        words.turned_away,
     );
 }
 
-fn agents_section(out: &mut String, context: &PageContext) {
-    out.push_str("<section><h2>What agents use</h2>");
+fn agents_section(out: &mut String, words: &Words, context: &PageContext) {
+    let _ = write!(out, "<section><h2>{}</h2>", words.agents);
     for (index, door) in context.doors.iter().enumerate() {
         let _ = write!(
             out,
-            r#"<h3>{} <small>version {}</small></h3><dl>"#,
+            r#"<h3>{} <small>{} {}</small></h3><dl>"#,
             escape(door.service),
+            words.version,
             escape(door.version)
         );
         if let Some(mcp_url) = &door.mcp_url {
-            copyable(out, "MCP endpoint", mcp_url, &format!("mcp-url-{index}"));
+            let id = format!("mcp-url-{index}");
+            copyable(out, words, words.mcp_endpoint, mcp_url, &id);
         }
         if let Some(rest_url) = &door.rest_url {
-            copyable(out, "REST endpoint", rest_url, &format!("rest-url-{index}"));
+            let id = format!("rest-url-{index}");
+            copyable(out, words, words.rest_endpoint, rest_url, &id);
         }
         copyable(
             out,
-            "Discovery",
+            words,
+            words.discovery,
             &door.profile_url,
             &format!("profile-url-{index}"),
         );
         out.push_str("</dl>");
     }
     let negotiation = if context.negotiation {
-        "on: each agent's profile is fetched and its version checked"
+        words.negotiation_on
     } else {
-        "off: any profile URL is accepted as it is"
+        words.negotiation_off
     };
     let default_profile = match &context.default_profile {
         Some(profile) => format!("<code>{}</code>", escape(profile)),
-        None => {
-            "none: calls without <code>meta[\"ucp-agent\"].profile</code> are refused".to_owned()
-        }
+        None => format!(
+            "{}<code>meta[\"ucp-agent\"].profile</code>{}",
+            words.no_profile, words.no_profile_tail
+        ),
     };
     let bearer = if context.bearer_required {
-        "required (Authorization: Bearer)"
+        words.bearer_required
     } else {
-        "none"
+        words.none
     };
     let _ = write!(
         out,
-        "<dl><dt>Negotiation</dt><dd>{negotiation}</dd><dt>Default agent profile</dt><dd>{default_profile}</dd><dt>Bearer token</dt><dd>{bearer}</dd></dl></section>"
+        "<dl><dt>{}</dt><dd>{negotiation}</dd><dt>{}</dt><dd>{default_profile}</dd><dt>{}</dt><dd>{bearer}</dd></dl></section>",
+        words.negotiation, words.default_profile, words.bearer
     );
 }
 
-fn activity_section(out: &mut String, context: &PageContext) {
+fn activity_section(out: &mut String, words: &Words, context: &PageContext) {
     let activity = &context.activity;
     let _ = write!(
         out,
-        r#"<section><h2>Since start <small>(up {})</small></h2>"#,
+        r#"<section><h2>{} <small>({} {})</small></h2>"#,
+        words.since_start,
+        words.up,
         uptime(activity.uptime().as_secs())
     );
     let counts = activity.counts();
     if counts.is_empty() {
-        out.push_str(r#"<p id="calls">No tool calls yet.</p>"#);
+        let _ = write!(out, r#"<p id="calls">{}</p>"#, words.no_calls);
     } else {
-        out.push_str(
-            r#"<table id="calls"><thead><tr><th>Tool</th><th>Calls</th><th>By outcome</th></tr></thead><tbody>"#,
+        let _ = write!(
+            out,
+            r#"<table id="calls"><thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>"#,
+            words.tool, words.calls, words.by_outcome
         );
         for row in counts {
             let outcomes = row
@@ -153,12 +197,14 @@ fn activity_section(out: &mut String, context: &PageContext) {
         out.push_str("</tbody></table>");
     }
     let errors = activity.recent_errors();
-    out.push_str("<h3>Last errors</h3>");
+    let _ = write!(out, "<h3>{}</h3>", words.last_errors);
     if errors.is_empty() {
-        out.push_str(r#"<p id="errors">None.</p>"#);
+        let _ = write!(out, r#"<p id="errors">{}</p>"#, words.no_errors);
     } else {
-        out.push_str(
-            r#"<table id="errors"><thead><tr><th>When (UTC)</th><th>Tool</th><th>Outcome</th><th>Code</th><th>Reason</th></tr></thead><tbody>"#,
+        let _ = write!(
+            out,
+            r#"<table id="errors"><thead><tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr></thead><tbody>"#,
+            words.when, words.tool, words.outcome, words.code, words.reason
         );
         for error in errors {
             let code = error
@@ -177,63 +223,105 @@ fn activity_section(out: &mut String, context: &PageContext) {
         }
         out.push_str("</tbody></table>");
     }
-    out.push_str("<p class=\"note\">Counted in memory since start; no buyer data is kept. Prometheus metrics: <code>/metrics</code>.</p></section>");
+    let _ = write!(
+        out,
+        "<p class=\"note\">{}<code>/metrics</code>.</p></section>",
+        words.counted
+    );
 }
 
-fn playground_section(out: &mut String, context: &PageContext) {
+fn playground_section(out: &mut String, words: &Words, context: &PageContext) {
     let Some(mcp_path) = context
         .doors
         .iter()
         .find_map(|door| door.mcp_path.as_deref())
     else {
-        out.push_str(r#"<section id="playground"><h2>Playground</h2><p class="note">The playground speaks MCP, and <code>[server] transports</code> serves none: use the REST endpoint above (README, "REST").</p></section>"#);
+        let _ = write!(
+            out,
+            r#"<section id="playground"><h2>{}</h2><p class="note">{}<code>[server] transports</code>{}</p></section>"#,
+            words.playground,
+            words.rest_only,
+            escape(words.rest_only_tail)
+        );
         return;
     };
     // With a default profile the playground sends no meta at all, as a stock MCP client does.
     let (profile_value, profile_hint) = match &context.default_profile {
         Some(profile) => (
             String::new(),
-            format!(
-                "empty: served as the default profile {}",
-                escape(profile)
-            ),
+            format!("{} {}", words.profile_default, escape(profile)),
         ),
-        None if context.negotiation => (
-            String::new(),
-            "negotiation is on: give a profile this bridge can fetch, or set [agents] default_profile".to_owned(),
-        ),
+        None if context.negotiation => (String::new(), escape(words.profile_negotiation)),
         None => (
             "https://agent.example/profile.json".to_owned(),
-            "negotiation is off, so any URL is accepted".to_owned(),
+            escape(words.profile_any),
         ),
     };
     let token_field = if context.bearer_required {
-        r#"<label>Bearer token <input id="token" type="password" autocomplete="off"></label>"#
+        format!(
+            r#"<label>{} <input id="token" type="password" autocomplete="off"></label>"#,
+            words.bearer_token
+        )
     } else {
-        ""
+        String::new()
     };
     let _ = write!(
         out,
-        r#"<section id="playground" data-mcp-path="{}"><h2>Playground</h2><p>Calls <code>search_catalog</code> and <code>get_product</code> on the real MCP endpoint, as an agent would.</p><form id="search-form"><label>Search <input id="q" type="search" value="" placeholder="running shoes"></label><label>Agent profile <input id="profile" type="url" value="{}" placeholder="https://your-agent.example/.well-known/ucp"></label>{token_field}<button id="search" type="submit">Search</button></form><p class="note">Agent profile: {profile_hint}.</p><p id="play-status" role="status"></p><div class="split"><div id="cards" data-state="idle"></div><pre id="raw" aria-label="raw JSON-RPC reply"></pre></div></section>"#,
+        r#"<section id="playground" data-mcp-path="{}"><h2>{}</h2><p>{}<code>search_catalog</code>{}<code>get_product</code>{}</p><form id="search-form"><label>{} <input id="q" type="search" value="" placeholder="{}"></label><label>{} <input id="profile" type="url" value="{}" placeholder="https://your-agent.example/.well-known/ucp"></label>{token_field}<button id="search" type="submit">{}</button></form><p class="note">{}: {profile_hint}.</p><p id="play-status" role="status"></p><div class="split"><div id="cards" data-state="idle"></div><pre id="raw" aria-label="raw JSON-RPC reply"></pre></div></section>"#,
         escape(mcp_path),
+        words.playground,
+        words.playground_intro,
+        words.and,
+        words.playground_tail,
+        words.search,
+        words.search_hint,
+        words.agent_profile,
         escape(&profile_value),
+        words.search,
+        words.agent_profile,
     );
 }
 
-pub fn page(context: &PageContext, health: Health, script: &str, style: &str) -> String {
+/// The script's words, as `data-*` attributes of `<body>` (the script is fixed by its hash).
+fn script_words(words: &Words) -> String {
+    [
+        ("copy", words.copy),
+        ("copied", words.copied),
+        ("calling", words.calling),
+        ("products", words.products),
+        ("of", words.of),
+        ("available", words.available),
+        ("unavailable", words.unavailable),
+        ("decimal", words.decimal),
+    ]
+    .iter()
+    .map(|(key, value)| format!(r#" data-word-{key}="{}""#, escape(value)))
+    .collect()
+}
+
+pub fn page(
+    context: &PageContext,
+    words: &Words,
+    health: Health,
+    script: &str,
+    style: &str,
+) -> String {
     let store = context.platform.info();
     let mut out = String::with_capacity(16 * 1024);
     let _ = write!(
         out,
-        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>{} · bcp-bridge</title><style>{style}</style></head><body><header><h1>{}</h1><p>bcp-bridge {} · what AI shopping agents see of this store</p></header><main>"#,
+        r#"<!doctype html><html lang="{}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="referrer" content="no-referrer"><title>{} · bcp-bridge</title><style>{style}</style></head><body{}><header><h1>{}</h1><p>bcp-bridge {} · {}</p></header><main>"#,
+        words.lang,
         escape(&store.name),
+        script_words(words),
         escape(&store.name),
         env!("CARGO_PKG_VERSION"),
+        words.tagline,
     );
-    store_section(&mut out, context, &health);
-    agents_section(&mut out, context);
-    activity_section(&mut out, context);
-    playground_section(&mut out, context);
+    store_section(&mut out, words, context, &health);
+    agents_section(&mut out, words, context);
+    activity_section(&mut out, words, context);
+    playground_section(&mut out, words, context);
     let _ = write!(out, "</main><script>{script}</script></body></html>");
     out
 }

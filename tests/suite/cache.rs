@@ -276,6 +276,30 @@ async fn invalidation_drops_every_context_every_alias_and_search_pages() {
     assert_eq!(counts.search.load(Ordering::SeqCst), 2);
 }
 
+/// Issue 39 item 2: search pages are kept by default, and a product's change drops every page,
+/// those that did not list it too — the product may now match them (renamed, new, back in
+/// stock), and no page may be older than the webhook that changed its answer.
+#[tokio::test]
+async fn search_pages_are_kept_by_default_and_any_product_change_drops_them_all() {
+    assert!(CacheConfig::default().search);
+    let (cache, counts) = cached(Duration::from_secs(60), CacheConfig::default().search);
+    let search = SearchRequest {
+        query: Some("no such product anywhere".into()),
+        filters: Default::default(),
+        context: brazil(),
+        upstream_cursor: None,
+        limit: 10,
+    };
+    let page = cache.search(&search).await.unwrap();
+    assert!(page.products.iter().all(|product| product.id != PRODUCT));
+    cache.search(&search).await.unwrap();
+    assert_eq!(counts.search.load(Ordering::SeqCst), 1, "kept");
+
+    cache.invalidate_product(&[PRODUCT.to_owned()]);
+    cache.search(&search).await.unwrap();
+    assert_eq!(counts.search.load(Ordering::SeqCst), 2, "dropped");
+}
+
 // --- webhooks over loopback HTTP -------------------------------------------------------------
 
 fn sign(secret: &str, body: &[u8]) -> String {

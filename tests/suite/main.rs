@@ -9,6 +9,7 @@ mod access;
 mod answer_cache;
 mod attribution;
 mod bounded_maps;
+mod brazil;
 mod cache;
 mod cart;
 mod catalog;

@@ -23,6 +23,7 @@ fn port(standin: &Standin) -> SharedCheckout {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &checkout,
+        guard: Default::default(),
     };
     let platform = (bcp_bridge::platform::shopify::FACTORY.build)(
         table["store"].as_table().unwrap(),

@@ -51,6 +51,36 @@ async fn the_page_shows_store_endpoints_and_health_under_a_strict_policy() {
     assert!(!body.contains("<link"), "{body}");
 }
 
+/// Issue 37 item 6: the page follows the browser's language, pt-BR or English, and says so to
+/// caches.
+#[tokio::test]
+async fn the_page_speaks_the_browser_language() {
+    let bridge = TestBridge::sample().await;
+    let client = reqwest::Client::new();
+    let ask = |language: &'static str| {
+        client
+            .get(format!("{}/", bridge.base_url))
+            .header("accept-language", language)
+            .send()
+    };
+    let response = ask("pt-BR,pt;q=0.9,en;q=0.8").await.unwrap();
+    assert_eq!(response.headers()["content-language"], "pt-BR");
+    assert_eq!(response.headers()["vary"], "Accept-Language");
+    let body = response.text().await.unwrap();
+    assert!(body.contains(r#"<html lang="pt-BR">"#), "{body}");
+    assert!(body.contains("a loja responde"), "{body}");
+    assert!(
+        body.contains("Nenhuma chamada de ferramenta ainda."),
+        "{body}"
+    );
+    assert!(!body.contains("the store answers"), "{body}");
+    let response = ask("en-GB,pt;q=0.3").await.unwrap();
+    assert_eq!(response.headers()["content-language"], "en");
+    let body = response.text().await.unwrap();
+    assert!(body.contains("the store answers"), "{body}");
+    assert!(!body.contains("a loja responde"), "{body}");
+}
+
 #[tokio::test]
 async fn both_namespaces_are_listed_when_both_are_served() {
     let bridge = TestBridge::start("[server]\nprotocol = \"both\"\n").await;
@@ -213,4 +243,23 @@ async fn an_unreachable_store_is_shown_as_such() {
     assert_eq!(status, StatusCode::OK, "the page itself still answers");
     assert!(body.contains(r#"id="health" class="bad""#), "{body}");
     assert!(body.contains(">woocommerce<"), "{body}");
+}
+
+/// Issue 39 item 3: the page shows how busy the bridge keeps the store (capacity, in flight,
+/// queue, waits); the sample store has no upstream and no such row.
+#[tokio::test]
+async fn the_page_shows_the_store_load() {
+    let woo = crate::support::woo_standin::WooStandin::start().await;
+    let bridge = TestBridge::start(&format!(
+        "{}\n[upstream]\nmax_in_flight = 3\n",
+        woo.config("")
+    ))
+    .await;
+    let (_, _, body) = page(&bridge).await;
+    assert!(
+        body.contains(r#"<dd id="store-load">0 requests in flight, at most 3 · 0 waiting"#),
+        "{body}"
+    );
+    let (_, _, body) = page(&TestBridge::sample().await).await;
+    assert!(!body.contains("store-load"), "{body}");
 }

@@ -12,8 +12,15 @@ use crate::support::chromium::Browser;
 
 /// Runs `drive` with a browser on a blocking thread while the bridge keeps serving.
 async fn with_browser(drive: impl FnOnce(&mut Browser) + Send + 'static) {
+    with_browser_speaking("en-US", drive).await;
+}
+
+async fn with_browser_speaking(
+    language: &'static str,
+    drive: impl FnOnce(&mut Browser) + Send + 'static,
+) {
     let driven = tokio::task::spawn_blocking(move || {
-        let Some(mut browser) = Browser::launch() else {
+        let Some(mut browser) = Browser::launch_speaking(language) else {
             return;
         };
         drive(&mut browser);
@@ -167,6 +174,48 @@ async fn behind_a_bearer_the_playground_sends_the_token_it_is_given() {
              && document.querySelectorAll('.product-card').length > 0",
             Duration::from_secs(20),
         );
+    })
+    .await;
+}
+
+/// Issue 37 item 6: a Brazilian merchant's browser gets the page in Portuguese, the
+/// playground's own words and amounts (decimal comma) included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_brazilian_browser_reads_the_page_in_portuguese() {
+    let bridge = TestBridge::sample().await;
+    let url = format!("{}/", bridge.base_url);
+    with_browser_speaking("pt-BR", move |browser| {
+        browser.open(&url);
+        let rendered = browser.eval(
+            "({lang: document.documentElement.lang, \
+              health: document.getElementById('health').textContent, \
+              heading: document.querySelector('section h2').textContent, \
+              copy: document.querySelector('button.copy').textContent})",
+        );
+        assert_eq!(rendered["lang"], "pt-BR", "{rendered}");
+        assert_eq!(rendered["health"], "a loja responde", "{rendered}");
+        assert_eq!(rendered["heading"], "Loja", "{rendered}");
+        assert_eq!(rendered["copy"], "Copiar", "{rendered}");
+        browser.eval(
+            "document.getElementById('q').value = 'running shoes'; \
+             document.getElementById('search').click(); true",
+        );
+        browser.wait_for(
+            "document.getElementById('cards').dataset.state === 'done'",
+            Duration::from_secs(20),
+        );
+        let shown = browser.eval(
+            "({status: document.getElementById('play-status').textContent, \
+              price: document.querySelector('.product-card .price').textContent})",
+        );
+        assert!(
+            shown["status"].as_str().unwrap().contains(" produto(s)"),
+            "{shown}"
+        );
+        let price = shown["price"].as_str().unwrap();
+        assert!(price.starts_with("BRL ") && price.contains(','), "{shown}");
+        assert!(!price.contains('.'), "{shown}");
+        no_policy_violations(browser);
     })
     .await;
 }

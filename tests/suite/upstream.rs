@@ -292,7 +292,7 @@ async fn the_local_budget_refuses_calls_it_cannot_fit_in_max_wait() {
 #[test]
 fn upstream_keys_are_validated_by_name() {
     let error = BridgeConfig::from_toml(
-        "[upstream]\nrequests_per_second = 5\nburst = 0\ntimeout_ms = 5000\nread_deadline_ms = 1000\nmax_retries = 99\n",
+        "[upstream]\nrequests_per_second = 5\nburst = 0\ntimeout_ms = 5000\nread_deadline_ms = 1000\nmax_retries = 99\nmax_in_flight = 20000\n",
     )
     .unwrap_err()
     .to_string();
@@ -300,6 +300,7 @@ fn upstream_keys_are_validated_by_name() {
         "upstream.burst",
         "upstream.read_deadline_ms",
         "upstream.max_retries",
+        "upstream.max_in_flight",
     ] {
         assert!(error.contains(key), "{key} in {error}");
     }
@@ -307,4 +308,116 @@ fn upstream_keys_are_validated_by_name() {
         .unwrap_err()
         .to_string();
     assert!(unknown.contains("cache.ttl"), "{unknown}");
+}
+
+/// A store that holds every request until released, counting how many it holds at once.
+#[derive(Clone)]
+struct Held {
+    now: Arc<AtomicUsize>,
+    most: Arc<AtomicUsize>,
+    release: Arc<tokio::sync::Semaphore>,
+}
+
+async fn hold(State(held): State<Held>) -> Response {
+    let now = held.now.fetch_add(1, Ordering::SeqCst) + 1;
+    held.most.fetch_max(now, Ordering::SeqCst);
+    held.release.acquire().await.unwrap().forget();
+    held.now.fetch_sub(1, Ordering::SeqCst);
+    (StatusCode::OK, r#"{"ok":true}"#).into_response()
+}
+
+async fn holding_store() -> (String, Held) {
+    let held = Held {
+        now: Arc::default(),
+        most: Arc::default(),
+        release: Arc::new(tokio::sync::Semaphore::new(0)),
+    };
+    let router = Router::new()
+        .route("/api", any(hold))
+        .with_state(held.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{addr}/api"), held)
+}
+
+async fn until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Issue 39 item 3: the store's capacity, not only its rate. With `max_in_flight = 2`, eight
+/// calls at once reach the store two at a time, the rest waiting their turn; none is lost.
+#[tokio::test]
+async fn calls_beyond_the_store_capacity_wait_their_turn() {
+    let (url, held) = holding_store().await;
+    let upstream = Arc::new(client(policy(|config| {
+        config.max_in_flight = 2;
+        config.max_wait_ms = 30_000;
+        config.max_retries = 0;
+    })));
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let (upstream, url) = (upstream.clone(), url.clone());
+            tokio::spawn(async move {
+                upstream
+                    .send(upstream.http().get(&url), CallKind::Read)
+                    .await
+                    .map(|_| ())
+            })
+        })
+        .collect();
+    until("two at the store, six queued", || {
+        held.now.load(Ordering::SeqCst) == 2 && upstream.load().reading().queued == 6
+    })
+    .await;
+    held.release.add_permits(8);
+    for call in calls {
+        call.await.unwrap().unwrap();
+    }
+    assert_eq!(held.most.load(Ordering::SeqCst), 2);
+    let reading = upstream.load().reading();
+    assert_eq!(
+        (reading.in_flight, reading.queued, reading.refused),
+        (0, 0, 0)
+    );
+    assert_eq!(reading.waits, 6);
+}
+
+/// Issue 39 item 3: a call that cannot get a place within `max_wait_ms` is answered at once as
+/// busy with a Retry-After, and never reaches the store.
+#[tokio::test]
+async fn a_full_store_turns_calls_away_after_max_wait_without_sending_them() {
+    let (url, held) = holding_store().await;
+    let upstream = Arc::new(client(policy(|config| {
+        config.max_in_flight = 1;
+        config.max_wait_ms = 50;
+        config.max_retries = 0;
+    })));
+    let first = {
+        let (upstream, url) = (upstream.clone(), url.clone());
+        tokio::spawn(async move {
+            upstream
+                .send(upstream.http().get(&url), CallKind::Read)
+                .await
+                .map(|_| ())
+        })
+    };
+    until("one at the store", || held.now.load(Ordering::SeqCst) == 1).await;
+    for kind in [CallKind::Read, CallKind::Write] {
+        match upstream.send(upstream.http().post(&url), kind).await {
+            Err(PlatformError::Unavailable {
+                retry_after: Some(wait),
+                ..
+            }) => assert_eq!(wait, Duration::from_secs(1)),
+            other => panic!("expected Unavailable, got {other:?}"),
+        }
+    }
+    assert_eq!(held.most.load(Ordering::SeqCst), 1, "nothing else was sent");
+    assert_eq!(upstream.load().reading().refused, 2);
+    held.release.add_permits(1);
+    first.await.unwrap().unwrap();
 }

@@ -39,6 +39,7 @@ fn port(vtex: &VtexStandin, extra: &str) -> SharedCheckout {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &checkout,
+        guard: Default::default(),
     };
     let platform =
         (bcp_bridge::platform::vtex::FACTORY.build)(table["store"].as_table().unwrap(), &context)

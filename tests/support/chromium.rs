@@ -56,6 +56,11 @@ fn installed() -> Option<&'static str> {
 impl Browser {
     /// `None` (skip) only when no Chromium is installed outside CI.
     pub fn launch() -> Option<Self> {
+        Self::launch_speaking("en-US")
+    }
+
+    /// A browser whose user asks for pages in `language` (its `Accept-Language`).
+    pub fn launch_speaking(language: &str) -> Option<Self> {
         let Some(binary) = installed() else {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -74,6 +79,7 @@ impl Browser {
             "exec 3<&0 4>&1 && exec {binary} --headless --no-sandbox --disable-gpu \
              --disable-background-networking --disable-dev-shm-usage --disable-extensions \
              --no-first-run --no-default-browser-check --remote-debugging-pipe \
+             --lang={language} --accept-lang={language} \
              --user-data-dir={} about:blank </dev/null >/dev/null 2>&1",
             profile_dir.display()
         );

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, render};
 use crate::brain::filters::buyer_context;
+use crate::brain::fiscal::{self, Document};
 use crate::brain::{Brain, BrainError};
 use crate::model::CartLineInput;
 use crate::model::checkout::{
@@ -16,6 +17,7 @@ use crate::model::checkout::{
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
 use crate::protocol::envelope::{Status, handler_registry};
+use crate::protocol::fiscal::SellerIdentityOut;
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release, Severity};
 
@@ -94,7 +96,7 @@ fn update_parts(input: &CheckoutIn, creating: bool) -> Result<CheckoutUpdate, Br
                 ));
             }
             if let Some(destination) = method.destinations.first() {
-                update.address = Some(address(destination));
+                update.address = Some(crate::brain::address::read(address(destination)));
             }
             for (g, group) in method.groups.iter().enumerate() {
                 let Some(option) = &group.selected_option_id else {
@@ -207,6 +209,7 @@ impl Brain {
         release: Release,
     ) -> Result<Answer, BrainError> {
         judged.messages.splice(0..0, messages);
+        self.fiscal_view(&mut judged);
         // Issue 35: the order is named by its handle, never by the store's own id.
         if let Stage::Placed(order) = &mut judged.state.stage {
             order.id = self
@@ -231,7 +234,10 @@ impl Brain {
                 .map(|handler| handler.id.as_str()),
         );
         ucp.payment_handlers = Some(handlers);
+        self.declare_fiscal(&mut ucp);
         let mut wire = render::checkout(&judged, release, ucp, Vec::new());
+        // fiscal-identity.md rule 1: in every checkout answer while the capability is active.
+        wire.seller_identity = self.seller_identity();
         // The store's page, with the merchant's public host and attribution rules (as a cart's).
         wire.continue_url = wire
             .continue_url
@@ -315,11 +321,15 @@ impl Brain {
                 (CheckoutSource::Lines(lines), messages)
             }
         };
-        let draft = CheckoutDraft {
+        let document = self.document(&input);
+        let mut draft = CheckoutDraft {
             source,
             context: buyer_context(&input.context),
             buyer: input.buyer.as_ref().map(buyer).unwrap_or_default(),
         };
+        if let Document::Taken(taken) = &document {
+            draft.buyer.taxpayer_id = Some(taken.clone());
+        }
         let (created, resumed) = match brain.create(&draft).await {
             Ok(created) => created,
             Err(error) => return self.checkout_outcome(Err(error), messages, release).await,
@@ -327,6 +337,7 @@ impl Brain {
         // The rest of the payload (address, options, codes; the buyer too when the cart's
         // open checkout was resumed) is an update of the checkout.
         let mut update = update_parts(&input, true)?;
+        fiscal::with_document(&mut update, &document);
         if !resumed {
             update.buyer = None;
         }
@@ -343,7 +354,7 @@ impl Brain {
         });
         if is_empty(&update) && !selects {
             return self
-                .checkout_answer(created, messages, release)
+                .checkout_answer(fiscal::held_back(created, &document), messages, release)
                 .await
                 .map(|answer| answer.resuming(resumed));
         }
@@ -385,7 +396,7 @@ impl Brain {
             // The store's refusals of lines at create stay in the answer.
             line_messages.retain(|message| !judged.messages.contains(message));
             judged.messages.splice(0..0, line_messages);
-            judged
+            fiscal::held_back(judged, &document)
         });
         self.checkout_outcome(outcome, messages, release)
             .await
@@ -412,14 +423,17 @@ impl Brain {
             ));
         }
         let mut update = update_parts(&input, false)?;
+        let document = self.document(&input);
+        fiscal::with_document(&mut update, &document);
         let mut messages = Vec::new();
         if let Some(lines) = &input.line_items {
             let (lines, refused) = self.checkout_lines(lines, &input).await?;
             update.lines = Some(lines);
             messages = refused;
         }
-        self.checkout_outcome(brain.update(id, &update).await, messages, release)
-            .await
+        let outcome = brain.update(id, &update).await;
+        let outcome = outcome.map(|judged| fiscal::held_back(judged, &document));
+        self.checkout_outcome(outcome, messages, release).await
     }
 
     /// `idempotency_key` is the call's `meta["idempotency-key"]` (required by the schema; the
@@ -436,6 +450,8 @@ impl Brain {
     ) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
         let mut update = update_parts(&input, false)?;
+        let document = self.document(&input);
+        fiscal::with_document(&mut update, &document);
         let mut messages = Vec::new();
         if let Some(lines) = &input.line_items {
             let (lines, refused) = self.checkout_lines(lines, &input).await?;
@@ -446,6 +462,13 @@ impl Brain {
             && let Err(error) = brain.update(id, &update).await
         {
             return self.checkout_outcome(Err(error), messages, release).await;
+        }
+        // A document the agent completes with and that is wrong places nothing: the order
+        // would go out without the identity the agent meant it to carry.
+        if let Document::Refused(_) = &document {
+            let outcome = brain.get(id).await;
+            let outcome = outcome.map(|judged| fiscal::held_back(judged, &document));
+            return self.checkout_outcome(outcome, messages, release).await;
         }
         let completion = Completion {
             idempotency_key: idempotency_key.unwrap_or_default(),
@@ -464,7 +487,14 @@ impl Brain {
                     Ok(sealer) => {
                         let mut order = order.clone();
                         order.id = sealer.seal(&order.id)?;
-                        announce(&self.namespace, events.as_ref(), url, &order, release);
+                        announce(
+                            &self.namespace,
+                            events.as_ref(),
+                            url,
+                            &order,
+                            release,
+                            self.seller_identity(),
+                        );
                     }
                     Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
                 },
@@ -476,8 +506,16 @@ impl Brain {
                     let (namespace, events, url) =
                         (self.namespace.clone(), events.clone(), url.to_owned());
                     let held = url.len();
+                    let seller = self.seller_identity();
                     let announcer: super::Announcer = Arc::new(move |order: &Order| {
-                        announce(&namespace, events.as_ref(), &url, order, release);
+                        announce(
+                            &namespace,
+                            events.as_ref(),
+                            &url,
+                            order,
+                            release,
+                            seller.clone(),
+                        );
                     });
                     brain.handed_off(id, announcer, held).await;
                 }
@@ -519,10 +557,14 @@ impl Brain {
             );
         };
         order.id = sealer.seal(&order.id)?;
-        let ucp = self
+        let mut ucp = self
             .namespace
             .envelope(release, Capability::Order, Status::Success);
-        Self::to_json(&render::order(&order, ucp))
+        self.declare_fiscal(&mut ucp);
+        let mut wire = render::order(&order, ucp);
+        // fiscal-identity.md rule 1: in every order answer while the capability is active.
+        wire.seller_identity = self.seller_identity();
+        Self::to_json(&wire)
     }
 
     pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
@@ -540,9 +582,13 @@ fn announce(
     url: &str,
     order: &Order,
     release: Release,
+    seller: Option<SellerIdentityOut>,
 ) {
-    let ucp = namespace.envelope(release, Capability::Order, Status::Success);
-    match serde_json::to_value(render::order(order, ucp)) {
+    let mut ucp = namespace.envelope(release, Capability::Order, Status::Success);
+    fiscal::declare(&mut ucp, seller.as_ref());
+    let mut wire = render::order(order, ucp);
+    wire.seller_identity = seller;
+    match serde_json::to_value(wire) {
         Ok(entity) => {
             let path = namespace.profile_paths.first().copied().unwrap_or("");
             events.placed(url, path, entity);

@@ -8,6 +8,7 @@ mod calls;
 pub mod handles;
 pub mod ledger;
 pub mod render;
+mod requirements;
 pub mod status;
 
 use crate::model::CartLineInput;
@@ -526,9 +527,23 @@ impl CheckoutBrain {
                 self.ledger.settle(id, key, Settled::Refused);
                 Err(gone(id))
             }
-            // The store's refusal of the request (bad input, a rule) left nothing placed;
-            // anything else may have placed the order before the answer was lost.
-            Err(error @ (PlatformError::InvalidAt { .. } | PlatformError::InvalidInput(_))) => {
+            // The store refused to place it for want of something (a field it requires that
+            // its checkout schema did not say): nothing was placed, and the agent is told what,
+            // where, as a recoverable message on the checkout, not a protocol error (issue 37
+            // item 3). An unknown checkout stays `not_found`.
+            Err(PlatformError::InvalidAt { path, message }) if path != "$.id" => {
+                self.ledger.settle(id, key, Settled::Refused);
+                let refused = store_refusal(&message).at(path);
+                Ok((refuse_placement(self.get(id).await?, refused), None))
+            }
+            Err(PlatformError::InvalidInput(message)) => {
+                self.ledger.settle(id, key, Settled::Refused);
+                let refused = store_refusal(&message);
+                Ok((refuse_placement(self.get(id).await?, refused), None))
+            }
+            // The store's refusal of the request left nothing placed; anything else may have
+            // placed the order before the answer was lost.
+            Err(error @ PlatformError::InvalidAt { .. }) => {
                 self.ledger.settle(id, key, Settled::Refused);
                 Err(error.into())
             }
@@ -570,6 +585,26 @@ impl CheckoutBrain {
     }
 }
 
+/// The store's refusal to place an order, in its own words (merchant text: data).
+fn store_refusal(message: &str) -> Message {
+    Message::error(
+        MessageCode::Invalid,
+        format!(
+            "The store did not place the order: {}",
+            super::untrusted::line(message, super::untrusted::MESSAGE_MAX)
+        ),
+        Severity::Recoverable,
+    )
+}
+
+/// An open checkout the store would not place: `incomplete`, with why first.
+fn refuse_placement(mut judged: Judged, refused: Message) -> Judged {
+    if !judged.status.is_terminal() {
+        judged.status = Status::Incomplete;
+    }
+    with_message(judged, refused)
+}
+
 /// The store's refusals of lines, as the cart words them.
 fn line_messages(problems: &[crate::model::LineProblem]) -> Vec<Message> {
     problems
@@ -589,5 +624,7 @@ fn contains(codes: &[String], code: &str) -> bool {
     codes.iter().any(|held| held.eq_ignore_ascii_case(code))
 }
 
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod tests;

@@ -20,6 +20,7 @@ use crate::protocol::checkout::{
     LinkOut, MethodOut, OptionOut, OrderConfirmationOut, OrderFulfillmentOut, OrderItemOut,
     OrderLineOut, OrderQuantityOut, OrderResponse, PaymentOut,
 };
+use crate::protocol::fiscal::TaxpayerIdOut;
 use crate::protocol::{Capability, Edition, Release};
 
 /// The checkout and order wire structs own their text (unlike the catalog's, they do not borrow).
@@ -75,6 +76,10 @@ fn buyer(buyer: &Buyer) -> Option<BuyerOut> {
         last_name: buyer.last_name.clone(),
         email: buyer.email.clone(),
         phone_number: buyer.phone_number.clone(),
+        taxpayer_id: buyer.taxpayer_id.as_ref().map(|document| TaxpayerIdOut {
+            kind: document.kind.as_str(),
+            value: document.value.clone(),
+        }),
     })
 }
 
@@ -82,8 +87,9 @@ fn address(address: &Address) -> AddressOut {
     AddressOut {
         first_name: address.first_name.clone(),
         last_name: address.last_name.clone(),
-        street_address: address.street_address.clone(),
-        extended_address: address.extended_address.clone(),
+        // A Brazilian store's number and bairro go back where the agent wrote them.
+        street_address: crate::brain::address::street_line(address),
+        extended_address: crate::brain::address::extended_line(address),
         address_locality: address.address_locality.clone(),
         address_region: address.address_region.clone(),
         postal_code: address.postal_code.clone(),
@@ -252,6 +258,7 @@ pub fn checkout(
                 .collect(),
         },
         order,
+        seller_identity: None,
     }
 }
 
@@ -322,5 +329,6 @@ pub fn order(order: &Order, ucp: Ucp) -> OrderResponse {
         currency: order.currency.code(),
         totals: totals(&order.totals),
         messages: Vec::new(),
+        seller_identity: None,
     }
 }

@@ -173,10 +173,15 @@ pub fn judge(state: CheckoutState) -> Judged {
             _ => Status::Completed,
         },
         Stage::Open => {
-            let gaps = gaps(&state);
+            let mut gaps = gaps(&state);
+            gaps.extend(super::requirements::gaps(&state));
+            let store_page_only = super::requirements::escalations(&state);
             if !gaps.is_empty() {
                 messages.extend(gaps);
                 Status::Incomplete
+            } else if !store_page_only.is_empty() {
+                messages.extend(store_page_only);
+                Status::RequiresEscalation
             } else if let Some(reason) = state.escalation {
                 messages.push(escalation_message(reason));
                 Status::RequiresEscalation

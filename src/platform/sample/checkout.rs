@@ -26,6 +26,7 @@ use crate::model::checkout::{
     FulfillmentGroup, FulfillmentMethod, FulfillmentOption, MethodKind, Order, OrderLine,
     PaymentHandler, Placement, RefusedCode, Stage,
 };
+use crate::model::fiscal::{Requirement, TaxpayerKind};
 use crate::model::{CartDraft, CartLine, CartLineInput};
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
 use crate::platform::footprint;
@@ -202,6 +203,8 @@ pub struct SampleCheckout {
     handlers: Vec<PaymentHandler>,
     book: Mutex<Book>,
     max_bytes: usize,
+    /// Asks what a Brazilian store asks (`[store] brazilian_checkout`).
+    brazilian: bool,
 }
 
 fn invalid(path: &str, message: impl Into<String>) -> PlatformError {
@@ -235,6 +238,34 @@ impl SampleCheckout {
                 },
             ],
             book: Mutex::new(Book::default()),
+            brazilian: false,
+        }
+    }
+
+    /// Behaves as a Brazilian store does (issue 37 item 5): a BRL order needs the buyer's CPF
+    /// or CNPJ (for the NF-e), and a Brazilian destination its house number.
+    pub fn brazilian(mut self, brazilian: bool) -> Self {
+        self.brazilian = brazilian;
+        self
+    }
+
+    /// What the store requires of `state`, as a Brazilian store's checkout form says it.
+    fn require(&self, state: &mut CheckoutState) {
+        state.requirements.clear();
+        if !self.brazilian || state.currency != iso_currency::Currency::BRL {
+            return;
+        }
+        state.requirements.push(Requirement::TaxpayerId {
+            kinds: vec![TaxpayerKind::Cpf, TaxpayerKind::Cnpj],
+        });
+        let in_brazil = state.address.as_ref().is_some_and(|address| {
+            address
+                .address_country
+                .as_deref()
+                .is_some_and(|country| country.eq_ignore_ascii_case("BR"))
+        });
+        if in_brazil {
+            state.requirements.push(Requirement::HouseNumber);
         }
     }
 
@@ -393,6 +424,7 @@ impl SampleCheckout {
         let mut next = sheet.state.clone();
         let out = change(&mut next)?;
         Self::reprice(&mut next, created);
+        self.require(&mut next);
         book.put(id, next.clone(), created, now);
         Ok(Some((next, out)))
     }
@@ -495,6 +527,7 @@ impl CheckoutPort for SampleCheckout {
             requirements: Vec::new(),
         };
         Self::reprice(&mut state, created);
+        self.require(&mut state);
         book.put(&id, state.clone(), created, created);
         Ok(CheckoutOutcome {
             checkout: state,

@@ -45,6 +45,9 @@ struct SampleSettings {
     cart_ttl_secs: u64,
     /// Live carts at most; past it `create_cart` is refused until the soonest one expires.
     max_carts: usize,
+    /// Check out as a Brazilian store does: BRL orders need the buyer's CPF or CNPJ
+    /// (`buyer.taxpayer_id`) and Brazilian addresses their house number (`demo` turns it on).
+    brazilian_checkout: bool,
 }
 
 impl Default for SampleSettings {
@@ -53,6 +56,7 @@ impl Default for SampleSettings {
             data: None,
             cart_ttl_secs: 24 * 60 * 60,
             max_carts: cart::MAX_CARTS,
+            brazilian_checkout: false,
         }
     }
 }
@@ -111,7 +115,9 @@ fn build(
         Duration::from_secs(settings.cart_ttl_secs),
         settings.max_carts,
     ));
-    let checkout = Arc::new(checkout::SampleCheckout::new(store.clone()));
+    let checkout = Arc::new(
+        checkout::SampleCheckout::new(store.clone()).brazilian(settings.brazilian_checkout),
+    );
     Ok(Arc::new(
         Platform::new(store.info.clone(), store.clone(), store.clone(), store)
             .with_checkout(checkout),

@@ -10,8 +10,9 @@ use url::Url;
 
 use super::settings::Token;
 use crate::platform::port::PlatformError;
-use crate::platform::upstream::UpstreamPolicy;
+use crate::platform::upstream::UpstreamGuard;
 use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse, retry_after};
+use std::sync::Arc;
 
 /// Catalog pages with their variants are larger than ordinary API answers.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
@@ -57,9 +58,10 @@ impl Storefront {
         })
     }
 
-    /// The shared budget, Retry-After hold and read retries of `[upstream]`.
-    pub fn with_policy(mut self, policy: UpstreamPolicy) -> Self {
-        self.upstream = self.upstream.with_limits(policy);
+    /// The store's guard: the budget, capacity, Retry-After hold and read retries of
+    /// `[upstream]`.
+    pub fn with_guard(mut self, guard: Arc<UpstreamGuard>) -> Self {
+        self.upstream = self.upstream.with_guard(guard);
         self
     }
 

@@ -28,7 +28,6 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
-use crate::platform::upstream::UpstreamPolicy;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -82,10 +81,7 @@ fn build(
     let client = Storefront::new(settings.endpoint.clone(), &settings.token, settings.timeout)
         .map_err(|message| vec![ConfigProblem::new("store.public_token", message)])?
         // The store's own `timeout_ms` bounds each attempt.
-        .with_policy(UpstreamPolicy {
-            attempt_timeout: None,
-            ..context.upstream_policy()
-        });
+        .with_guard(context.upstream_guard());
     let client = Arc::new(client);
     let home = format!("https://{}/", settings.shop_domain);
     let (name, storefront_url, currency) = match settings.currency {
@@ -144,6 +140,8 @@ fn build(
     });
     let checkout = ShopifyCheckout::new(client, carts.clone(), currency, orders);
     Ok(Arc::new(
-        Platform::new(info, catalog.clone(), carts, catalog).with_checkout(Arc::new(checkout)),
+        Platform::new(info, catalog.clone(), carts, catalog)
+            .with_checkout(Arc::new(checkout))
+            .with_load(context.upstream_guard().capacity.load()),
     ))
 }

@@ -10,14 +10,16 @@ use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::{RequestBuilder, StatusCode};
 use serde::de::DeserializeOwned;
 
+mod capacity;
 mod policy;
 mod shared_budget;
 
-pub use policy::{UpstreamConfig, UpstreamPolicy};
-use policy::{UpstreamGuard, retryable};
+pub use capacity::{Load, LoadReading};
+use policy::retryable;
+pub use policy::{UpstreamConfig, UpstreamGuard, UpstreamPolicy};
 pub use shared_budget::SharedBudget;
 
-use crate::platform::port::PlatformError;
+use crate::platform::error::PlatformError;
 use crate::telemetry;
 
 /// Reads may be retried by the caller's policy; writes are never repeated blindly.
@@ -109,9 +111,20 @@ impl UpstreamClient {
 
     /// Replaces the default budget/retry policy, typically with
     /// `UpstreamPolicy::from(&config.upstream)`.
-    pub fn with_limits(mut self, policy: UpstreamPolicy) -> Self {
-        self.guard = Arc::new(UpstreamGuard::new(policy));
+    pub fn with_limits(self, policy: UpstreamPolicy) -> Self {
+        self.with_guard(Arc::new(UpstreamGuard::new(policy)))
+    }
+
+    /// Draws on `guard`: every client of one store shares one, so the store's rate and
+    /// capacity are counted once however many parts of an adapter call it.
+    pub fn with_guard(mut self, guard: Arc<UpstreamGuard>) -> Self {
+        self.guard = guard;
         self
+    }
+
+    /// How busy this store is kept (shared by every client of the store's guard).
+    pub fn load(&self) -> Arc<Load> {
+        self.guard.capacity.load()
     }
 
     pub fn http(&self) -> &reqwest::Client {
@@ -188,9 +201,16 @@ impl UpstreamClient {
                 pending = current.try_clone();
             }
             self.guard.admit(self.name).await?;
+            let waits_until = match kind {
+                CallKind::Read => deadline.min(Instant::now() + policy.max_wait),
+                CallKind::Write => Instant::now() + policy.max_wait,
+            };
+            // Held for the attempt only: a backoff waits without taking the store's capacity.
+            let slot = self.guard.capacity.slot(self.name, waits_until).await?;
             if kind == CallKind::Write {
                 // Inside a cart's fenced write, a mutation leaves only while that cart's lease
-                // is still ours (checked after any wait for budget, right before sending).
+                // is still ours (checked after any wait for budget or capacity, right before
+                // sending).
                 crate::platform::fence::check().await?;
             }
             let timeout = policy.attempt_timeout.unwrap_or(self.client_timeout);
@@ -209,6 +229,7 @@ impl UpstreamClient {
                     Some(error) => Err(error),
                     None => Ok(response),
                 });
+            drop(slot);
             let error = match judged {
                 Ok(response) => {
                     crate::observability::upstream_call(self.name, "ok");

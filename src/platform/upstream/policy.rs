@@ -13,8 +13,9 @@ use governor::{Quota, RateLimiter};
 
 use serde::Deserialize;
 
+use super::capacity::Capacity;
 use super::shared_budget::{SharedBudget, Verdict};
-use crate::platform::port::PlatformError;
+use crate::platform::error::PlatformError;
 use crate::settings::ConfigProblem;
 
 /// `[upstream]`: per-store budget, timeouts and retries of calls to the store.
@@ -32,6 +33,11 @@ pub struct UpstreamConfig {
     pub read_deadline_ms: u64,
     /// Extra attempts of a read; writes are never retried.
     pub max_retries: u32,
+    /// Requests in flight to the store at once: what its PHP workers (or API plan) serve
+    /// together. Calls beyond it wait in order, within `max_wait_ms` and their own deadline,
+    /// then fail with -32000/503 and a Retry-After. With `[redis]` each replica takes its
+    /// share. 0 = no bound.
+    pub max_in_flight: u32,
 }
 
 impl Default for UpstreamConfig {
@@ -43,6 +49,8 @@ impl Default for UpstreamConfig {
             timeout_ms: 10_000,
             read_deadline_ms: 15_000,
             max_retries: 2,
+            // Small hosting plans run 4 to 8 PHP workers; agents' reads are short.
+            max_in_flight: 6,
         }
     }
 }
@@ -66,6 +74,12 @@ impl UpstreamConfig {
                 300_000,
             ),
             ("upstream.max_retries", u64::from(self.max_retries), 0, 10),
+            (
+                "upstream.max_in_flight",
+                u64::from(self.max_in_flight),
+                0,
+                10_000,
+            ),
         ] {
             if value < min || value > max {
                 problems.push(ConfigProblem::new(
@@ -102,6 +116,8 @@ pub struct UpstreamPolicy {
     pub attempt_timeout: Option<Duration>,
     pub read_deadline: Duration,
     pub max_retries: u32,
+    /// 0: no bound.
+    pub max_in_flight: u32,
     /// First backoff step; doubles on each retry (full jitter).
     pub base_backoff: Duration,
     /// The budget every replica draws from (`[redis]`); the local limiter then holds only
@@ -124,6 +140,7 @@ impl From<&UpstreamConfig> for UpstreamPolicy {
             attempt_timeout: Some(Duration::from_millis(config.timeout_ms)),
             read_deadline: Duration::from_millis(config.read_deadline_ms),
             max_retries: config.max_retries,
+            max_in_flight: config.max_in_flight,
             base_backoff: Duration::from_millis(100),
             shared: None,
         }
@@ -136,6 +153,7 @@ pub struct UpstreamGuard {
     limiter: Option<Limiter>,
     /// No call leaves before this instant (set from an upstream Retry-After).
     hold_until: Mutex<Option<Instant>>,
+    pub capacity: Capacity,
 }
 
 fn rate_limited(wait: Duration) -> PlatformError {
@@ -153,6 +171,11 @@ impl UpstreamGuard {
             ),
             None => (policy.requests_per_second, policy.burst),
         };
+        let in_flight = match (&policy.shared, policy.max_in_flight) {
+            (_, 0) => 0,
+            (Some(shared), capacity) => shared.local_share(capacity),
+            (None, capacity) => capacity,
+        };
         let rate = if policy.requests_per_second == 0 {
             0
         } else {
@@ -166,6 +189,7 @@ impl UpstreamGuard {
             policy,
             limiter,
             hold_until: Mutex::new(None),
+            capacity: Capacity::new(usize::try_from(in_flight).unwrap_or(usize::MAX)),
         }
     }
 

@@ -35,7 +35,7 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
-use crate::platform::upstream::{UpstreamClient, UpstreamPolicy};
+use crate::platform::upstream::UpstreamClient;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -60,10 +60,7 @@ fn build(
         context.max_response_bytes.max(8 * 1024 * 1024),
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    .with_limits(UpstreamPolicy {
-        attempt_timeout: None,
-        ..context.upstream_policy()
-    });
+    .with_guard(context.upstream_guard());
     let api = Arc::new(VtexApi::new(
         client,
         settings.base_url.clone(),
@@ -132,6 +129,8 @@ fn build(
         settings.app_keys.is_some(),
     ));
     Ok(Arc::new(
-        Platform::new(info, catalog.clone(), carts, catalog).with_checkout(checkout),
+        Platform::new(info, catalog.clone(), carts, catalog)
+            .with_checkout(checkout)
+            .with_load(context.upstream_guard().capacity.load()),
     ))
 }

@@ -105,10 +105,7 @@ pub fn build(
         context.max_response_bytes.max(4 * 1024 * 1024),
     )
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    .with_limits(crate::platform::upstream::UpstreamPolicy {
-        attempt_timeout: None,
-        ..context.upstream_policy()
-    });
+    .with_guard(context.upstream_guard());
     let api = StoreApi::new(client, &settings.base_url)
         .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?;
     Ok(Arc::new(WooCheckout::new(
@@ -138,8 +135,8 @@ fn woo_address(address: &Address, buyer: &Buyer) -> Value {
     json!({
         "first_name": text(if address.first_name.is_some() { &address.first_name } else { &buyer.first_name }),
         "last_name": text(if address.last_name.is_some() { &address.last_name } else { &buyer.last_name }),
-        "address_1": text(&address.street_address),
-        "address_2": text(&address.extended_address),
+        "address_1": text(&address.street_line()),
+        "address_2": text(&address.complement_line()),
         "city": text(&address.address_locality),
         "state": text(&address.address_region),
         "postcode": text(&address.postal_code),

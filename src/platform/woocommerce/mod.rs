@@ -27,7 +27,6 @@ use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
 use crate::platform::upstream::UpstreamClient;
-use crate::platform::upstream::UpstreamPolicy;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -60,10 +59,7 @@ fn build(
     .map_err(|error| vec![ConfigProblem::new("store", error)])?
     // The store's own `timeout_ms` bounds each attempt; the shared policy adds the budget,
     // the Retry-After hold and read retries.
-    .with_limits(UpstreamPolicy {
-        attempt_timeout: None,
-        ..context.upstream_policy()
-    });
+    .with_guard(context.upstream_guard());
     if settings::v3_over_http(&settings) {
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
     }
@@ -105,7 +101,8 @@ fn build(
         // variant, sold out, short), so the catalog round trip before it is saved.
         cart_lines: LineJudge::Store,
     };
-    let platform = Platform::new(info, Arc::new(catalog), Arc::new(carts), api.clone());
+    let platform = Platform::new(info, Arc::new(catalog), Arc::new(carts), api.clone())
+        .with_load(context.upstream_guard().capacity.load());
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
     let platform = if context.checkout.enabled() {

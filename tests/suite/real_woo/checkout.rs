@@ -23,6 +23,7 @@ fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
         public_base_url: "http://127.0.0.1".into(),
         shared_budget: None,
         checkout: &config,
+        guard: Default::default(),
     };
     let port = build(table["store"].as_table().unwrap(), &config, &context).unwrap();
     CheckoutBrain::new(port as Arc<_>)
