@@ -55,6 +55,7 @@ fn product() -> Product {
                     media: Vec::new(),
                     tags: Vec::new(),
                     url: None,
+                    metadata: None,
                 });
             }
         }
@@ -150,6 +151,7 @@ fn storefront_product(index: usize) -> Product {
                 media: vec![image(9)],
                 tags: Vec::new(),
                 url: Some(format!("{url}?variant={}", variants.len())),
+                metadata: None,
             });
         }
     }

@@ -104,6 +104,7 @@ pub fn variant<'a>(
         media: media(&variant.media),
         tags: tags(&variant.tags),
         seller: product.seller.as_ref().map(seller),
+        metadata: variant.metadata.as_ref().map(untrusted::json),
         inputs,
     }
 }

@@ -113,6 +113,9 @@ pub struct Variant {
     pub media: Vec<Media>,
     pub tags: Vec<String>,
     pub url: Option<String>,
+    /// What the store says about this variant beyond the model (VTEX's card installments
+    /// and cash price), rendered as the variant's `metadata`.
+    pub metadata: Option<serde_json::Value>,
 }
 
 impl Variant {

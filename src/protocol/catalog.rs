@@ -110,6 +110,8 @@ pub struct VariantOut<'a> {
     pub tags: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seller: Option<SellerOut<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
     /// Lookup only: which request ids resolved to this variant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<InputOut<'a>>>,

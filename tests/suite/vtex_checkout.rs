@@ -13,6 +13,10 @@ use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 
 const NO_CACHE: &str = "\n[cache]\nenabled = false\n";
+/// A valid CPF (BCP fiscal identity): a Brazilian VTEX store requires one (issue 37).
+fn cpf() -> Value {
+    json!({"kind": "cpf", "value": "52998224725"})
+}
 /// R$ 197,99 + 2 × R$ 29,90, as the stand-in's catalog prices them.
 const ITEMS: i64 = 19_799 + 2 * 2_990;
 const PICKUP: &str = "Retirada (Loja Centro)";
@@ -109,7 +113,7 @@ async fn addressed(bridge: &TestBridge) -> (String, Value) {
         bridge,
         &id,
         json!({
-            "buyer": {"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza"},
+            "buyer": {"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza", "taxpayer_id": cpf()},
             "fulfillment": {"methods": [{"type": "shipping", "destinations": [sao_paulo()]}]}
         }),
     )
@@ -162,7 +166,13 @@ async fn the_address_brings_the_store_slas_and_selecting_one_reprices_with_the_s
     let profile = vtex.profile_of(&id);
     assert_eq!(profile["email"], "ana@example.com");
     assert_eq!(profile["firstName"], "Ana");
-    assert!(!profile.contains_key("document"), "{profile:?}");
+    // No document is made up: the one there is the CPF the agent gave.
+    assert!(
+        profile
+            .get("document")
+            .is_none_or(|document| document == "52998224725"),
+        "{profile:?}"
+    );
     assert!(!profile.contains_key("phone"), "{profile:?}");
     // FUL-002/FUL-006/FUL-008/FUL-017: one group, the store's SLAs priced for all its items
     // (per-unit price × 3 units), delivery first, the pickup point too; VTEX selected its best
@@ -507,7 +517,7 @@ async fn a_checkout_from_lines_over_rest_attaches_the_buyer_and_answers_what_mcp
         .rest(
             Method::POST,
             "/checkout-sessions",
-            Some(&json!({"line_items": [line(CLOCK_SKU, 2)], "buyer": {"email": "bia@example.com", "phone_number": "+5511987650000"}})),
+            Some(&json!({"line_items": [line(CLOCK_SKU, 2)], "buyer": {"email": "bia@example.com", "phone_number": "+5511987650000", "taxpayer_id": cpf()}})),
             &[("idempotency-key", &key())],
         )
         .await;
@@ -570,12 +580,16 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
         "+5511987650123",
     );
     let (street, city, postal) = ("Rua Zulmira Tavares 4321", "Itaquaquecetuba", "08599-777");
+    // A CPF and a bairro the store's CEP route does not know (issue 37 item 7: no CPF/CNPJ in
+    // any log line).
+    let (cpf, bairro) = ("86288366757", "Bairro Vila Zulmira");
     let created = bridge
         .call(
         "create_checkout",
         json!({"meta": meta_with_key(&key()), "checkout": {
             "line_items": [line(CLOCK_SKU, 1)],
-            "buyer": {"first_name": name, "last_name": surname, "email": email, "phone_number": phone}
+            "buyer": {"first_name": name, "last_name": surname, "email": email, "phone_number": phone,
+                "taxpayer_id": {"kind": "cpf", "value": cpf}}
         }}),
     )
     .await;
@@ -588,7 +602,7 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
         "update_checkout",
         json!({"meta": meta(), "id": id, "checkout": {"fulfillment": {"methods": [{"type": "shipping", "destinations": [{
             "first_name": name, "last_name": surname, "street_address": street,
-            "address_locality": city, "address_region": "SP", "postal_code": postal,
+            "extended_address": bairro, "address_locality": city, "address_region": "SP", "postal_code": postal,
             "address_country": "BR", "phone_number": phone
         }]}]}}}),
     )
@@ -608,6 +622,17 @@ async fn buyer_data_is_in_no_log_line_of_a_vtex_checkout() {
     assert_eq!(sent["country"], "BRA");
     assert_eq!(sent["receiverName"], format!("{name} {surname}"));
     bridge.assert_log_holds_none(&[
-        name, surname, email, phone, street, city, postal, "Zulmira", "4321",
+        name,
+        surname,
+        email,
+        phone,
+        street,
+        city,
+        postal,
+        "Zulmira",
+        "4321",
+        cpf,
+        "862.883",
+        "Vila Zulmira",
     ]);
 }

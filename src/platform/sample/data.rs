@@ -228,6 +228,7 @@ pub fn load(text: &str) -> Result<LoadedStore, String> {
                 options: choices,
                 media: media(&variant.media),
                 tags: Vec::new(),
+                metadata: None,
                 url: Some(format!(
                     "{}products/{}?variant={}",
                     file.storefront_url, product.handle, variant.id

@@ -20,6 +20,7 @@
 //! cancelled cart (`cart::CANCELLED_ATTRIBUTE`), so its `checkoutUrl` sells nothing and every
 //! replica reads it as canceled. A checkout made from a cart cancels that cart with it.
 
+mod brazil;
 mod orders;
 mod raw;
 mod refusals;
@@ -327,6 +328,7 @@ impl CheckoutPort for ShopifyCheckout {
             None => None,
         };
         let names = self.names.get(id).await.unwrap_or_default();
+        let (address1, address2) = brazil::lines(address);
         let data = self
             .client
             .run::<CheckoutAddressReplace>(
@@ -335,8 +337,8 @@ impl CheckoutPort for ShopifyCheckout {
                     addresses: vec![CartSelectableAddressInput {
                         address: CartAddressInput {
                             delivery_address: Some(CartDeliveryAddressInput {
-                                address1: text(&address.street_line()),
-                                address2: text(&address.complement_line()),
+                                address1,
+                                address2,
                                 city: text(&address.address_locality),
                                 company: None,
                                 country_code: country

@@ -261,6 +261,7 @@ fn variant(
             })
             .collect(),
         tags: Vec::new(),
+        metadata: None,
         url: None,
     })
 }

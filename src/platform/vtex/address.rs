@@ -87,9 +87,9 @@ pub fn to_vtex(address: &Address, buyer: &Buyer) -> Result<Value, PlatformError>
         path: "$.checkout.fulfillment.methods[0].destinations[0].address_country".into(),
         message: format!("the store does not ship to country {country}"),
     })?;
-    // A Brazilian number the brain split off already; otherwise the line is read here.
-    let (street, number) = match &address.number {
-        Some(number) => (address.street_address.clone(), Some(number.clone())),
+    // The brain hands the number apart when the agent gave it so; a whole line is split here.
+    let (street, number) = match text(&address.number) {
+        Some(number) => (text(&address.street_address), Some(number)),
         None => address
             .street_address
             .as_deref()
@@ -107,7 +107,8 @@ pub fn to_vtex(address: &Address, buyer: &Buyer) -> Result<Value, PlatformError>
         "country": country,
         "street": street,
         "number": number,
-        "complement": address.complement_line(),
+        "neighborhood": text(&address.neighborhood),
+        "complement": address.extended_address,
     }))
 }
 
@@ -119,14 +120,27 @@ fn text(value: &Option<String>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// An orderForm address as UCP spells it (street and number back on one line).
+/// The street line with its number, for text meant to be read (a pickup point's place).
+pub fn street_line(address: &Address) -> Option<String> {
+    match (&address.street_address, &address.number) {
+        (Some(street), Some(number)) => Some(format!("{street}, {number}")),
+        (street, number) => street.clone().or_else(|| number.clone()),
+    }
+}
+
+/// An orderForm address in the model: the number and bairro in their own fields, the street
+/// without the number (the brain joins them where UCP has one line).
 pub fn from_vtex(address: &VtexAddress) -> Address {
-    let street = match (text(&address.street), text(&address.number)) {
-        (Some(street), Some(number)) => Some(format!("{street} {number}")),
-        (street, number) => street.or(number),
+    let street = text(&address.street);
+    let number = text(&address.number);
+    let (street, number) = match (street, number) {
+        (None, number) => (number, None),
+        (street, number) => (street, number),
     };
     Address {
         street_address: street,
+        number,
+        neighborhood: text(&address.neighborhood),
         extended_address: text(&address.complement),
         address_locality: text(&address.city),
         address_region: text(&address.state),
@@ -159,6 +173,37 @@ mod tests {
         assert_eq!(street_and_number("100"), ("100".to_owned(), None));
     }
 
+    /// Issue 37 item 2: the number, complement and bairro reach the orderForm's own fields,
+    /// whether the brain split the number off or the agent wrote one line.
+    #[test]
+    fn brazilian_parts_reach_their_own_fields() {
+        let split = Address {
+            street_address: Some("Rua Doutor Quirino".into()),
+            number: Some("s/n".into()),
+            extended_address: Some("Sala 42".into()),
+            neighborhood: Some("Centro".into()),
+            postal_code: Some("13015-081".into()),
+            address_country: Some("BR".into()),
+            ..Address::default()
+        };
+        let sent = to_vtex(&split, &Buyer::default()).unwrap();
+        assert_eq!(sent["street"], "Rua Doutor Quirino");
+        assert_eq!(sent["number"], "s/n");
+        assert_eq!(sent["complement"], "Sala 42");
+        assert_eq!(sent["neighborhood"], "Centro");
+        let whole = Address {
+            street_address: Some("Rua Doutor Quirino, 1481".into()),
+            ..split
+        };
+        let whole = Address {
+            number: None,
+            ..whole
+        };
+        let sent = to_vtex(&whole, &Buyer::default()).unwrap();
+        assert_eq!(sent["street"], "Rua Doutor Quirino");
+        assert_eq!(sent["number"], "1481");
+    }
+
     #[test]
     fn countries_go_to_alpha3_and_back() {
         let address = Address {
@@ -173,7 +218,9 @@ mod tests {
         let back: VtexAddress = serde_json::from_value(sent).unwrap();
         let back = from_vtex(&back);
         assert_eq!(back.address_country.as_deref(), Some("BR"));
-        assert_eq!(back.street_address, address.street_address);
+        assert_eq!(back.street_address.as_deref(), Some("Rua Augusta"));
+        assert_eq!(back.number.as_deref(), Some("100"));
+        assert_eq!(street_line(&back).as_deref(), Some("Rua Augusta, 100"));
         let elsewhere = Address {
             address_country: Some("JP".into()),
             ..Address::default()

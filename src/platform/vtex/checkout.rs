@@ -14,17 +14,21 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
+use url::Url;
 
 use super::address;
+use super::brazil;
 use super::cart::Carts;
 use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
+use super::client::VtexApi;
+use super::invoices::{self, OmsOrder};
 use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
     Placement, RefusedCode,
 };
 use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
@@ -46,6 +50,12 @@ fn refusal(code: &str) -> CodeRefusal {
 pub struct VtexCheckout {
     carts: Arc<Carts>,
     kept: Cache<String, Arc<Kept>>,
+    /// The Orders API and the store's postal-code route.
+    api: Arc<VtexApi>,
+    /// Where a buyer sees their orders on the store.
+    storefront: Url,
+    /// App keys are configured: the Orders API (and its invoices) can be read.
+    keyed: bool,
 }
 
 fn held(codes: &[String], code: &str) -> bool {
@@ -53,13 +63,22 @@ fn held(codes: &[String], code: &str) -> bool {
 }
 
 impl VtexCheckout {
-    pub fn new(carts: Arc<Carts>, ttl: Duration) -> Self {
+    pub fn new(
+        carts: Arc<Carts>,
+        ttl: Duration,
+        api: Arc<VtexApi>,
+        storefront: Url,
+        keyed: bool,
+    ) -> Self {
         Self {
             carts,
             kept: Cache::builder()
                 .max_capacity(MAX_CHECKOUTS)
                 .time_to_idle(ttl)
                 .build(),
+            api,
+            storefront,
+            keyed,
         }
     }
 
@@ -110,9 +129,16 @@ impl VtexCheckout {
             .await
     }
 
-    async fn attach_buyer(&self, id: &str, buyer: &Buyer) -> Result<OrderForm, PlatformError> {
-        // Only what the agent gave: VTEX keeps what a field left out already holds. No
-        // document (CPF) is ever made up; the store's page asks for it when it needs one.
+    /// The buyer into `clientProfileData`, and the buyer as the store then holds it. Only
+    /// what the agent gave: VTEX keeps what a field left out already holds, and no document
+    /// is ever made up. A document the store refuses is not an error the agent cannot act
+    /// on: the profile goes without it, the checkout shows none, and the store's requirement
+    /// of one asks again (issue 37 item 3).
+    async fn attach_buyer(
+        &self,
+        id: &str,
+        buyer: &Buyer,
+    ) -> Result<(OrderForm, Buyer), PlatformError> {
         let mut profile = serde_json::Map::new();
         for (key, value) in [
             ("email", &buyer.email),
@@ -124,13 +150,31 @@ impl VtexCheckout {
                 profile.insert(key.to_owned(), json!(value));
             }
         }
-        self.send(
-            id,
-            &["attachments", "clientProfileData"],
-            Value::Object(profile),
-            "attaching the buyer",
-        )
-        .await
+        let without_document = profile.clone();
+        brazil::document_fields(buyer, &mut profile);
+        let documented = profile.len() > without_document.len();
+        let what = "attaching the buyer";
+        let tail = &["attachments", "clientProfileData"];
+        match self.send(id, tail, Value::Object(profile), what).await {
+            Ok(form) => Ok((form, buyer.clone())),
+            Err(PlatformError::BadResponse(reason)) if documented => {
+                tracing::info!(
+                    %reason,
+                    "the store refused the buyer's document; the checkout asks for another"
+                );
+                let form = self
+                    .send(id, tail, Value::Object(without_document), what)
+                    .await?;
+                Ok((
+                    form,
+                    Buyer {
+                        taxpayer_id: None,
+                        ..buyer.clone()
+                    },
+                ))
+            }
+            Err(error) => Err(error),
+        }
     }
 }
 
@@ -157,9 +201,9 @@ impl CheckoutPort for VtexCheckout {
         // A cart checked out again starts from what the orderForm holds, not a stale buyer.
         self.kept.invalidate(&id).await;
         if !draft.buyer.is_empty() {
-            form = self.attach_buyer(&id, &draft.buyer).await?;
-            self.keep(&id, |kept| kept.buyer = Some(draft.buyer.clone()))
-                .await;
+            let (attached, buyer) = self.attach_buyer(&id, &draft.buyer).await?;
+            form = attached;
+            self.keep(&id, |kept| kept.buyer = Some(buyer)).await;
         }
         Ok(CheckoutOutcome {
             checkout: self.state(&form).await?,
@@ -204,8 +248,8 @@ impl CheckoutPort for VtexCheckout {
         if self.fetch(id).await?.is_none() {
             return Ok(None);
         }
-        let form = self.attach_buyer(id, buyer).await?;
-        self.keep(id, |kept| kept.buyer = Some(buyer.clone())).await;
+        let (form, buyer) = self.attach_buyer(id, buyer).await?;
+        self.keep(id, |kept| kept.buyer = Some(buyer)).await;
         self.state(&form).await.map(Some)
     }
 
@@ -214,15 +258,22 @@ impl CheckoutPort for VtexCheckout {
         id: &str,
         address: &Address,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        if self.fetch(id).await?.is_none() {
+        let Some(form) = self.fetch(id).await? else {
             return Ok(None);
+        };
+        let kept = self.kept(id).await;
+        // The address the store already holds (the checkout shows it completed from the CEP,
+        // so it reads as a change): sending it again would reset the selected options.
+        if kept.address.as_ref() == Some(address) {
+            return self.state(&form).await.map(Some);
         }
-        let buyer = self.kept(id).await.buyer.clone().unwrap_or_default();
+        let buyer = kept.buyer.clone().unwrap_or_default();
+        let sent = brazil::completed(&self.api, address).await;
         // No `logisticsInfo`: VTEX then selects the best delivery SLA itself (never a
         // pickup point), which the agent may change.
         let body = json!({
             "clearAddressIfPostalCodeNotFound": false,
-            "selectedAddresses": [address::to_vtex(address, &buyer)?],
+            "selectedAddresses": [address::to_vtex(&sent, &buyer)?],
         });
         let form = self
             .send(
@@ -232,8 +283,11 @@ impl CheckoutPort for VtexCheckout {
                 "attaching the address",
             )
             .await?;
-        self.keep(id, |kept| kept.address = Some(address.clone()))
-            .await;
+        self.keep(id, |kept| {
+            kept.address = Some(address.clone());
+            kept.sent = Some(sent);
+        })
+        .await;
         self.state(&form).await.map(Some)
     }
 
@@ -387,6 +441,31 @@ impl CheckoutPort for VtexCheckout {
         Ok(Some(Placement::HandedOff))
     }
 
+    /// The invoice of a VTEX order is read from the Orders API, which needs the app key.
+    fn reads_invoices(&self) -> bool {
+        self.keyed
+    }
+
+    /// An order by its VTEX id (`GET /api/oms/pvt/orders/{orderId}`, app key required), with
+    /// the NF-e its packages were invoiced with.
+    async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
+        if !self.keyed || !valid_order_id(id) {
+            return Ok(None);
+        }
+        let response = self
+            .api
+            .get(&["api", "oms", "pvt", "orders", id], &[], None)
+            .await?;
+        if response.status == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
+        let raw: OmsOrder = self.api.decode(&response, "order")?;
+        let mut permalink = self.storefront.clone();
+        permalink.set_path("/account");
+        permalink.set_fragment(Some(&format!("/orders/{id}")));
+        invoices::order(&raw, self.carts.currency(), permalink.to_string()).map(Some)
+    }
+
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
         // An orderForm cannot be deleted: emptying it is what ends it (an empty orderForm
         // reads as gone, for the cart of the same id too), so the store's payment page can
@@ -399,6 +478,15 @@ impl CheckoutPort for VtexCheckout {
         self.kept.invalidate(id).await;
         Ok(Some(before))
     }
+}
+
+/// VTEX order ids are `{sequence digits}-{two digits}` (`1468780500454-01`).
+fn valid_order_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
 }
 
 #[cfg(test)]

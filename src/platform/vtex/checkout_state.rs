@@ -12,7 +12,7 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::address::from_vtex;
+use super::address::{from_vtex, street_line};
 use super::mapping::{self, cents};
 use super::wire::{CartItem, LogisticsInfo, OrderForm, Sla};
 use crate::model::checkout::{
@@ -36,6 +36,9 @@ const COUPON_PARAMETER: &str = "couponCode@Marketing";
 pub struct Kept {
     pub buyer: Option<Buyer>,
     pub address: Option<Address>,
+    /// The address as sent to the store: the agent's, with what the store's postal-code
+    /// route filled in. What the checkout shows.
+    pub sent: Option<Address>,
 }
 
 pub fn group_id(kind: MethodKind) -> String {
@@ -92,7 +95,7 @@ fn place(sla: &Sla) -> Option<String> {
         .clone()
         .unwrap_or_else(|| sla.name.clone());
     let address = info.address.as_ref().map(from_vtex);
-    let street = address.as_ref().and_then(|a| a.street_address.clone());
+    let street = address.as_ref().and_then(street_line);
     let city = address.and_then(|a| a.address_locality);
     Some(match (street, city) {
         (Some(street), Some(city)) => format!("{name} ({street}, {city})"),
@@ -369,7 +372,7 @@ fn profile_buyer(form: &OrderForm) -> Buyer {
         last_name: field("lastName"),
         email: field("email"),
         phone_number: field("phone"),
-        taxpayer_id: None,
+        taxpayer_id: super::brazil::taxpayer_of(form.client_profile_data.as_ref()),
     }
 }
 
@@ -392,7 +395,11 @@ pub fn state(
 ) -> Result<CheckoutState, PlatformError> {
     let cart = mapping::cart(form, fallback, None)?;
     let currency = cart.currency;
-    let address = kept.address.clone().or_else(|| form_address(form));
+    let address = kept
+        .sent
+        .clone()
+        .or_else(|| kept.address.clone())
+        .or_else(|| form_address(form));
     let shipping = match form.totalizers.iter().find(|total| total.id == "Shipping") {
         Some(total) => Some(cents(total.value, currency)?),
         None => None,
@@ -400,6 +407,7 @@ pub fn state(
     Ok(CheckoutState {
         id: form.order_form_id.clone(),
         fulfillment: fulfillment(form, address.as_ref(), currency)?,
+        requirements: super::brazil::requirements(form, address.as_ref()),
         needs_fulfillment: !form.items.is_empty(),
         lines: cart.lines,
         currency,
@@ -422,7 +430,6 @@ pub fn state(
         escalation: Some(EscalationReason::Payment),
         stage: Stage::Open,
         expires_at: None,
-        requirements: Vec::new(),
     })
 }
 

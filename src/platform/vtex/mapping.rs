@@ -250,6 +250,7 @@ pub fn product(raw: &wire::Product, legacy: Option<&LegacyAxes>, context: &Conte
             url: url
                 .as_ref()
                 .map(|url| format!("{url}?skuId={}", item.item_id)),
+            metadata: super::installments::metadata(offer, currency).map(serde_json::Value::Object),
         });
     }
     let price_range = raw

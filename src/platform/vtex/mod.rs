@@ -5,6 +5,7 @@
 //! Fetch and normalise only; protocol rules live in the brain.
 
 mod address;
+mod brazil;
 mod cart;
 mod catalog;
 mod categories;
@@ -12,6 +13,8 @@ mod checkout;
 mod checkout_state;
 mod client;
 mod ids;
+mod installments;
+mod invoices;
 mod mapping;
 mod owners;
 mod settings;
@@ -121,6 +124,9 @@ fn build(
     let checkout = Arc::new(VtexCheckout::new(
         carts.clone(),
         Duration::from_secs(settings.cart_ttl_secs),
+        api.clone(),
+        settings.storefront.clone(),
+        settings.app_keys.is_some(),
     ));
     Ok(Arc::new(
         Platform::new(info, catalog.clone(), carts, catalog)

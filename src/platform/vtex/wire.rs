@@ -73,6 +73,34 @@ pub struct Offer {
     /// A capped flag (10000 = available, 0 = not), not a stock count.
     #[serde(rename = "AvailableQuantity")]
     pub available_quantity: Option<Amount>,
+    /// The cash (boleto/Pix) price, where the store sets one.
+    #[serde(rename = "spotPrice")]
+    pub spot_price: Option<Amount>,
+    /// The card plans the store offers for this price; `null` where it computes none.
+    #[serde(rename = "Installments", deserialize_with = "null_as_empty")]
+    pub installments: Vec<Installment>,
+}
+
+/// One card plan: `NumberOfInstallments` × `Value`, decimal reais like every search price.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Installment {
+    #[serde(rename = "Value")]
+    pub value: Option<Amount>,
+    #[serde(rename = "InterestRate")]
+    pub interest_rate: Option<Amount>,
+    #[serde(rename = "TotalValuePlusInterestRate")]
+    pub total: Option<Amount>,
+    #[serde(rename = "NumberOfInstallments")]
+    pub count: u32,
+    #[serde(rename = "PaymentSystemName")]
+    pub payment_system: Option<String>,
+}
+
+fn null_as_empty<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    deserializer: D,
+) -> Result<Vec<T>, D::Error> {
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -224,6 +252,8 @@ pub struct CartMessage {
 #[serde(default, rename_all = "camelCase")]
 pub struct StorePreferences {
     pub currency_code: String,
+    /// The store's own country (ISO 3166-1 alpha-3): what its checkout's rules follow.
+    pub country_code: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

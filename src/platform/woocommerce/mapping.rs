@@ -138,6 +138,7 @@ fn variant(
             media(own)
         },
         tags: Vec::new(),
+        metadata: None,
         url: (!own.permalink.is_empty()).then(|| own.permalink.clone()),
     })
 }

@@ -45,6 +45,7 @@ pub enum Ends {
     HandsOff,
 }
 
+/// With a CPF (BCP fiscal identity): a Brazilian store requires one before it takes the order.
 fn buyer() -> Value {
     // A valid CPF: stores with Brazilian checkout fields require one (issue 37).
     json!({"email": "ana@example.com", "first_name": "Ana", "last_name": "Souza",

@@ -6,6 +6,7 @@
 //! platform file describes its store with one `Fixture` (how to start it, which ids play
 //! which role).
 
+mod brazil;
 mod checkout;
 mod real_woocommerce;
 mod sample;

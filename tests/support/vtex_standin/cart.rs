@@ -216,7 +216,12 @@ impl Inner {
                     }
                 }
             }
-            ("POST", "attachments/clientProfileData") => self.attach_profile(&id, &request),
+            ("POST", "attachments/clientProfileData") => {
+                if let Some(refused) = self.refuse_document(&request) {
+                    return refused;
+                }
+                self.attach_profile(&id, &request)
+            }
             ("POST", "attachments/shippingData") => {
                 if let Some(refused) = self.attach_shipping(&id, &request) {
                     return refused;

@@ -142,6 +142,9 @@ impl Inner {
             "document",
             "documentType",
             "phone",
+            "isCorporate",
+            "corporateDocument",
+            "corporateName",
         ] {
             profile[key] = form.profile.get(key).cloned().unwrap_or(Value::Null);
         }

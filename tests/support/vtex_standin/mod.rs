@@ -3,7 +3,8 @@
 //! (shared `br-platforms/vtex/examples`, copied into `fixtures/`): Intelligent Search v1
 //! `product-search`, the legacy `catalog_system/pub` search, the category tree and the
 //! Checkout orderForm (create, get, items, items/update, removeAll, the clientProfileData and
-//! shippingData attachments, coupons) with its ownership cookie and `{"error":{"code","message","exception"}}` bodies. It counts every request and
+//! shippingData attachments, coupons), the postal-code route and the Orders API (brazil.rs),
+//! with its ownership cookie and `{"error":{"code","message","exception"}}` bodies. It counts every request and
 //! can throttle (429 with Retry-After and the `Ratelimit-*` headers VTEX documents) or act as
 //! a store without Intelligent Search (404 there).
 
@@ -18,10 +19,12 @@ use axum::response::Response;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod brazil;
 mod cart;
 mod catalog;
 mod checkout;
 
+pub use brazil::{AUGUSTA, CEP, REFUSED_CPF};
 pub use catalog::{
     CLOCK, CLOCK_SKU, FOOD, FOOD_SKU, FOUNTAIN_SKU, MUG_FIRST, MUG_PRICES, MUG_SKU_FIRST, MUGS,
     TEE, TEE_SKUS,
@@ -41,6 +44,8 @@ pub struct Inner {
     throttle: u32,
     /// No Intelligent Search: an older CMS/Portal store.
     legacy_only: bool,
+    /// Orders placed on the store's page (the Orders API's).
+    orders: Vec<brazil::PlacedOrder>,
 }
 
 pub struct VtexStandin {
@@ -127,6 +132,14 @@ async fn handle(
     if let Some(rest) = path.strip_prefix("/api/checkout/pub/orderForm/") {
         return inner.order_form_route(method.as_str(), rest, &headers, &body);
     }
+    if let Some(rest) = path.strip_prefix("/api/checkout/pub/postal-code/")
+        && let Some((country, cep)) = rest.split_once('/')
+    {
+        return inner.postal_code(country, cep);
+    }
+    if let Some(id) = path.strip_prefix("/api/oms/pvt/orders/") {
+        return inner.oms_order(id, &headers);
+    }
     if path == "/checkout/" && method == Method::GET {
         return inner.checkout_page(&query);
     }
@@ -135,7 +148,8 @@ async fn handle(
 
 impl VtexStandin {
     pub async fn start() -> Self {
-        let (products, stock) = catalog::seed();
+        let (mut products, stock) = catalog::seed();
+        brazil::add_payment_terms(&mut products);
         let inner = Arc::new(Mutex::new(Inner {
             products,
             stock,
@@ -146,6 +160,7 @@ impl VtexStandin {
             cookie_log: Vec::new(),
             throttle: 0,
             legacy_only: false,
+            orders: Vec::new(),
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

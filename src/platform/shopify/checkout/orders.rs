@@ -159,7 +159,7 @@ fn amount(
 }
 
 fn address(raw: &RawAddress) -> Address {
-    Address {
+    super::brazil::split(Address {
         first_name: text(&raw.first_name),
         last_name: text(&raw.last_name),
         street_address: text(&raw.address1),
@@ -171,7 +171,7 @@ fn address(raw: &RawAddress) -> Address {
         phone_number: text(&raw.phone),
         neighborhood: None,
         number: None,
-    }
+    })
 }
 
 /// Shopify's financial statuses in which the order counts as paid (or secured).

@@ -39,7 +39,7 @@ pub struct Names {
 }
 
 pub fn address(raw: &RawAddress) -> Address {
-    Address {
+    super::brazil::split(Address {
         first_name: raw.first_name.clone(),
         last_name: raw.last_name.clone(),
         street_address: raw.address1.clone(),
@@ -51,7 +51,7 @@ pub fn address(raw: &RawAddress) -> Address {
         phone_number: raw.phone.clone(),
         neighborhood: None,
         number: None,
-    }
+    })
 }
 
 /// What Shopify took off, grouped per discount (a code, or an automatic rule by its title).
