@@ -547,10 +547,10 @@ fn contains(codes: &[String], code: &str) -> bool {
 #[cfg(test)]
 use crate::model::checkout::Placement;
 #[cfg(test)]
-mod terminal_tests;
-#[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
 mod replacement_tests;
+#[cfg(test)]
+mod terminal_tests;
 #[cfg(test)]
 mod tests;

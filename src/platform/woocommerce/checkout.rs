@@ -243,11 +243,7 @@ fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer
 /// The checkout's buyer and address: what the store's cart holds once an address was
 /// written (by whichever replica wrote last), this replica's own copy when it is that one;
 /// before any address, the buyer this replica was told.
-fn customer(
-    body: &Value,
-    fields: &CheckoutFields,
-    session: &Session,
-) -> (Buyer, Option<Address>) {
+fn customer(body: &Value, fields: &CheckoutFields, session: &Session) -> (Buyer, Option<Address>) {
     let (stored_buyer, stored_address) = stored_customer(body);
     match (stored_address, &session.address) {
         (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
