@@ -137,7 +137,11 @@ impl CheckoutBrain {
         };
         let placeable = match before.status {
             Status::ReadyForComplete => completion.handler_id.is_some(),
-            Status::RequiresEscalation => true,
+            // Escalated for payment: placing makes the order the buyer pays on the store's
+            // page. Escalated for a field only that page collects: nothing to place here.
+            Status::RequiresEscalation => {
+                super::requirements::escalations(&before.state).is_empty()
+            }
             _ => false,
         };
         if !placeable {

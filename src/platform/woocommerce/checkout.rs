@@ -221,23 +221,53 @@ fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
 /// Whether the store's cart holds exactly what this replica last wrote for `address` and
 /// `buyer` (then its own copy is echoed, as the agent spelled it).
 fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> bool {
+    // A plugin's fields (`namespace/key`, as Brazilian Market's `csbmw/number`) are not
+    // echoed in the cart's addresses: the standard ones say whether the cart holds ours.
     let same = |part: &str, written: &Value| {
         written.as_object().is_some_and(|fields| {
-            fields.iter().all(|(name, value)| {
-                let held = body
-                    .get(part)
-                    .and_then(|part| part.get(name))
-                    .and_then(Value::as_str)
-                    .map(decode_entities)
-                    .unwrap_or_default();
-                value
-                    .as_str()
-                    .is_some_and(|value| value.trim() == held.trim())
-            })
+            fields
+                .iter()
+                .filter(|(name, _)| !name.contains('/'))
+                .all(|(name, value)| {
+                    let held = body
+                        .get(part)
+                        .and_then(|part| part.get(name))
+                        .and_then(Value::as_str)
+                        .map(decode_entities)
+                        .unwrap_or_default();
+                    value
+                        .as_str()
+                        .is_some_and(|value| value.trim() == held.trim())
+                })
         })
     };
     same("shipping_address", &shipping(fields, address, buyer))
         && same("billing_address", &billing(fields, address, buyer))
+}
+
+/// The cart's address with the number and bairro this replica wrote, when its street and
+/// complement lines are the ones written (the cart does not echo a plugin's own fields).
+fn with_own_parts(mut stored: Address, mine: Option<&Address>) -> Address {
+    let Some(mine) = mine else {
+        return stored;
+    };
+    let street = stored.street_address.clone();
+    let same_street = street == mine.street_address || street == mine.street_line();
+    if stored.number.is_none() && mine.number.is_some() && same_street {
+        stored.street_address = mine.street_address.clone();
+        stored.number = mine.number.clone();
+    }
+    let complement = stored.extended_address.clone();
+    if stored.neighborhood.is_none()
+        && mine.neighborhood.is_some()
+        && (same_street
+            || complement == mine.extended_address
+            || complement == mine.complement_line())
+    {
+        stored.extended_address = mine.extended_address.clone();
+        stored.neighborhood = mine.neighborhood.clone();
+    }
+    stored
 }
 
 /// The checkout's buyer and address: what the store's cart holds once an address was
@@ -249,7 +279,15 @@ fn customer(body: &Value, fields: &CheckoutFields, session: &Session) -> (Buyer,
         (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
             (session.buyer.clone(), session.address.clone())
         }
-        (Some(stored), _) => (stored_buyer, Some(stored)),
+        // The document never goes to the cart: it is the one this replica was given; so are
+        // the house number and bairro where the cart's lines are this replica's own.
+        (Some(stored), mine) => (
+            Buyer {
+                taxpayer_id: session.buyer.taxpayer_id.clone(),
+                ..stored_buyer
+            },
+            Some(with_own_parts(stored, mine.as_ref())),
+        ),
         (None, _) if session.buyer.is_empty() => (stored_buyer, session.address.clone()),
         (None, _) => (session.buyer.clone(), session.address.clone()),
     }
@@ -508,7 +546,8 @@ impl WooCheckout {
         address: &Address,
         buyer: &Buyer,
     ) -> Result<Option<CheckoutState>, PlatformError> {
-        let fields = self.fields.current();
+        // The body names the store's own fields: they must be known before it is built.
+        let fields = self.fields.refresh(&self.api).await;
         let body = json!({
             "shipping_address": shipping(&fields, address, buyer),
             "billing_address": billing(&fields, address, buyer),
@@ -1000,7 +1039,7 @@ impl CheckoutPort for WooCheckout {
         }
         let address = before.address.clone().unwrap_or_default();
         let email = buyer.email.clone().unwrap_or_default();
-        let fields = self.fields.current();
+        let fields = self.fields.refresh(&self.api).await;
         let mut body = json!({
             "billing_address": billing(&fields, &address, &buyer),
             "shipping_address": shipping(&fields, &address, &buyer),

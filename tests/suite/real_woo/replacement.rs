@@ -40,7 +40,8 @@ async fn journey(store: &RealStore, front: Front) {
     let token = token_of(&id);
 
     let mut body = full(&created);
-    body["buyer"] = json!({"email": "ana.replace@example.com", "first_name": "Ana", "last_name": "Souza", "phone_number": "11999990000"});
+    body["buyer"] = json!({"email": "ana.replace@example.com", "first_name": "Ana", "last_name": "Souza", "phone_number": "11999990000",
+        "taxpayer_id": {"kind": "cpf", "value": "39053344705"}});
     let named = update(&bridge, front, &id, body).await;
     let addressed = update(&bridge, front, &id, shipping_to(full(&named), sao_paulo())).await;
     let sedex = store.text("rate_sedex");

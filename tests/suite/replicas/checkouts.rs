@@ -199,7 +199,7 @@ async fn concurrent_checkout_updates_spread_over_replicas_leave_one_requested_st
     let wanted = |n: usize| {
         (
             format!("writer{n}@example.com"),
-            format!("Rua Augusta {}", 100 + n),
+            format!("Rua Augusta, {}", 100 + n),
             n.is_multiple_of(2),
         )
     };
