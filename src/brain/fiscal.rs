@@ -23,7 +23,7 @@ use crate::settings::ConfigProblem;
 /// The capability's name; BCP's own, so it is never spelt in the UCP namespace.
 pub const CAPABILITY: &str = "br.dev.bcp.shopping.fiscal_identity";
 /// Where the buyer's document goes in a checkout payload.
-pub const TAXPAYER_PATH: &str = "$.buyer.taxpayer_id";
+pub use super::checkout::requirements::TAXPAYER_PATH;
 /// Longest `id_estrangeiro` kept (NF-e's `idEstrangeiro` holds 20; passports fit).
 const FOREIGN_MAX: usize = 64;
 

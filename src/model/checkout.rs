@@ -11,7 +11,7 @@ use std::fmt;
 use iso_currency::Currency;
 use time::OffsetDateTime;
 
-use super::fiscal::{Nfe, Requirement, TaxpayerId};
+use super::fiscal::{BAIRRO_MARK, Nfe, Requirement, TaxpayerId};
 use super::{BuyerContext, CartLine, CartLineInput};
 
 /// Writes `Name { .. [redacted] }` for types holding personal data.
@@ -69,6 +69,31 @@ pub struct Address {
 impl fmt::Debug for Address {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         redacted(f, "Address")
+    }
+}
+
+impl Address {
+    /// `street_address` with the house number joined back ("Rua Doutor Quirino, 1481"): what
+    /// the agent wrote, and what a store with no number field of its own is given.
+    pub fn street_line(&self) -> Option<String> {
+        match (&self.street_address, &self.number) {
+            (Some(street), Some(number)) => Some(format!("{street}, {number}")),
+            (None, Some(number)) => Some(number.clone()),
+            (street, None) => street.clone(),
+        }
+    }
+
+    /// `extended_address` with the bairro joined back ("Sala 42 - Bairro Centro"): what the
+    /// agent wrote, and what a store with no bairro field of its own is given.
+    pub fn complement_line(&self) -> Option<String> {
+        let bairro = self
+            .neighborhood
+            .as_ref()
+            .map(|name| format!("{BAIRRO_MARK} {name}"));
+        match (&self.extended_address, bairro) {
+            (Some(complement), Some(bairro)) => Some(format!("{complement} - {bairro}")),
+            (complement, bairro) => bairro.or_else(|| complement.clone()),
+        }
     }
 }
 

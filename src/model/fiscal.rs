@@ -7,8 +7,6 @@ use std::fmt;
 
 use time::OffsetDateTime;
 
-use super::checkout::Address;
-
 /// The kind of a buyer's taxpayer id, as NF-e identifies its recipient.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaxpayerKind {
@@ -70,28 +68,3 @@ pub struct Nfe {
 
 /// How the bairro is marked in `extended_address` (the bridge's convention: README "Brazil").
 pub const BAIRRO_MARK: &str = "Bairro";
-
-impl Address {
-    /// `street_address` with the house number joined back ("Rua Doutor Quirino, 1481"): what
-    /// the agent wrote, and what a store with no number field of its own is given.
-    pub fn street_line(&self) -> Option<String> {
-        match (&self.street_address, &self.number) {
-            (Some(street), Some(number)) => Some(format!("{street}, {number}")),
-            (None, Some(number)) => Some(number.clone()),
-            (street, None) => street.clone(),
-        }
-    }
-
-    /// `extended_address` with the bairro joined back ("Sala 42 - Bairro Centro"): what the
-    /// agent wrote, and what a store with no bairro field of its own is given.
-    pub fn complement_line(&self) -> Option<String> {
-        let bairro = self
-            .neighborhood
-            .as_ref()
-            .map(|name| format!("{BAIRRO_MARK} {name}"));
-        match (&self.extended_address, bairro) {
-            (Some(complement), Some(bairro)) => Some(format!("{complement} - {bairro}")),
-            (complement, bairro) => bairro.or_else(|| complement.clone()),
-        }
-    }
-}

@@ -4,6 +4,7 @@
 //! shape); these structs carry both. Buyer fields appear here and nowhere else: these
 //! structs are serialised into the answer, never logged (no `Debug`).
 
+pub use super::address::AddressOut;
 use serde::Serialize;
 
 use super::cart::{LineItemOut, TotalOut};
@@ -22,28 +23,6 @@ pub struct BuyerOut {
     /// BCP fiscal identity: the buyer's CPF, CNPJ or foreign id.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub taxpayer_id: Option<super::fiscal::TaxpayerIdOut>,
-}
-
-#[derive(Clone, Serialize, Default)]
-pub struct AddressOut {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub street_address: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extended_address: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_locality: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_region: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub postal_code: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub address_country: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub phone_number: Option<String>,
 }
 
 /// A shipping destination (postal address + id; `type` from 2026-08-25) or a pickup location

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::checkout::AddressOut;
+use super::address::AddressOut;
 
 /// `taxpayer_id.kind`: the closed set of the NF-e recipient's identification.
 #[derive(Clone, Copy, Deserialize, JsonSchema)]

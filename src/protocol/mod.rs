@@ -1,6 +1,7 @@
 //! The wire: serde shapes of everything BCP sends and receives. Nothing here knows a platform
 //! or a protocol rule; the brain fills these structs from the model.
 
+pub mod address;
 pub mod answer;
 pub mod canonical;
 pub mod cart;

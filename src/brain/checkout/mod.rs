@@ -12,7 +12,7 @@ pub mod ledger;
 mod refused;
 pub mod render;
 mod replacement;
-mod requirements;
+pub mod requirements;
 pub mod status;
 pub mod terminal;
 

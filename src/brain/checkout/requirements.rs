@@ -5,11 +5,13 @@
 //! `continue_url`. Never a protocol error (issue 37 item 3).
 
 use crate::brain::address::NO_NUMBER;
-use crate::brain::fiscal::TAXPAYER_PATH;
 use crate::brain::untrusted;
 use crate::model::checkout::{CheckoutState, MethodKind};
 use crate::model::fiscal::{Requirement, TaxpayerKind};
 use crate::protocol::{Message, MessageCode, Severity};
+
+/// Where an agent gives the buyer's CPF/CNPJ (BCP fiscal identity).
+pub const TAXPAYER_PATH: &str = "$.buyer.taxpayer_id";
 
 /// The selected shipping destination's path, e.g. `$.fulfillment.methods[0].destinations[0]`.
 fn destination_path(state: &CheckoutState) -> String {

@@ -11,8 +11,7 @@ use iso_currency::Currency;
 use rust_decimal::Decimal;
 use serde_json::{Map, Value, json};
 
-use super::mapping::major;
-use super::wire::{Installment, Offer};
+use super::wire::{Installment, Offer, major};
 
 struct Plan<'a> {
     count: u32,

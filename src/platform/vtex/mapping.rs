@@ -5,7 +5,8 @@ use iso_currency::Currency;
 use rust_decimal::Decimal;
 use url::Url;
 
-use super::wire::{self, Amount, CartItem, LegacyAxes, OrderForm};
+pub use super::wire::major;
+use super::wire::{self, CartItem, LegacyAxes, OrderForm};
 use crate::model::{
     CartLine, CartState, Category, Description, Media, OptionChoice, Product, ProductOption,
     Taxonomy, Variant,
@@ -16,14 +17,6 @@ use crate::platform::port::PlatformError;
 /// Checkout amounts are in cents whatever the currency ("monetary values have cents as their
 /// units"); they are re-scaled to the currency's ISO exponent.
 const CHECKOUT_EXPONENT: u32 = 2;
-
-pub fn major(amount: &Amount, currency: Currency) -> Option<Money> {
-    let text = amount.0.trim();
-    if text.is_empty() {
-        return None;
-    }
-    Money::from_major_str(text, currency).ok()
-}
 
 pub fn cents(value: i64, currency: Currency) -> Result<i64, PlatformError> {
     Money::from_minor_str(&value.to_string(), CHECKOUT_EXPONENT, currency)

@@ -9,6 +9,15 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Amount(pub String);
 
+/// An amount in major units ("19.90"), as money of `currency`; none when blank or unreadable.
+pub fn major(amount: &Amount, currency: iso_currency::Currency) -> Option<crate::money::Money> {
+    let text = amount.0.trim();
+    if text.is_empty() {
+        return None;
+    }
+    crate::money::Money::from_major_str(text, currency).ok()
+}
+
 impl<'de> Deserialize<'de> for Amount {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
