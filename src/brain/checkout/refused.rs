@@ -14,7 +14,8 @@ pub fn path(requirement: &Requirement) -> &'static str {
     match requirement {
         Requirement::TaxpayerId { .. } => "$.buyer.taxpayer_id",
         Requirement::HouseNumber => "$.fulfillment.methods[0].destinations[0].street_address",
-        Requirement::Neighborhood => "$.fulfillment.methods[0].destinations[0].neighborhood",
+        // The bairro is written in `extended_address` (README "Brazil"), as the brain asks it.
+        Requirement::Neighborhood => "$.fulfillment.methods[0].destinations[0].extended_address",
         Requirement::Other { .. } => "$",
     }
 }

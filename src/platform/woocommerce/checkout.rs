@@ -159,8 +159,10 @@ fn woo_address(address: &Address, buyer: &Buyer) -> Value {
     json!({
         "first_name": text(if address.first_name.is_some() { &address.first_name } else { &buyer.first_name }),
         "last_name": text(if address.last_name.is_some() { &address.last_name } else { &buyer.last_name }),
-        "address_1": text(&address.street_line()),
-        "address_2": text(&address.complement_line()),
+        // The street and complement alone: `shipping` puts the number and bairro in the
+        // store's own fields, or joins them into these lines where it has none.
+        "address_1": text(&address.street_address),
+        "address_2": text(&address.extended_address),
         "city": text(&address.address_locality),
         "state": text(&address.address_region),
         "postcode": text(&address.postal_code),
