@@ -179,6 +179,11 @@ impl BridgeConfig {
     pub fn demo_with(overrides: &Overrides) -> Result<Self, ConfigError> {
         let mut config = Self::demo();
         overrides.apply(&mut config.server);
+        // UCP has no buyer document: on a UCP-only door a store requiring the CPF hands every
+        // checkout off, so the UCP demo is the plain sample store (still with its seller).
+        if config.server.protocol == crate::protocol::Protocol::Ucp {
+            config.store.remove("brazilian_checkout");
+        }
         config.checked(Vec::new())
     }
 
