@@ -1,4 +1,4 @@
-//! The queue and the deliveries: the request path only hands an event over when one of the
+//! The deliveries: the sender (`super::sender`) hands an event over only when one of the
 //! `queue_capacity` places is free (an event keeps its place until delivered or given up), one
 //! worker starts each event's delivery, and the attempts of one delivery. An attempt runs
 //! under two permits, its destination host's (`max_concurrent_per_host`) and then one of the
@@ -17,29 +17,25 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderValue, StatusCode};
-use serde_json::Value;
 use time::OffsetDateTime;
-use time::format_description::well_known::{Rfc2822, Rfc3339};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use time::format_description::well_known::Rfc2822;
+use tokio::sync::Semaphore;
 use url::Url;
 
 use super::OrderWebhooksConfig;
-use super::queue::SharedQueue;
-use crate::brain::checkout::OrderEvents;
 use crate::negotiation::{NegotiationConfig, ProfileClient, RefusalCode};
-use crate::replicas::Shared;
 use crate::signatures::SigningKey;
 
 /// One event, fixed when queued (and stored as is in the shared queue).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Event {
     pub(super) id: String,
-    timestamp: i64,
-    url: String,
+    pub(super) timestamp: i64,
+    pub(super) url: String,
     /// The bridge's profile URL for the namespace the order was placed through.
-    profile: String,
+    pub(super) profile: String,
     /// The order entity's JSON text.
-    body: String,
+    pub(super) body: String,
     /// Attempts already made (by any replica).
     #[serde(default)]
     pub(super) attempts: u32,
@@ -81,39 +77,6 @@ fn random() -> u64 {
 /// a fresh share (the global bound still holds).
 const MAX_HOSTS: u64 = 10_000;
 const HOST_IDLE: Duration = Duration::from_secs(3600);
-
-/// The sender the brain calls; cheap to share.
-pub struct OrderWebhooks {
-    base_url: String,
-    local: LocalQueue,
-    /// `[redis]`'s queue, which every replica drains.
-    shared: Option<Arc<SharedQueue>>,
-}
-
-/// This process's own queue: without `[redis]`, or for an event Redis could not take.
-#[derive(Clone)]
-struct LocalQueue {
-    queue: mpsc::UnboundedSender<(Event, OwnedSemaphorePermit)>,
-    /// Places for events held (queued, under way or waiting to retry).
-    places: Arc<Semaphore>,
-}
-
-impl LocalQueue {
-    fn hand_over(&self, event: Event) {
-        let id = event.id.clone();
-        let Ok(place) = self.places.clone().try_acquire_owned() else {
-            tracing::warn!(
-                event_id = id,
-                "order event dropped: the delivery queue is full (order_webhooks.queue_capacity)"
-            );
-            return;
-        };
-        match self.queue.send((event, place)) {
-            Ok(()) => tracing::info!(event_id = id, "order event queued"),
-            Err(_) => tracing::warn!(event_id = id, "order event dropped: the sender stopped"),
-        }
-    }
-}
 
 /// What one attempt came to.
 enum Outcome {
@@ -164,6 +127,29 @@ fn status_code(status: Option<StatusCode>) -> u16 {
 }
 
 impl Deliverer {
+    pub(super) fn new(
+        config: &OrderWebhooksConfig,
+        negotiation: &NegotiationConfig,
+        key: SigningKey,
+    ) -> Self {
+        Self {
+            key,
+            client: ProfileClient::new(negotiation),
+            policy: Policy {
+                max_attempts: config.max_attempts,
+                initial_backoff: Duration::from_millis(config.initial_backoff_ms),
+                max_backoff: Duration::from_secs(config.max_backoff_secs),
+                timeout: Duration::from_millis(config.timeout_ms),
+            },
+            running: Arc::new(Semaphore::new(config.max_concurrent_deliveries.max(1))),
+            per_host: moka::future::Cache::builder()
+                .max_capacity(MAX_HOSTS)
+                .time_to_idle(HOST_IDLE)
+                .build(),
+            per_host_limit: config.max_concurrent_per_host.max(1),
+        }
+    }
+
     fn headers(&self, event: &Event) -> Option<HeaderMap> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -338,104 +324,13 @@ impl Deliverer {
     }
 
     /// Every attempt from this process, waiting between them (the in-memory queue).
-    async fn deliver(&self, event: Event) {
+    pub(super) async fn deliver(&self, event: Event) {
         for attempt in 1..=self.policy.max_attempts.max(1) {
             match self.attempt_once(&event, attempt).await {
                 Some(wait) => tokio::time::sleep(wait).await,
                 None => return,
             }
         }
-    }
-}
-
-impl OrderWebhooks {
-    /// Starts the worker (needs a runtime).
-    pub(super) fn start(
-        config: &OrderWebhooksConfig,
-        negotiation: &NegotiationConfig,
-        key: SigningKey,
-        base_url: &str,
-        shared: Option<&Shared>,
-    ) -> Arc<Self> {
-        // Unbounded only in type: nothing is sent without one of the `places`.
-        let (queue, mut events) = mpsc::unbounded_channel::<(Event, OwnedSemaphorePermit)>();
-        let deliverer = Arc::new(Deliverer {
-            key,
-            client: ProfileClient::new(negotiation),
-            policy: Policy {
-                max_attempts: config.max_attempts,
-                initial_backoff: Duration::from_millis(config.initial_backoff_ms),
-                max_backoff: Duration::from_secs(config.max_backoff_secs),
-                timeout: Duration::from_millis(config.timeout_ms),
-            },
-            running: Arc::new(Semaphore::new(config.max_concurrent_deliveries.max(1))),
-            per_host: moka::future::Cache::builder()
-                .max_capacity(MAX_HOSTS)
-                .time_to_idle(HOST_IDLE)
-                .build(),
-            per_host_limit: config.max_concurrent_per_host.max(1),
-        });
-        let shared = shared.map(|shared| SharedQueue::start(shared, config, deliverer.clone()));
-        tokio::spawn(async move {
-            while let Some((event, place)) = events.recv().await {
-                let deliverer = deliverer.clone();
-                tokio::spawn(async move {
-                    deliverer.deliver(event).await;
-                    drop(place);
-                });
-            }
-        });
-        Arc::new(Self {
-            base_url: base_url.trim_end_matches('/').to_owned(),
-            local: LocalQueue {
-                queue,
-                places: Arc::new(Semaphore::new(config.queue_capacity.max(1))),
-            },
-            shared,
-        })
-    }
-}
-
-impl OrderEvents for OrderWebhooks {
-    /// ORD-029: the "order created" event carries the full order entity, as Get Order renders
-    /// it, with the event's id and time (order.md's example body). Never waits.
-    fn placed(&self, webhook_url: &str, profile_path: &str, order: Value) {
-        let id = uuid::Uuid::new_v4().to_string();
-        let at = OffsetDateTime::now_utc();
-        let mut body = order;
-        if let Some(object) = body.as_object_mut() {
-            object.insert("event_id".into(), Value::from(id.clone()));
-            if let Ok(created) = at.format(&Rfc3339) {
-                object.insert("created_time".into(), Value::from(created));
-            }
-        }
-        let Ok(body) = serde_json::to_string(&body) else {
-            return;
-        };
-        let event = Event {
-            id,
-            timestamp: at.unix_timestamp(),
-            url: webhook_url.to_owned(),
-            profile: format!("{}{profile_path}", self.base_url),
-            body,
-            attempts: 0,
-        };
-        let Some(shared) = self.shared.clone() else {
-            self.local.hand_over(event);
-            return;
-        };
-        // The brain does not wait for Redis; an event Redis cannot take now is sent from
-        // this replica's memory rather than lost.
-        let local = self.local.clone();
-        tokio::spawn(async move {
-            if let Err(event) = shared.enqueue(event).await {
-                tracing::warn!(
-                    event_id = event.id,
-                    "order event kept in this replica's memory: redis unavailable"
-                );
-                local.hand_over(event);
-            }
-        });
     }
 }
 

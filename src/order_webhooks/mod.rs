@@ -17,6 +17,7 @@
 
 mod deliver;
 mod queue;
+mod sender;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -31,7 +32,7 @@ use crate::settings::{ConfigProblem, Secret};
 use crate::signatures::SigningKey;
 use crate::signatures::kid_is_plain;
 
-pub use deliver::OrderWebhooks;
+pub use sender::OrderWebhooks;
 
 /// The running sender and the public keys (JWK) every profile publishes.
 pub type Started = (Arc<OrderWebhooks>, Vec<Value>);
