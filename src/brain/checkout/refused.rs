@@ -9,17 +9,6 @@ use crate::protocol::{Message, MessageCode, Severity};
 use super::super::untrusted;
 use super::{Judged, Status};
 
-/// Where the agent gives what a requirement asks for.
-pub fn path(requirement: &Requirement) -> &'static str {
-    match requirement {
-        Requirement::TaxpayerId { .. } => "$.buyer.taxpayer_id",
-        Requirement::HouseNumber => "$.fulfillment.methods[0].destinations[0].street_address",
-        // The bairro is written in `extended_address` (README "Brazil"), as the brain asks it.
-        Requirement::Neighborhood => "$.fulfillment.methods[0].destinations[0].extended_address",
-        Requirement::Other { .. } => "$",
-    }
-}
-
 pub fn with_unmet(mut judged: Judged, unmet: &[Unmet]) -> Judged {
     let messages = unmet.iter().map(|unmet| {
         let reason = untrusted::line(&unmet.reason, untrusted::MESSAGE_MAX).into_owned();
@@ -30,16 +19,21 @@ pub fn with_unmet(mut judged: Judged, unmet: &[Unmet]) -> Judged {
                 format!("{reason} (the store's checkout page, continue_url, collects it)"),
                 Severity::RequiresBuyerInput,
             ),
-            requirement => Message::error(
-                if unmet.missing {
-                    MessageCode::Missing
-                } else {
-                    MessageCode::Invalid
-                },
-                reason,
-                Severity::Recoverable,
-            )
-            .at(path(requirement)),
+            requirement => {
+                let message = Message::error(
+                    if unmet.missing {
+                        MessageCode::Missing
+                    } else {
+                        MessageCode::Invalid
+                    },
+                    reason,
+                    Severity::Recoverable,
+                );
+                match super::requirements::path(&judged.state, requirement) {
+                    Some(path) => message.at(path),
+                    None => message,
+                }
+            }
         }
     });
     let mut messages: Vec<Message> = messages.collect();

@@ -49,8 +49,24 @@ fn kinds_words(kinds: &[TaxpayerKind]) -> String {
     forms.join(" or ")
 }
 
-fn missing(path: String, content: String) -> Message {
-    Message::error(MessageCode::Missing, content, Severity::Recoverable).at(path)
+/// Where the agent gives what `requirement` asks for; none for a field only the store's
+/// page collects.
+pub fn path(state: &CheckoutState, requirement: &Requirement) -> Option<String> {
+    match requirement {
+        Requirement::TaxpayerId { .. } => Some(TAXPAYER_PATH.to_owned()),
+        Requirement::HouseNumber => Some(format!("{}.street_address", destination_path(state))),
+        // The bairro is written in `extended_address` (README "Brazil").
+        Requirement::Neighborhood => Some(format!("{}.extended_address", destination_path(state))),
+        Requirement::Other { .. } => None,
+    }
+}
+
+fn missing(path: Option<String>, content: String) -> Message {
+    let message = Message::error(MessageCode::Missing, content, Severity::Recoverable);
+    match path {
+        Some(path) => message.at(path),
+        None => message,
+    }
 }
 
 /// One recoverable message per requirement the checkout does not meet. The address parts are
@@ -67,7 +83,7 @@ pub fn gaps(state: &CheckoutState) -> Vec<Message> {
                     .is_some_and(|document| kinds.is_empty() || kinds.contains(&document.kind));
                 if !met {
                     out.push(missing(
-                        TAXPAYER_PATH.to_owned(),
+                        path(state, requirement),
                         format!(
                             "The store needs the buyer's CPF or CNPJ for the invoice (NF-e): send buyer.taxpayer_id as {}",
                             kinds_words(kinds)
@@ -82,7 +98,7 @@ pub fn gaps(state: &CheckoutState) -> Vec<Message> {
                     .is_some_and(|address| address.number.is_none())
                 {
                     out.push(missing(
-                        format!("{}.street_address", destination_path(state)),
+                        path(state, requirement),
                         format!(
                             "The store needs the house number of the shipping address: write it after the street in street_address, as \"Rua Doutor Quirino, 1481\" (or \"Rua Doutor Quirino, {NO_NUMBER}\" for a house without one), with address_country \"BR\""
                         ),
@@ -96,7 +112,7 @@ pub fn gaps(state: &CheckoutState) -> Vec<Message> {
                     .is_some_and(|address| address.neighborhood.is_none())
                 {
                     out.push(missing(
-                        format!("{}.extended_address", destination_path(state)),
+                        path(state, requirement),
                         "The store needs the bairro (neighbourhood) of the shipping address: add it to extended_address marked by the word Bairro, after the complement if there is one, as \"Sala 42 - Bairro Centro\" or \"Bairro Centro\"".to_owned(),
                     ));
                 }
