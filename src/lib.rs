@@ -23,6 +23,7 @@ pub mod negotiation;
 pub mod observability;
 pub mod order_webhooks;
 pub mod pipeline;
+pub mod pix;
 pub mod platform;
 pub mod protocol;
 pub mod registry;
