@@ -10,11 +10,14 @@
 #   - upstream round trips and latency per tool call, both platforms (bench/round_trips.sh);
 #   - 200 concurrent agent sessions over the 7 catalog and cart tools for LOAD_DURATION
 #     (bench/load.sh, default 60 s; SKIP_LOAD=1 keeps the last LOAD section);
+#   - agents in front of a real WooCommerce (bench/store_load.sh: stampede, a day in miniature,
+#     one journey beside the direct floor; SKIP_STORE_LOAD=1 keeps the last STORELOAD section);
 #   - only when SOAK_MINUTES is set: the soak run (bench/soak.sh, mixed traffic with cache
 #     churn and webhooks for that many minutes; 30 is the reference run).
 # Needs cargo, python3 and curl (taskset for pinning); the load part also redis-server.
 # Knobs: DURATION (seconds per load row, default 5), CONNECTIONS (8), SKIP_CRITERION=1,
-# SKIP_UPSTREAM=1, LOAD_DURATION (60s), SKIP_LOAD=1, SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
+# SKIP_UPSTREAM=1, LOAD_DURATION (60s), SKIP_LOAD=1, SKIP_STORE_LOAD=1 (and store_load.sh's own:
+# DAY_SECONDS, STAMPEDE, …), SOAK_MINUTES (unset: no soak), OUT (default BENCHMARKS.md). Honours
 # CARGO_TARGET_DIR. Not run by CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -180,6 +183,10 @@ if os.path.exists(out):
     kept = re.search(r"<!-- ROUNDTRIPS:BEGIN.*?<!-- ROUNDTRIPS:END -->\n", open(out).read(), flags=re.S)
     if kept and os.environ.get("SKIP_UPSTREAM") == "1":
         L.append(kept.group(0))
+    # bench/store_load.sh's section: written after this, by its own step (or kept: SKIP_STORE_LOAD=1).
+    kept = re.search(r"<!-- STORELOAD:BEGIN.*?<!-- STORELOAD:END -->\n", open(out).read(), flags=re.S)
+    if kept:
+        L.append(kept.group(0))
     # bench/soak.sh's section: long, so only re-run when asked (SOAK_MINUTES).
     kept = re.search(r"<!-- SOAK:BEGIN.*?<!-- SOAK:END -->\n", open(out).read(), flags=re.S)
     if kept:
@@ -197,6 +204,12 @@ fi
 # ---- Load (issues 5 and 25): 200 concurrent agent sessions, its own section (LOAD markers).
 if [ "${SKIP_LOAD:-0}" != 1 ]; then
     DURATION=${LOAD_DURATION:-60s} OUT=$OUT bash "$ROOT/bench/load.sh"
+fi
+
+# ---- Store load (issue 39): a real WooCommerce behind the bridge, its own section (STORELOAD markers).
+if [ "${SKIP_STORE_LOAD:-0}" != 1 ]; then
+    # The shipped build measured above, not a second (release) build.
+    BRIDGE=$BRIDGE OUT=$OUT bash "$ROOT/bench/store_load.sh"
 fi
 
 # ---- Soak (issue 27): minutes long, so only when asked: SOAK_MINUTES=30 bench/run.sh.
