@@ -115,6 +115,19 @@ def is_catalog(uri):
     return path.startswith(STORE_API + "/products")
 
 
+def catalog_kind(uri):
+    path, _, query = uri.partition("?")
+    if path.endswith("/categories"):
+        return "category tree"
+    if re.search(r"/products/[^/]+$", path):
+        return "one product (`S/products/{id}`)"
+    if "search=" in query:
+        return "search page (`search=`)"
+    if "type=variation" in query and "parent" in query:
+        return "variations of products (`type=variation&parent=`)"
+    return "products by id, SKU or slug (`include=`, `sku=`, `slug=`)"
+
+
 def web_pids():
     master = open(os.path.join(STORE_ROOT, "web.pid")).read().strip()
     children = subprocess.run(["pgrep", "-P", master], capture_output=True, text=True).stdout.split()
@@ -315,8 +328,9 @@ def stampede_case(label, tool_name, arguments, direct_uri, n):
     the one Store API request a client of its own would (`direct_uri`). Answers a row."""
     # One lone cold call on fresh bridges (median of 3): what one agent waits alone, and the
     # store requests one call costs.
-    lone, lone_uris = [], None
-    for k in range(3):
+    lone, lone_uris = [], []
+
+    def lone_call(k):
         bridge = Bridge(f"lone-{tool_name}-{k}")
         client = bridge.client()
         client.connect()
@@ -327,10 +341,13 @@ def stampede_case(label, tool_name, arguments, direct_uri, n):
         if content is None:
             raise SystemExit(f"lone {tool_name}: {status} {error}")
         uris = [uri for _, uri, _ in by_bridge(store_requests(mark))]
-        lone_uris = lone_uris or uris
+        lone_uris[:] = lone_uris or uris
         client.close()
         bridge.stop()
-    lone_s = statistics.median(lone)
+
+    # Two before the stampede and one after: the machine's load drifts.
+    lone_call(0)
+    lone_call(1)
 
     bridge = Bridge(f"stampede-{tool_name}-{n}")
     clients = [bridge.client(i) for i in range(n)]
@@ -350,6 +367,8 @@ def stampede_case(label, tool_name, arguments, direct_uri, n):
         c.close()
     bridge.stop()
     latencies = [t for t, _ in timings]
+    lone_call(2)
+    lone_s = statistics.median(lone)
 
     # Direct: every agent sends its own request for the same read, all at once.
     clients = [direct() for _ in range(n)]
@@ -395,12 +414,13 @@ def bridge_journey(bridge, n):
     client = bridge.client(n)
     client.connect()
     steps = []
-    t_start = time.perf_counter()
 
     def step(name, tool_name, arguments, key=None):
+        mark = log_mark()
         t0 = time.perf_counter()
         status, content, error = tool(client, tool_name, arguments, key=key)
-        steps.append((name, time.perf_counter() - t0))
+        took = time.perf_counter() - t0
+        steps.append((name, took, [f"{m} {u.split('?')[0]}" for m, u, _ in by_bridge(store_requests(mark))]))
         if content is None:
             raise RuntimeError(f"journey {name}: {status} {error}")
         return content
@@ -423,7 +443,7 @@ def bridge_journey(bridge, n):
     if done.get("status") != "completed":
         raise RuntimeError(f"journey complete: {json.dumps(done)[:300]}")
     client.close()
-    return time.perf_counter() - t_start, steps
+    return steps
 
 
 def direct_journey():
@@ -431,12 +451,13 @@ def direct_journey():
     client = direct()
     client.connect()
     steps = []
-    t_start = time.perf_counter()
 
     def step(name, method, path, body=None, headers=None, expect=(200, 201)):
+        mark = log_mark()
         t0 = time.perf_counter()
         status, h, raw = client.request(method, STORE_API + path, body, headers)
-        steps.append((name, time.perf_counter() - t0))
+        took = time.perf_counter() - t0
+        steps.append((name, took, [f"{m} {u.split('?')[0]}" for m, u, _ in by_direct(store_requests(mark))]))
         if status not in expect:
             raise RuntimeError(f"direct {name}: {status} {raw[:300]!r}")
         return h, json.loads(raw)
@@ -449,7 +470,7 @@ def direct_journey():
     token = {"cart-token": h["cart-token"]}
     step("cart", "POST", "/cart/add-item", {"id": product["id"], "quantity": 1}, token)
     # Nothing to open on the store for a checkout: the cart is it.
-    steps.append(("checkout", 0.0))
+    steps.append(("checkout", 0.0, []))
     _, cart = step("address", "POST", "/cart/update-customer",
                    {"billing_address": STORE_ADDRESS, "shipping_address": STORE_ADDRESS}, token)
     rate = cart["shipping_rates"][0]["shipping_rates"][0]["rate_id"]
@@ -459,7 +480,7 @@ def direct_journey():
     if order.get("status") not in ("on-hold", "processing"):
         raise RuntimeError(f"direct complete: {json.dumps(order)[:300]}")
     client.close()
-    return time.perf_counter() - t_start, steps
+    return steps
 
 
 def journeys():
@@ -468,14 +489,14 @@ def journeys():
     try:
         for k in range(JOURNEYS):
             for who in ("bridge", "direct") if k % 2 == 0 else ("direct", "bridge"):
-                mark, cpu0 = log_mark(), store_cpu()
-                wall, steps = bridge_journey(bridge, k) if who == "bridge" else direct_journey()
-                lines = store_requests(mark)
-                count = len(by_bridge(lines) if who == "bridge" else by_direct(lines))
+                cpu0 = store_cpu()
+                steps = bridge_journey(bridge, k) if who == "bridge" else direct_journey()
+                # Wall time: the steps back to back (the log is read between them, off the clock).
+                wall = sum(t for _, t, _ in steps)
+                count = sum(len(u) for _, _, u in steps)
                 rows[who].append({"wall": wall, "steps": steps, "requests": count,
                                   "cpu": store_cpu() - cpu0, "cold": who == "bridge" and k == 0,
-                                  "uris": [f"{m} {u.split('?')[0]}" for m, u, _ in
-                                           (by_bridge(lines) if who == "bridge" else by_direct(lines))]})
+                                  "uris": [u for _, _, us in steps for u in us]})
                 log(f"journey {k} {who}: {wall * 1000:.0f} ms, {count} store requests")
     finally:
         bridge.stop()
@@ -512,6 +533,17 @@ class Versions:
         if index < by_ttl:
             return "ttl"
         return None
+
+
+def metrics(bridge):
+    _, _, raw = Client("127.0.0.1", bridge.port).request("GET", "/metrics")
+    out = {}
+    for line in raw.decode().splitlines():
+        m = re.match(r"(bcp_[a-z_]+)(\{[^}]*\})? (\S+)$", line)
+        if m and m.group(1) in ("bcp_answer_cache_hits_total", "bcp_answer_cache_misses_total",
+                                "bcp_cache_hits_total", "bcp_cache_misses_total", "bcp_store_reads_shared_total"):
+            out[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return out
 
 
 def answer_prices(content):
@@ -674,13 +706,19 @@ def day():
     elapsed = time.time() - t_start
     lines = by_bridge(store_requests(mark))
     cpu = store_cpu() - cpu0
+    counters = metrics(bridge)
     updater.stdin.close()
     updater.wait(10)
     bridge.stop()
     catalog_requests = sum(1 for _, uri, _ in lines if is_catalog(uri))
+    kinds = {}
+    for method, uri, _ in lines:
+        kind = catalog_kind(uri) if is_catalog(uri) else f"{method} {uri.split('?')[0].replace(STORE_API, 'S')}"
+        kind = re.sub(r"/\d+$", "/{id}", kind)
+        kinds[kind] = kinds.get(kind, 0) + 1
     return {"elapsed": elapsed, "calls": calls, "stats": stats, "failures": failures, "fresh": fresh,
             "hooks": hooks, "orders": orders[0], "requests": len(lines), "catalog_requests": catalog_requests,
-            "cpu": cpu}
+            "cpu": cpu, "kinds": kinds, "metrics": counters}
 
 
 # ---- the section ----------------------------------------------------------------------------------
@@ -729,7 +767,7 @@ def write_section(started, load, stampedes, journey, today):
 
     L.append("### Stampede: N agents ask the same read at once, cold\n")
     L.append("A fresh bridge per row; the N calls released together at a barrier. **Lone**: one call on a fresh "
-             "bridge, alone (median of 3); its store requests include the category tree a cold bridge reads once "
+             "bridge, alone (median of 3: two before the stampede, one after); its store requests include the category tree a cold bridge reads once "
              "(`S/products/categories`) and, for a product, the listing of its variations. **Direct**: N clients "
              "each sending, at once, the one Store API request a client of its own needs for that read "
              "(`GET S/products?page=1&per_page=10&search=camisa`, `GET S/products/{id}`).\n")
@@ -783,7 +821,27 @@ def write_section(started, load, stampedes, journey, today):
     L.append(f"| prices older than the webhook that changed them | {fresh['webhook']} |")
     L.append(f"| prices older than the TTL | {fresh['ttl']} |")
     L.append(f"| prices the store never had | {fresh['unknown']} |")
-    L.append(f"| failed calls | {len([f for f in d['failures'] if not f.startswith('stale')])} |")
+    failed = [f for f in d["failures"] if not f.startswith("stale")]
+    shed = [f for f in failed if "temporarily unavailable" in f]
+    L.append(f"| failed calls (of them refused with -32000 and a Retry-After: the store's capacity) | "
+             f"{len(failed)} ({len(shed)}) |")
+    m = d["metrics"]
+
+    def total(name, **labels):
+        return int(sum(v for k, v in m.items() if k.startswith(name) and
+                       all(f'{a}="{b}"' in k for a, b in labels.items())))
+    hits, misses = total("bcp_answer_cache_hits_total"), total("bcp_answer_cache_misses_total")
+    L.append(f"| answer cache hits / misses (`/metrics`) | {hits} / {misses} |")
+    L.append(f"| product cache hits / misses (`/metrics`) | {total('bcp_cache_hits_total')} / "
+             f"{total('bcp_cache_misses_total')} |")
+    L.append(f"| reads that joined one already in flight (`bcp_store_reads_shared_total`) | "
+             f"{total('bcp_store_reads_shared_total')} |")
+    L.append("")
+    L.append("Store requests of the day by kind:\n")
+    L.append("| request | count |")
+    L.append("|---|---:|")
+    for kind, count in sorted(d["kinds"].items(), key=lambda kv: -kv[1]):
+        L.append(f"| {kind} | {count} |")
     L.append("")
 
     L.append("### One agent's journey, through the bridge and straight to the Store API (the floor)\n")
@@ -796,11 +854,15 @@ def write_section(started, load, stampedes, journey, today):
     steps = ["search", "product", "cart", "checkout", "address", "option", "complete"]
 
     def step_ms(runs, name):
-        return statistics.median(sum(t for s, t in r["steps"] if s == name) for r in runs) * 1000
+        return statistics.median(sum(t for s, t, _ in r["steps"] if s == name) for r in runs) * 1000
+
+    def step_requests(runs, name):
+        return statistics.median(sum(len(u) for s, _, u in r["steps"] if s == name) for r in runs)
 
     b_cold = [r for r in journey["bridge"] if r["cold"]]
     b_warm = [r for r in journey["bridge"] if not r["cold"]] or journey["bridge"]
     dr = journey["direct"]
+    L.append("Per step: ms (store requests).\n")
     L.append("| | wall ms | store req. | store CPU s | " + " | ".join(steps) + " |")
     L.append("|---|---:|---:|---:|" + "---:|" * len(steps))
     for label, runs in (("bridge, cold (1st)", b_cold), (f"bridge, warm (median of {len(b_warm)})", b_warm),
@@ -809,15 +871,17 @@ def write_section(started, load, stampedes, journey, today):
             continue
         L.append(f"| {label} | {statistics.median(r['wall'] for r in runs) * 1000:.0f} | "
                  f"{statistics.median(r['requests'] for r in runs):g} | {statistics.median(r['cpu'] for r in runs):.2f} | "
-                 + " | ".join(f"{step_ms(runs, s):.0f}" for s in steps) + " |")
+                 + " | ".join(f"{step_ms(runs, s):.0f} ({step_requests(runs, s):g})" for s in steps) + " |")
     L.append("")
     floor_wall = statistics.median(r["wall"] for r in dr)
     floor_req = statistics.median(r["requests"] for r in dr)
     warm_wall = statistics.median(r["wall"] for r in b_warm)
     warm_req = statistics.median(r["requests"] for r in b_warm)
     cold_req = b_cold[0]["requests"] if b_cold else warm_req
-    L.append("Store requests of one warm bridge journey: `" + "`, `".join(
-        u.replace(STORE_API, "S") for u in b_warm[len(b_warm) // 2]["uris"]) + "`.\n")
+    sample = b_warm[len(b_warm) // 2]
+    L.append("Store requests of one warm bridge journey, by step: " + "; ".join(
+        f"{name}: " + (", ".join(f"`{u.replace(STORE_API, 'S')}`" for u in uris) or "none")
+        for name, _, uris in sample["steps"]) + ".\n")
 
     L.append("### Targets (issue 39)\n")
     L.append("| target | measured | |")
