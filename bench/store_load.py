@@ -32,6 +32,8 @@ STAMPEDE = [int(n) for n in os.environ.get("STAMPEDE", "50 200").split()]
 DAY_SECONDS = float(os.environ.get("DAY_SECONDS", "300"))
 DAY_SESSIONS = int(os.environ.get("DAY_SESSIONS", "200"))
 WEBHOOK_EVERY = float(os.environ.get("WEBHOOK_EVERY", "3"))
+# The same day (same seeds, same calls) again without webhooks: what the webhooks cost the cache.
+DAY_CONTROL = os.environ.get("DAY_CONTROL", "1") == "1"
 JOURNEYS = int(os.environ.get("JOURNEYS", "5"))
 LOADED_NOTE = os.environ.get("LOADED_NOTE", "")
 SEED = int(os.environ.get("SEED", "39"))
@@ -535,6 +537,10 @@ class Versions:
         return None
 
 
+# One price history for the whole run: a later phase starts from the prices an earlier one left.
+VERSIONS = Versions()
+
+
 def metrics(bridge):
     _, _, raw = Client("127.0.0.1", bridge.port).request("GET", "/metrics")
     out = {}
@@ -567,9 +573,9 @@ def answer_prices(content):
     return out
 
 
-def day():
-    bridge = Bridge("day")
-    versions = Versions()
+def day(webhooks_on=True):
+    bridge = Bridge("day" if webhooks_on else "day-control")
+    versions = VERSIONS
     stats = {"catalog": [], "cart": [], "checkout": []}
     calls = {"catalog": 0, "cart": 0, "checkout": 0}
     failures = []
@@ -686,7 +692,7 @@ def day():
 
     mark, cpu0 = log_mark(), store_cpu()
     t_start = time.time()
-    sender = threading.Thread(target=webhooks, daemon=True)
+    sender = threading.Thread(target=webhooks if webhooks_on and WEBHOOK_EVERY > 0 else stop.wait, daemon=True)
     sender.start()
     threads = []
     spacing = DAY_SECONDS / DAY_SESSIONS
@@ -739,16 +745,21 @@ def main():
     journey = journeys()
     log(f"day in miniature: {DAY_SESSIONS} sessions over {DAY_SECONDS:.0f} s, webhook every {WEBHOOK_EVERY} s")
     today = day()
-    json.dump({"stampede": stampedes, "journey": journey, "day": {k: v for k, v in today.items() if k != "stats"}},
+    control = None
+    if DAY_CONTROL:
+        log("the same day without webhooks")
+        control = day(webhooks_on=False)
+    json.dump({"stampede": stampedes, "journey": journey, "day": {k: v for k, v in today.items() if k != "stats"},
+               "control": control and {k: v for k, v in control.items() if k != "stats"}},
               open(os.path.join(WORK, "store_load.json"), "w"), indent=1, default=str)
-    write_section(started, load, stampedes, journey, today)
+    write_section(started, load, stampedes, journey, today, control)
 
 
 def mark(ok):
     return "met" if ok else "**missed**"
 
 
-def write_section(started, load, stampedes, journey, today):
+def write_section(started, load, stampedes, journey, today, control):
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     L = ["<!-- STORELOAD:BEGIN (bench/store_load.sh) -->",
          "## Store load: agents in front of a real WooCommerce (issue 39)\n",
@@ -837,6 +848,25 @@ def write_section(started, load, stampedes, journey, today):
     L.append(f"| reads that joined one already in flight (`bcp_store_reads_shared_total`) | "
              f"{total('bcp_store_reads_shared_total')} |")
     L.append("")
+    if control:
+        c_lat = [x for v in control["stats"].values() for x in v]
+        c_calls = control["calls"]["catalog"]
+        c_metrics = control["metrics"]
+        c_hits = int(sum(v for k, v in c_metrics.items() if k.startswith("bcp_answer_cache_hits_total")))
+        c_misses = int(sum(v for k, v in c_metrics.items() if k.startswith("bcp_answer_cache_misses_total")))
+        L.append("The same day again (same seeds: the same sessions and calls) on a fresh bridge **without the "
+                 "webhooks** (prices unchanged), to tell the cost of the long tail from the cost of the "
+                 "webhooks:\n")
+        L.append("| day | store req. per catalog call | store requests, all | store CPU s | answer cache hits / misses "
+                 "| catalog p50 / p99 ms | all p50 / p99 ms |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|")
+        for label, x, xh, xm, lat in (("with a webhook every " + f"{WEBHOOK_EVERY:g} s", d, hits, misses, all_lat),
+                                      ("without webhooks", control, c_hits, c_misses, c_lat)):
+            cc = x["calls"]["catalog"]
+            L.append(f"| {label} | {x['catalog_requests'] / max(1, cc):.3f} | {x['requests']} | {x['cpu']:.1f} | "
+                     f"{xh} / {xm} | {ms(percentile(x['stats']['catalog'], 50))} / "
+                     f"{ms(percentile(x['stats']['catalog'], 99))} | {ms(percentile(lat, 50))} / {ms(percentile(lat, 99))} |")
+        L.append("")
     L.append("Store requests of the day by kind:\n")
     L.append("| request | count |")
     L.append("|---|---:|")
