@@ -766,7 +766,7 @@ def write_section(started, load, stampedes, journey, today, control):
          f"`bench/store_load.sh`, {started:%Y-%m-%d %H:%M} UTC, on {cpu}, {os.cpu_count()} cores "
          f"(load average {load[0]:.1f} at the start{LOADED_NOTE}). "
          "The store: WordPress 7.0.4 + WooCommerce 10.9.4 on PHP 8.2's built-in server with 4 workers and MariaDB "
-         "(`.ci/real-woo.sh`, an instance of the bench's own), the test catalog plus a long tail of 120 simple "
+         "(`.ci/real-woo.sh`, an instance of the bench's own, Brazilian Market off), the test catalog plus a long tail of 120 simple "
          f"products ({len(PRODUCTS)} simple products in all). The bridge ({PROFILE} build) at its defaults (answer and product "
          "cache on, search pages kept, 60 s TTL, `[upstream]` 20 requests/s, burst 40, 6 in flight), negotiation off "
          "(the bench profiles do not answer), a webhook secret set, `[checkout] place_with = [\"bacs\"]`; every agent "
