@@ -530,7 +530,7 @@ class Versions:
             return "unknown"
         required = max(i for i, v in enumerate(versions) if v[2] <= sent)
         if index < required:
-            return "webhook"
+            return f"webhook: sent {sent - versions[required][2]:.1f} s after the ack of version {required}, showed {index}"
         by_ttl = max(i for i, v in enumerate(versions) if v[1] <= sent - TTL)
         if index < by_ttl:
             return "ttl"
@@ -585,7 +585,7 @@ def day(webhooks_on=True):
     stop = threading.Event()
     hooks = {"sent": 0, "ok": 0, "max_ack_s": 0.0}
 
-    def record(kind, seconds, content, error, sent):
+    def record(kind, seconds, content, error, sent, name):
         with lock:
             stats[kind].append(seconds)
             calls[kind] += 1
@@ -598,9 +598,9 @@ def day(webhooks_on=True):
                     fresh["checked"] += 1
                     verdict = versions.check(pid, price, sent)
                     if verdict:
-                        fresh[verdict] += 1
+                        fresh[verdict.split(":")[0]] += 1
                         if len(failures) < 50:
-                            failures.append(f"stale ({verdict}): product {pid} at {price}")
+                            failures.append(f"stale ({verdict}): {name}, product {pid} at {price}")
 
     def session(n, r):
         client = bridge.client(n)
@@ -613,7 +613,7 @@ def day(webhooks_on=True):
                 status, content, error = tool(client, name, arguments, profile, key)
             except OSError as e:
                 content, error = None, repr(e)
-            record(kind, time.perf_counter() - t0, content, error, sent)
+            record(kind, time.perf_counter() - t0, content, error, sent, name)
             time.sleep(r.uniform(0.3, 1.5))  # the agent thinks
             return content
 
@@ -945,7 +945,8 @@ def write_section(started, load, stampedes, journey, today, control):
     open(OUT, "w").write(text)
     print(section)
     if d["failures"]:
-        print("failures (first 10):", *d["failures"][:10], sep="\n  ")
+        print("failures (stale answers first; first 10):",
+              *sorted(d["failures"], key=lambda f: not f.startswith("stale"))[:10], sep="\n  ")
 
 
 if __name__ == "__main__":
