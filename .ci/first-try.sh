@@ -5,7 +5,7 @@
 #   1. the Python MCP SDK over streamable HTTP;
 #   2. the MCP Inspector CLI over HTTP (three tools/call, each fed by the previous answer);
 #   3. the Python MCP SDK over stdio through `mcp-remote` (stdio <-> HTTP), as Claude
-#      Desktop runs it (README "Client configuration");
+#      Desktop runs it (docs/agents/mcp-clients.md);
 #   4. the Inspector CLI in stdio mode running `mcp-remote` with a bearer token header,
 #      against a bridge that requires one.
 # Tools come pinned from the npm registry and PyPI into target/client-tools (kept between

@@ -234,7 +234,18 @@ mod tests {
     }
 
     #[test]
-    fn idempotency_key_is_required_on_cart_mutations_only() {
+    fn idempotency_key_is_required_on_mutations_only() {
+        // Written out from the REST binding (cart-rest.md, checkout-rest.md: every operation
+        // that changes a cart or a checkout), not read back from `Tool::mutates`.
+        let keyed = [
+            Operation::CreateCart,
+            Operation::UpdateCart,
+            Operation::CancelCart,
+            Operation::CreateCheckout,
+            Operation::UpdateCheckout,
+            Operation::CompleteCheckout,
+            Operation::CancelCheckout,
+        ];
         for operation in Operation::ALL {
             let names: Vec<&str> = operation
                 .required_headers()
@@ -244,7 +255,7 @@ mod tests {
             assert!(names.contains(&"ucp-agent") && names.contains(&"request-id"));
             assert_eq!(
                 names.contains(&"idempotency-key"),
-                operation.tool().mutates(),
+                keyed.contains(&operation),
                 "{operation:?}"
             );
         }

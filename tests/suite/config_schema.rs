@@ -1,5 +1,5 @@
 //! `bcp-bridge config-schema`: the committed schema is what the command prints, every example
-//! configuration (the files under `config/` and the README's TOML blocks) validates against
+//! configuration (the files under `config/` and the TOML blocks of README.md and docs/) validates against
 //! it, and an unknown key is refused by the schema as by serde.
 
 use std::path::Path;
@@ -81,18 +81,41 @@ fn the_deployment_config_validates_and_names_the_schema() {
     assert!(errors.is_empty(), "deploy/bridge.toml: {errors:?}");
 }
 
-#[test]
-fn the_readme_toml_examples_validate() {
-    let validator = validator();
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let mut blocks = 0;
-    for block in readme.split("```toml\n").skip(1) {
-        let text = block.split("```").next().unwrap();
-        let errors = schema_errors(&validator, text);
-        assert!(errors.is_empty(), "README block:\n{text}\n{errors:?}");
-        blocks += 1;
+fn markdown_files(dir: &Path, found: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            markdown_files(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "md") {
+            found.push(path);
+        }
     }
-    assert!(blocks > 0, "the README shows no TOML example");
+}
+
+#[test]
+fn the_documented_toml_examples_validate() {
+    let validator = validator();
+    let mut pages = vec![root().join("README.md")];
+    markdown_files(&root().join("docs"), &mut pages);
+    let mut blocks = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for block in text.split("```toml\n").skip(1) {
+            let toml_text = block.split("```").next().unwrap();
+            let errors = schema_errors(&validator, toml_text);
+            assert!(
+                errors.is_empty(),
+                "{} block:\n{toml_text}\n{errors:?}",
+                page.display()
+            );
+            blocks += 1;
+        }
+    }
+    // The merchant, operator and agent pages show the configuration by example.
+    assert!(
+        blocks >= 10,
+        "only {blocks} TOML examples in README.md and docs/"
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::support::redis::RedisServer;
 use crate::support::values::line;
+use crate::support::wait::until;
 use crate::support::{AGENT_PROFILE, TestBridge, meta, meta_with_key};
 use bcp_bridge::idempotency::{
     Claimant, Client, Idempotency, IdempotencyConfig, IdempotencyStore, MemoryStore, RedisStore,
@@ -280,7 +281,11 @@ async fn concurrent_duplicates(store: Arc<dyn IdempotencyStore>) {
         }
     };
     let first = tokio::spawn(attempt("same"));
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    // The duplicates arrive while the first runs its mutation.
+    until("the first attempt to start its mutation", || {
+        runs.load(Ordering::SeqCst) == 1
+    })
+    .await;
     let (second, third, other) =
         tokio::join!(attempt("same"), attempt("same"), attempt("different"));
     let first = first.await.unwrap();

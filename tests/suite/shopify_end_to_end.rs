@@ -532,7 +532,7 @@ async fn round_trips_at_the_floor() {
 /// The five tools' upstream requests, printed (`-- --ignored --nocapture`) for the README and
 /// the before/after table; `round_trips_at_the_floor` asserts them.
 #[tokio::test]
-#[ignore = "measurement"]
+#[ignore = "a measurement, not a test: cargo test --test suite measure_round_trips -- --ignored --nocapture (CI skips measure_*)"]
 #[allow(clippy::print_stdout)]
 async fn measure_round_trips() {
     let (standin, bridge) = setup().await;

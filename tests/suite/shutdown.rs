@@ -4,6 +4,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use crate::support::binary::Running;
+use crate::support::wait::until;
 use crate::support::woo_standin::{Fault, WooStandin};
 use serde_json::{Value, json};
 
@@ -39,7 +40,8 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
             .send()
             .await
     });
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // The signal is sent once the call is in flight: the (slow) store has received it.
+    until("the call to reach the store", || !woo.requests().is_empty()).await;
     let killed = Command::new("kill")
         .args(["-TERM", &bridge.child.id().to_string()])
         .status()

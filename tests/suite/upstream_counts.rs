@@ -125,8 +125,8 @@ async fn measure(upstream: &Upstream, calls: &[Call], cart_lines: &Value) {
 }
 
 #[tokio::test]
-#[ignore = "measurement for bench/round_trips.sh"]
-async fn upstream_requests_per_tool_call() {
+#[ignore = "a measurement, not a test: bash bench/round_trips.sh (CI skips measure_*)"]
+async fn measure_upstream_requests_per_tool_call() {
     shopify().await;
     woocommerce().await;
 }

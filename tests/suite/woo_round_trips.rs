@@ -1,16 +1,19 @@
 //! Upstream requests per tool call against the WooCommerce 10.9.4 stand-in, cache off: the
 //! floors measured on a real store (ROUND-TRIPS.md in the shared 10.9.4 fixtures), counted
-//! at the stand-in, and the number of sequential rounds, timed with every request delayed.
+//! at the stand-in, and the number of sequential rounds, from the order in which the stand-in
+//! saw requests arrive and answered them (every request held a while, so those sent together
+//! overlap).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::woo_standin::{Fault, WooStandin};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 
 const NO_CACHE: &str = "\n[cache]\nenabled = false\n";
-/// Every request's delay when rounds are timed; one round costs this, two cost twice.
-const DELAY: Duration = Duration::from_millis(200);
+/// How long each request is held while rounds are counted: long enough that requests sent
+/// together all arrive before the first is answered. Nothing is timed.
+const HOLD: Duration = Duration::from_millis(200);
 
 async fn setup() -> (WooStandin, TestBridge) {
     let woo = WooStandin::start().await;
@@ -55,15 +58,15 @@ fn categories(woo: &WooStandin) -> usize {
         .count()
 }
 
-/// Sequential rounds a call costs: elapsed time over the per-request delay.
+/// Sequential rounds a call costs, as the stand-in saw them (`WooStandin::rounds`).
 async fn rounds<F: std::future::Future<Output = Value>>(woo: &WooStandin, call: F) -> u32 {
-    woo.set_fault(Fault::Slow(DELAY));
-    let started = Instant::now();
-    call.await;
-    let elapsed = started.elapsed();
-    woo.set_fault(Fault::None);
     woo.clear_requests();
-    (elapsed.as_millis() / DELAY.as_millis()) as u32
+    woo.set_fault(Fault::Slow(HOLD));
+    call.await;
+    woo.set_fault(Fault::None);
+    let rounds = woo.rounds();
+    woo.clear_requests();
+    rounds
 }
 
 #[tokio::test]

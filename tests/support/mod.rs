@@ -5,11 +5,13 @@ pub mod binary;
 pub mod chromium;
 pub mod debug_bridge;
 pub mod hostile;
+pub mod outside;
 pub mod redis;
 pub mod shopify_standin;
 pub mod signer;
 pub mod values;
 pub mod vtex_standin;
+pub mod wait;
 pub mod woo_standin;
 
 use std::net::SocketAddr;

@@ -1,8 +1,9 @@
 //! A Storefront API stand-in: a real HTTP server on loopback that answers the bridge's
 //! operations from a small fixture store, in the shapes of `../shared/upstream/shopify/fixtures`
 //! (money strings like "5.0", nullable fields null, `null` nodes for unknown ids, cart payloads
-//! with `userErrors` and `warnings`). Every query is first validated against the FULL real
-//! schema when it is present, the way Shopify would reject it. It counts requests and can be
+//! with `userErrors` and `warnings`). Every query is first validated against the Storefront
+//! schema (the real one from `../shared`, or the committed subset: see `schema`), the way
+//! Shopify would reject it. It counts requests and can be
 //! told to throttle, fail, stall or send garbage.
 //!
 //! It runs on its own thread and runtime: the bridge reads the shop once while it is built,
@@ -122,18 +123,26 @@ impl Drop for Standin {
     }
 }
 
-fn full_schema() -> Option<&'static Valid<Schema>> {
-    static SCHEMA: OnceLock<Option<Valid<Schema>>> = OnceLock::new();
-    SCHEMA
-        .get_or_init(|| {
-            let path = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../shared/upstream/shopify/storefront.schema.graphql"
-            );
-            let text = std::fs::read_to_string(path).ok()?;
-            Some(Schema::parse_and_validate(text, path).expect("the real schema is valid"))
-        })
-        .as_ref()
+/// The schema every query the stand-in receives is validated against, as Shopify validates
+/// it: the full Storefront schema from `../shared` where it is, otherwise the committed subset
+/// the operations compile against. The subset is never looser than the real schema where it
+/// matters here (the ignored `shopify_schema::the_subset_is_a_faithful_part_of_the_real_schema`,
+/// run in CI, holds it to that: same fields, types and enum values), so every test checks its
+/// queries with or without `../shared`.
+fn schema() -> &'static Valid<Schema> {
+    static SCHEMA: OnceLock<Valid<Schema>> = OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let full = crate::support::outside::shared_dir()
+            .join("upstream/shopify/storefront.schema.graphql");
+        let path = if full.is_file() {
+            full
+        } else {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("graphql/storefront.subset.graphql")
+        };
+        let text = std::fs::read_to_string(&path).expect("the Storefront schema is readable");
+        Schema::parse_and_validate(text, &path).expect("the Storefront schema is valid")
+    })
 }
 
 impl Standin {
@@ -1364,9 +1373,8 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
             return Json(json!({"errors": [{"message": "Throttled", "extensions": {"code": "THROTTLED", "documentation": "https://shopify.dev/api/usage/rate-limits"}}]})).into_response();
         }
     }
-    if let Some(schema) = full_schema()
-        && let Err(invalid) =
-            ExecutableDocument::parse_and_validate(schema, query, "operation.graphql")
+    if let Err(invalid) =
+        ExecutableDocument::parse_and_validate(schema(), query, "operation.graphql")
     {
         return Json(json!({"errors": [{"message": invalid.errors.to_string()}]})).into_response();
     }
@@ -1381,9 +1389,9 @@ async fn graphql(State(inner): State<Arc<Inner>>, headers: HeaderMap, body: Stri
             "CountryCode",
         ),
     ] {
-        if let (Some(schema), Some(value)) = (full_schema(), value.as_str())
+        if let Some(value) = value.as_str()
             && let Some(apollo_compiler::schema::ExtendedType::Enum(known)) =
-                schema.types.get(enum_name)
+                schema().types.get(enum_name)
             && !known.values.keys().any(|known| known.as_str() == value)
         {
             return Json(json!({"errors": [{"message": format!("Variable ${name} of type {enum_name} was provided invalid value"), "extensions": {"code": "INVALID_VARIABLE", "value": value}}]})).into_response();

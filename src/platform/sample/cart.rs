@@ -318,20 +318,18 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_create_is_as_cheap_as_an_accepted_one() {
-        // 20,000 carts at the bound: a sweep per refused call would take milliseconds each.
+    fn a_refused_create_leaves_the_full_book_as_it_was() {
+        // What a refusal costs under load is measured by bench/throughput.sh ("The sample
+        // store's cart bound" in BENCHMARKS.md), not timed here.
         let book = CartBook::new(Duration::from_secs(3600), 20_000);
         for _ in 0..20_000 {
             create(&book).unwrap();
         }
-        let started = std::time::Instant::now();
         for _ in 0..10_000 {
             assert!(create(&book).is_err());
         }
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "{:?}",
-            started.elapsed()
-        );
+        let inner = book.lock();
+        assert_eq!(inner.carts.len(), 20_000);
+        assert_eq!(inner.expiries.len(), 20_000);
     }
 }

@@ -6,8 +6,8 @@ use super::{CheckoutFixture, Ends, Fixture, Relaxation, Store};
 use crate::support::TestBridge;
 use serde_json::json;
 
-pub fn fixture(_scenario: &str) -> Option<Fixture> {
-    Some(Fixture {
+pub fn fixture() -> Fixture {
+    Fixture {
         start: || {
             Box::pin(async {
                 Store {
@@ -69,7 +69,6 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
                 handler: "sample_test_approve",
             },
             asks_email: false,
-            page: false,
         },
-    })
+    }
 }

@@ -18,8 +18,8 @@ fn variant(id: u64) -> String {
     format!("gid://shopify/ProductVariant/{id}")
 }
 
-pub fn fixture(_scenario: &str) -> Option<Fixture> {
-    Some(Fixture {
+pub fn fixture() -> Fixture {
+    Fixture {
         start: || {
             Box::pin(async {
                 let standin = Standin::start();
@@ -85,7 +85,6 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             refused: (INACTIVE_CODE.into(), "discount_code_expired"),
             ends: Ends::HandsOff,
             asks_email: true,
-            page: true,
         },
-    })
+    }
 }

@@ -10,8 +10,8 @@ use crate::support::vtex_standin::{
 };
 use serde_json::json;
 
-pub fn fixture(_scenario: &str) -> Option<Fixture> {
-    Some(Fixture {
+pub fn fixture() -> Fixture {
+    Fixture {
         start: || {
             Box::pin(async {
                 let vtex = VtexStandin::start().await;
@@ -83,7 +83,6 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             refused: ("NOPE10".into(), "discount_code_invalid"),
             ends: Ends::HandsOff,
             asks_email: true,
-            page: true,
         },
-    })
+    }
 }

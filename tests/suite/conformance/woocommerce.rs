@@ -6,8 +6,8 @@ use crate::support::TestBridge;
 use crate::support::woo_standin::{COUPON, EXPIRED_COUPON, RATES, WooStandin};
 use serde_json::json;
 
-pub fn fixture(_scenario: &str) -> Option<Fixture> {
-    Some(Fixture {
+pub fn fixture() -> Fixture {
+    Fixture {
         start: || {
             Box::pin(async {
                 let woo = WooStandin::start().await;
@@ -70,7 +70,6 @@ pub fn fixture(_scenario: &str) -> Option<Fixture> {
             refused: (EXPIRED_COUPON.into(), "discount_code_expired"),
             ends: Ends::Places { handler: "bacs" },
             asks_email: true,
-            page: false,
         },
-    })
+    }
 }

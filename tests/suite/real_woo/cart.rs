@@ -29,10 +29,9 @@ fn line(store: &RealStore, name: &str, quantity: u64) -> (String, u64) {
 }
 
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn create_with_a_sold_out_line_and_an_over_stock_clamp() {
-    let Some(store) = real_store("create_with_a_sold_out_line_and_an_over_stock_clamp") else {
-        return;
-    };
+    let store = real_store();
     let _shared = shared().await;
     let bridge = store.bridge("").await;
     // CART-029, CART-031: Branco/40 is sold out, Azul/38 has 2 units, Cinto 3.
@@ -91,10 +90,9 @@ async fn create_with_a_sold_out_line_and_an_over_stock_clamp() {
 }
 
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn update_replaces_every_line_then_cancel_ends_the_cart() {
-    let Some(store) = real_store("update_replaces_every_line_then_cancel_ends_the_cart") else {
-        return;
-    };
+    let store = real_store();
     let _shared = shared().await;
     let bridge = store.bridge("").await;
     let created = create(

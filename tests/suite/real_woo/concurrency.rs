@@ -12,10 +12,9 @@ use crate::support::meta_with_key;
 /// Before writes were serialised per cart (issue 10) every run ended with a mix none of the
 /// calls asked for, and answers claiming lines the store did not hold.
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn concurrent_updates_leave_one_requested_set() {
-    let Some(store) = real_store("concurrent_updates_leave_one_requested_set") else {
-        return;
-    };
+    let store = real_store();
     let _shared = shared().await;
     let bridge = store.bridge("").await;
     let created = create(
@@ -116,14 +115,13 @@ impl Drop for Stopped {
 /// answers a retriable refusal, so the store holds exactly the second's set; the first's
 /// retry with the same idempotency key then converges on its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn a_bridge_paused_past_its_lease_sends_nothing_more_and_the_next_writer_wins() {
     use crate::replicas::Replicas;
     use crate::replicas::fencing::keyed;
     use crate::support::redis::RedisServer;
 
-    let Some(store) = real_store("a_bridge_paused_past_its_lease_sends_nothing_more") else {
-        return;
-    };
+    let store = real_store();
     let Some(redis) = RedisServer::start(None) else {
         return;
     };

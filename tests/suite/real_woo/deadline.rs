@@ -89,10 +89,9 @@ fn assert_unavailable(reply: &Value) {
 /// Before issue 10's fix the second attempt got a fresh full timeout: 2 × 1000 ms + backoff
 /// (≈2090 ms measured here).
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn a_hung_store_answers_within_the_read_deadline() {
-    let Some(store) = real_store("a_hung_store_answers_within_the_read_deadline") else {
-        return;
-    };
+    let store = real_store();
     let _alone = alone().await;
     let (reply, elapsed) = hung_read(store).await;
     assert_unavailable(&reply);

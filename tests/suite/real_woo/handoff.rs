@@ -49,10 +49,9 @@ fn preloaded_carts(html: &str) -> Vec<Value> {
 }
 
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn a_fresh_browser_at_continue_url_holds_the_agents_cart() {
-    let Some(store) = real_store("a_fresh_browser_at_continue_url_holds_the_agents_cart") else {
-        return;
-    };
+    let store = real_store();
     let _shared = shared().await;
     let bridge = store.bridge("").await;
     let created = create(
@@ -101,10 +100,9 @@ async fn a_fresh_browser_at_continue_url_holds_the_agents_cart() {
 /// `/checkout-link/` empties the browser's cart and refills it from them: the returning
 /// browser sees the agent's latest cart.
 #[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn a_returning_browser_sees_the_agents_later_updates() {
-    let Some(store) = real_store("a_returning_browser_sees_the_agents_later_updates") else {
-        return;
-    };
+    let store = real_store();
     let _shared = shared().await;
 
     // checkout = "session": one-shot.

@@ -1,8 +1,9 @@
 //! The real store as the tests see it: its URL, the ids the catalog script wrote, its access
 //! log (one line per request served) and the web server's PIDs. `.ci/real-woo.sh` exports
-//! `BCP_REAL_WOO_URL` and `BCP_REAL_WOO_ROOT`; without them every test reports itself skipped.
+//! `BCP_REAL_WOO_URL` and `BCP_REAL_WOO_ROOT`. Every test that calls [`real_store`] is
+//! `#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]` and fails when the
+//! store is not there (tests/support/outside.rs: a skipped test is not a passed test).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::{LazyLock, OnceLock};
 use std::time::Duration;
@@ -32,7 +33,7 @@ fn open() -> Result<RealStore, String> {
     let Ok(url) = std::env::var("BCP_REAL_WOO_URL") else {
         return Err(match std::env::var("BCP_REAL_WOO_SKIP") {
             Ok(reason) => format!("the real store could not be stood up: {reason}"),
-            Err(_) => "BCP_REAL_WOO_URL is not set (run `bash .ci/real-woo.sh test`)".to_owned(),
+            Err(_) => "BCP_REAL_WOO_URL is not set".to_owned(),
         });
     };
     let root = PathBuf::from(
@@ -60,19 +61,21 @@ fn open() -> Result<RealStore, String> {
     })
 }
 
-/// The store, or `None` after saying on stderr why the test `name` is skipped. The reason
-/// also goes straight to the process's stderr, past the test harness's capture, so a run
-/// without `--nocapture` still shows it.
-pub fn real_store(name: &str) -> Option<&'static RealStore> {
+/// Run the real-store tests with this (it stands the store up first).
+pub const RUN_WITH: &str = "bash .ci/real-woo.sh test";
+
+/// The store `.ci/real-woo.sh` stood up; the calling test (an ignored one) fails here when
+/// there is none, saying why and how to run it.
+pub fn real_store() -> &'static RealStore {
     match STORE.get_or_init(open) {
-        Ok(store) => Some(store),
-        Err(reason) => {
-            let line = format!("SKIPPED real-store test {name}: {reason}");
-            eprintln!("{line}");
-            let _ = writeln!(std::io::stderr().lock(), "\n{line}");
-            None
-        }
+        Ok(store) => store,
+        Err(reason) => panic!("this test needs the real WooCommerce: {reason}; run: {RUN_WITH}"),
     }
+}
+
+/// The variable `.ci/real-woo.sh` sets beside the store (a second store, its database…).
+pub fn real_store_env(var: &str) -> String {
+    crate::support::outside::required_env(var, RUN_WITH)
 }
 
 pub async fn shared() -> RwLockReadGuard<'static, ()> {

@@ -38,7 +38,7 @@ async fn three_replicas_under_load_stay_within_one_upstream_budget() {
     for caller in 0..12 {
         let replicas = replicas.clone();
         callers.push(tokio::spawn(async move {
-            let mut answered = 0u32;
+            let (mut answered, mut refused) = (0u32, 0u32);
             while started.elapsed() < load {
                 let (_, reply) = replicas
                     .call_raw(
@@ -48,13 +48,16 @@ async fn three_replicas_under_load_stay_within_one_upstream_budget() {
                     )
                     .await;
                 answered += u32::from(reply.get("result").is_some());
+                refused += u32::from(reply.get("error").is_some());
             }
-            answered
+            (answered, refused)
         }));
     }
-    let mut answered = 0;
+    let (mut answered, mut refused) = (0, 0);
     for caller in callers {
-        answered += caller.await.unwrap();
+        let (by_caller, refused_by_caller) = caller.await.unwrap();
+        answered += by_caller;
+        refused += refused_by_caller;
     }
     let elapsed = started.elapsed().as_secs_f64();
     let sent = woo.requests().len() as f64;
@@ -64,10 +67,11 @@ async fn three_replicas_under_load_stay_within_one_upstream_budget() {
         sent <= allowed,
         "the store got {sent} requests in {elapsed:.2} s; one budget allows {allowed:.0}"
     );
-    // The load really was above the budget (three local budgets would have let ~3x through).
+    // The load really was above the budget (three local budgets would have let ~3x through):
+    // calls were refused for it, rather than a throughput floor that a busy machine misses.
     assert!(
-        sent >= PER_SECOND as f64 * elapsed * 0.6,
-        "only {sent} requests in {elapsed:.2} s: the load did not reach the budget"
+        refused > 0,
+        "no call was refused: the load did not reach the budget ({sent} requests in {elapsed:.2} s)"
     );
     assert!(answered > 0);
     for index in 0..3 {

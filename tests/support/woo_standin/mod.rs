@@ -53,6 +53,10 @@ struct Inner {
     stock: HashMap<u64, u32>,
     sessions: HashMap<String, Vec<Item>>,
     requests: Vec<String>,
+    /// Each request's place in the order of events (arrival, answer), to count rounds by
+    /// what happened before what rather than by elapsed time.
+    exchanges: Vec<(u64, Option<u64>)>,
+    next_event: u64,
     /// Headers of every write, to check Nonce/Cart-Token handling.
     write_headers: Vec<HeaderMap>,
     /// Each `/batch` as its sub-requests' `METHOD path` lines.
@@ -133,8 +137,35 @@ fn error(status: StatusCode, code: &str, message: &str) -> Response {
     )
 }
 
+/// Notes when each request arrived and when its answer was ready (before it is written, so
+/// before the bridge can send anything that depends on it).
 async fn handle(
     State(inner): State<Arc<Mutex<Inner>>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let index = {
+        let mut inner = inner.lock().unwrap();
+        let arrived = inner.next_event;
+        inner.next_event += 1;
+        inner.exchanges.push((arrived, None));
+        inner.exchanges.len() - 1
+    };
+    let response = respond(inner.clone(), method, uri, headers, body).await;
+    let mut inner = inner.lock().unwrap();
+    let answered = inner.next_event;
+    inner.next_event += 1;
+    // Cleared meanwhile (`clear_requests`): nothing to note.
+    if let Some(exchange) = inner.exchanges.get_mut(index) {
+        exchange.1 = Some(answered);
+    }
+    response
+}
+
+async fn respond(
+    inner: Arc<Mutex<Inner>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
@@ -257,6 +288,8 @@ impl WooStandin {
             stock,
             sessions: HashMap::new(),
             requests: Vec::new(),
+            exchanges: Vec::new(),
+            next_event: 0,
             write_headers: Vec::new(),
             batches: Vec::new(),
             guest_nonce: GUEST_NONCE.to_owned(),
@@ -322,7 +355,34 @@ impl WooStandin {
     }
 
     pub fn clear_requests(&self) {
-        self.inner.lock().unwrap().requests.clear();
+        let mut inner = self.inner.lock().unwrap();
+        inner.requests.clear();
+        inner.exchanges.clear();
+    }
+
+    /// Sequential rounds of the requests since `clear_requests`: a request is a round after
+    /// every request answered before it arrived (1 + the latest such round), so requests sent
+    /// together share a round. Counted from the order of events, not from elapsed time; the
+    /// caller slows requests down (`Fault::Slow`) so those sent together all arrive before
+    /// any is answered.
+    pub fn rounds(&self) -> u32 {
+        let inner = self.inner.lock().unwrap();
+        let mut exchanges = inner.exchanges.clone();
+        exchanges.sort_by_key(|exchange| exchange.0);
+        let mut round = vec![0u32; exchanges.len()];
+        for later in 0..exchanges.len() {
+            round[later] = 1
+                + (0..later)
+                    .filter(|&earlier| {
+                        exchanges[earlier]
+                            .1
+                            .is_some_and(|answered| answered < exchanges[later].0)
+                    })
+                    .map(|earlier| round[earlier])
+                    .max()
+                    .unwrap_or(0);
+        }
+        round.into_iter().max().unwrap_or(0)
     }
 
     pub fn write_headers(&self) -> Vec<HeaderMap> {
