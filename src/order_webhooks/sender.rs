@@ -1,6 +1,6 @@
 //! The sender the brain calls: it hands each order event to the shared queue (`[redis]`) or
-//! to this process's own (without Redis, or for an event Redis could not take), and returns at
-//! once. The attempts themselves are `deliver`'s, whichever queue an event waited in.
+//! to this process's own (without Redis, or for an event Redis could not take), and returns
+//! once it is queued. The attempts themselves are `deliver`'s, whichever queue an event waited in.
 
 use std::sync::Arc;
 
@@ -83,10 +83,14 @@ impl OrderWebhooks {
     }
 }
 
+#[async_trait::async_trait]
 impl OrderEvents for OrderWebhooks {
     /// ORD-029: the "order created" event carries the full order entity, as Get Order renders
-    /// it, with the event's id and time (order.md's example body). Never waits.
-    fn placed(&self, webhook_url: &str, profile_path: &str, order: Value) {
+    /// it, with the event's id and time (order.md's example body). With `[redis]` it is in the
+    /// shared queue when this returns (issue 36 item 4), so a replica that dies after
+    /// answering the completion loses no event; without Redis, or when Redis cannot take it,
+    /// it waits in this process's queue.
+    async fn placed(&self, webhook_url: &str, profile_path: &str, order: Value) {
         let id = uuid::Uuid::new_v4().to_string();
         let at = OffsetDateTime::now_utc();
         let mut body = order;
@@ -107,21 +111,16 @@ impl OrderEvents for OrderWebhooks {
             body,
             attempts: 0,
         };
-        let Some(shared) = self.shared.clone() else {
+        let Some(shared) = &self.shared else {
             self.local.hand_over(event);
             return;
         };
-        // The brain does not wait for Redis; an event Redis cannot take now is sent from
-        // this replica's memory rather than lost.
-        let local = self.local.clone();
-        tokio::spawn(async move {
-            if let Err(event) = shared.enqueue(event).await {
-                tracing::warn!(
-                    event_id = event.id,
-                    "order event kept in this replica's memory: redis unavailable"
-                );
-                local.hand_over(event);
-            }
-        });
+        if let Err(event) = shared.enqueue(event).await {
+            tracing::warn!(
+                event_id = event.id,
+                "order event kept in this replica's memory: redis unavailable"
+            );
+            self.local.hand_over(event);
+        }
     }
 }

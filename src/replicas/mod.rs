@@ -9,6 +9,7 @@ pub mod fanout;
 pub mod gcra;
 pub mod lease;
 pub mod link;
+pub mod records;
 pub mod secret;
 
 use std::sync::Arc;

@@ -306,6 +306,11 @@ fn namespace_routes(
         Some(events) => brain.with_order_events(events.clone()),
         None => brain,
     };
+    // Any replica the store's order webhook reaches announces a hand-off made through this
+    // namespace, as this namespace renders it.
+    if let (Some(checkouts), Some(announcer)) = (&common.checkouts, brain.handoff_announcer()) {
+        checkouts.announce_through(namespace.service, announcer);
+    }
     let idempotency = crate::idempotency::Idempotency::new(
         &config.idempotency,
         crate::idempotency::build_store(&config.idempotency, common.shared.as_ref())

@@ -6,7 +6,10 @@
 
 use std::sync::Arc;
 
-use super::{CheckoutBrain, CheckoutUpdate, Completion, Judged, OrderEvents, render};
+use super::{
+    CheckoutBrain, CheckoutUpdate, Completion, HandedOff, HandoffAnnouncer, Judged, OrderEvents,
+    render,
+};
 use crate::brain::filters::buyer_context;
 use crate::brain::fiscal::{self, Document};
 use crate::brain::{Brain, BrainError};
@@ -16,7 +19,7 @@ use crate::model::checkout::{
 };
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
-use crate::protocol::envelope::{Status, handler_registry};
+use crate::protocol::envelope::{Extensions, Status, handler_registry};
 use crate::protocol::fiscal::SellerIdentityOut;
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release, Severity};
@@ -518,30 +521,25 @@ impl Brain {
                             &order,
                             release,
                             self.seller_identity(),
-                        );
+                        )
+                        .await;
                     }
                     Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
                 },
                 // Handed to the store's page: the order is announced when the store reports
-                // it (a store with an order feed, as Shopify's webhooks).
+                // it (a store with an order feed, as Shopify's webhooks), by whichever
+                // replica hears of it.
                 None if judged.status == super::status::Status::RequiresEscalation
                     && brain.port().reads_orders() =>
                 {
-                    let (namespace, events, url) =
-                        (self.namespace.clone(), events.clone(), url.to_owned());
-                    let held = url.len();
-                    let seller = self.seller_identity();
-                    let announcer: super::Announcer = Arc::new(move |order: &Order| {
-                        announce(
-                            &namespace,
-                            events.as_ref(),
-                            &url,
-                            order,
-                            release,
-                            seller.clone(),
-                        );
-                    });
-                    brain.handed_off(id, announcer, held).await;
+                    let handed = super::HandedOff {
+                        webhook_url: url.to_owned(),
+                        service: self.namespace.service.to_owned(),
+                        version: release.version.to_owned(),
+                        fulfillment: release.extensions.fulfillment,
+                        discount: release.extensions.discount,
+                    };
+                    brain.handed_off(id, handed).await;
                 }
                 None => {}
             }
@@ -600,7 +598,7 @@ impl Brain {
 
 /// ORD-029, ORD-030: the event carries the full order entity, rendered as `get_order` answers
 /// it at the agent's release, for the namespace the order was placed through.
-fn announce(
+async fn announce(
     namespace: &Namespace,
     events: &dyn OrderEvents,
     url: &str,
@@ -615,8 +613,52 @@ fn announce(
     match serde_json::to_value(wire) {
         Ok(entity) => {
             let path = namespace.profile_paths.first().copied().unwrap_or("");
-            events.placed(url, path, entity);
+            events.placed(url, path, entity).await;
         }
         Err(_) => tracing::warn!("order event not rendered"),
+    }
+}
+
+/// The release a hand-off was answered in, as `namespace` serves it (none for a version it
+/// no longer serves).
+fn release_of(namespace: &Namespace, handed: &HandedOff) -> Option<Release> {
+    let version = namespace
+        .versions()
+        .find(|version| *version == handed.version)?;
+    Some(Release {
+        version,
+        edition: (namespace.edition_of)(version),
+        extensions: Extensions {
+            fulfillment: handed.fulfillment,
+            discount: handed.discount,
+        },
+    })
+}
+
+impl Brain {
+    /// How this namespace announces the order of a checkout handed off through it, once the
+    /// store reports the order (`CheckoutBrain::announce_through`); none without order events.
+    pub fn handoff_announcer(&self) -> Option<HandoffAnnouncer> {
+        let events = self.order_events.clone()?;
+        let namespace = self.namespace.clone();
+        let seller = self.seller_identity();
+        Some(Arc::new(move |order: Order, handed: HandedOff| {
+            let (namespace, events, seller) = (namespace.clone(), events.clone(), seller.clone());
+            Box::pin(async move {
+                let Some(release) = release_of(&namespace, &handed) else {
+                    tracing::warn!("order event not sent: its release is no longer served");
+                    return;
+                };
+                announce(
+                    &namespace,
+                    events.as_ref(),
+                    &handed.webhook_url,
+                    &order,
+                    release,
+                    seller,
+                )
+                .await;
+            })
+        }))
     }
 }

@@ -8,6 +8,7 @@ mod calls;
 mod complete;
 pub mod completions;
 pub mod handles;
+mod handoffs;
 pub mod ledger;
 mod refused;
 pub mod render;
@@ -23,12 +24,13 @@ use crate::model::checkout::{
 use crate::platform::PlatformError;
 use crate::platform::checkout::SharedCheckout;
 use crate::platform::exclusive::Exclusive;
-use crate::platform::footprint;
 use crate::protocol::{Message, MessageCode, Severity};
+use crate::replicas::records::Records;
 
 use super::BrainError;
 use completions::Completions;
 use handles::OrderHandles;
+pub use handoffs::{HandedOff, HandoffAnnouncer};
 use replacement::{
     lines_refused, names_lines, offered, option_path, same_lines, selected, selections,
 };
@@ -49,11 +51,13 @@ pub struct CheckoutUpdate {
 
 /// Where a placed order's event goes (order.md "Events"): `order_webhooks` queues and
 /// delivers it. The brain only renders the order and names the agent's webhook.
+#[async_trait::async_trait]
 pub trait OrderEvents: Send + Sync {
     /// An order was placed through the bridge: `order` is the entity as Get Order renders it,
     /// `webhook_url` the agent's (from its profile), `profile_path` the path of the bridge's
-    /// profile for the namespace the order was placed through. Must not wait.
-    fn placed(&self, webhook_url: &str, profile_path: &str, order: serde_json::Value);
+    /// profile for the namespace the order was placed through. Returns once the event is
+    /// queued (durably, with `[redis]`), so an answer that says "placed" never outlives it.
+    async fn placed(&self, webhook_url: &str, profile_path: &str, order: serde_json::Value);
 }
 
 /// A Complete Checkout, decoded: the idempotency key is required (checkout-mcp.md), the
@@ -73,25 +77,18 @@ pub struct CheckoutBrain {
     /// One writer per checkout (and the cart it is), across replicas with `[redis]`.
     writes: Exclusive,
     /// The open checkout each cart was converted into (cart id → checkout id), so converting
-    /// the same cart again answers that checkout (CART-002). Per process: replicas that
-    /// share no memory each keep their own.
-    conversions: moka::future::Cache<String, String>,
+    /// the same cart again answers that checkout (CART-002); in Redis with `[redis]`, so a
+    /// conversion on one replica is answered on every one.
+    conversions: Records<String>,
     /// Checkouts handed to the store's page whose agent declared an order webhook: how to
-    /// announce the order once the store reports it (`order_arrived`), rendered for the
-    /// namespace and release the checkout was completed through.
-    handoffs: moka::future::Cache<String, Handoff>,
+    /// announce the order once the store reports it (`order_arrived`), for the namespace and
+    /// release the checkout was completed through; in Redis with `[redis]`, so whichever
+    /// replica the store's webhook reaches announces it.
+    handoffs: Records<HandedOff>,
+    /// How each namespace renders and queues an order's event (`announce_through`).
+    announcers: std::sync::RwLock<Vec<(&'static str, HandoffAnnouncer)>>,
     /// What agents are given for orders instead of the store's ids.
     handles: OrderHandles,
-}
-
-/// Renders and queues one order's event for the agent that handed the checkout off.
-pub type Announcer = std::sync::Arc<dyn Fn(&Order) + Send + Sync>;
-
-/// An announcer and the bytes it holds (the agent's webhook URL), for the byte bound.
-#[derive(Clone)]
-struct Handoff {
-    announce: Announcer,
-    held: usize,
 }
 
 /// What conversions may hold, in bytes; past it the least recently used are forgotten (a
@@ -128,22 +125,19 @@ impl CheckoutBrain {
             completions: Completions::default(),
             terminals: Terminals::local(),
             writes: Exclusive::local(),
-            conversions: moka::future::Cache::builder()
-                .max_capacity(CONVERSION_BYTES)
-                .weigher(|cart: &String, checkout: &String| {
-                    footprint::weight(ENTRY_OVERHEAD + cart.len() + checkout.len())
-                })
-                .eviction_policy(moka::policy::EvictionPolicy::lru())
-                .time_to_idle(CONVERSION_IDLE)
-                .build(),
-            handoffs: moka::future::Cache::builder()
-                .max_capacity(HANDOFF_BYTES)
-                .weigher(|checkout: &String, handoff: &Handoff| {
-                    footprint::weight(ENTRY_OVERHEAD + checkout.len() + handoff.held)
-                })
-                .eviction_policy(moka::policy::EvictionPolicy::lru())
-                .time_to_idle(HANDOFF_IDLE)
-                .build(),
+            conversions: Records::local(
+                "bcp:checkout-conversion",
+                CONVERSION_IDLE,
+                CONVERSION_BYTES,
+                |cart, checkout| ENTRY_OVERHEAD + cart.len() + checkout.len(),
+            ),
+            handoffs: Records::local(
+                "bcp:checkout-handoff",
+                HANDOFF_IDLE,
+                HANDOFF_BYTES,
+                |checkout, handed| ENTRY_OVERHEAD + checkout.len() + handed.held(),
+            ),
+            announcers: std::sync::RwLock::default(),
             handles: OrderHandles::local(),
         }
     }
@@ -154,8 +148,8 @@ impl CheckoutBrain {
         self
     }
 
-    /// Writes taking turns through `writes`; with `link` (`[redis]`) the completion ledger
-    /// and the terminal records are the replicas' shared ones.
+    /// Writes taking turns through `writes`; with `link` (`[redis]`) the completion ledger,
+    /// the terminal records, conversions and hand-offs are the replicas' shared ones.
     pub fn with_writes(
         mut self,
         writes: Exclusive,
@@ -164,40 +158,15 @@ impl CheckoutBrain {
         self.writes = writes;
         if let Some(link) = link {
             self.completions = Completions::Shared(link.clone());
-            self.terminals = Terminals::Shared(link);
+            self.terminals = Terminals::Shared(link.clone());
+            self.conversions = self.conversions.shared(Some(link.clone()));
+            self.handoffs = self.handoffs.shared(Some(link));
         }
         self
     }
 
     pub fn handles(&self) -> &OrderHandles {
         &self.handles
-    }
-
-    /// A checkout was handed to the store's page: when the store reports its order, the
-    /// agent's webhook hears of it through `announce`, which holds `held` bytes.
-    pub async fn handed_off(&self, id: &str, announce: Announcer, held: usize) {
-        self.handoffs
-            .insert(id.to_owned(), Handoff { announce, held })
-            .await;
-    }
-
-    /// The store reported an order (created or changed) for a checkout the bridge handed
-    /// off: its event goes to the agent that completed the checkout (ORD-029, ORD-030).
-    pub async fn order_arrived(&self, order: &Order) {
-        let Some(Handoff { announce, .. }) = self.handoffs.get(&order.checkout_id).await else {
-            return;
-        };
-        let sealed = match self.handles.sealer().await {
-            Ok(sealer) => sealer.seal(&order.id),
-            Err(error) => Err(error),
-        };
-        match sealed {
-            Ok(id) => announce(&Order {
-                id,
-                ..order.clone()
-            }),
-            Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
-        }
     }
 
     pub fn port(&self) -> &SharedCheckout {
@@ -259,17 +228,24 @@ impl CheckoutBrain {
         judged
             .messages
             .splice(0..0, line_messages(&outcome.problems));
-        if let Some(cart) = cart {
-            self.conversions
-                .insert(cart.clone(), judged.state.id.clone())
-                .await;
+        if let Some(cart) = cart
+            && self
+                .conversions
+                .put(cart, judged.state.id.clone())
+                .await
+                .is_err()
+        {
+            tracing::warn!(
+                "a cart's conversion was not shared: converting it again makes a new checkout"
+            );
         }
         Ok((judged, false))
     }
 
     /// The checkout `cart` was converted into, while it is still open (CART-002).
     async fn open_conversion(&self, cart: &str) -> Option<Judged> {
-        let id = self.conversions.get(cart).await?;
+        // Redis away: the cart converts anew, as a store would without the rule.
+        let id = self.conversions.get(cart).await.ok().flatten()?;
         match self.get(&id).await {
             Ok(judged)
                 if !judged.status.is_terminal()
@@ -278,7 +254,7 @@ impl CheckoutBrain {
                 Some(judged)
             }
             _ => {
-                self.conversions.invalidate(cart).await;
+                let _ = self.conversions.remove(cart).await;
                 None
             }
         }

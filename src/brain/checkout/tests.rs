@@ -592,27 +592,43 @@ async fn conversions_and_handoffs_are_bounded_in_bytes_and_keep_the_newest() {
     for n in 0..40_000 {
         brain
             .conversions
-            .insert(format!("cart_{n}_{long}"), format!("chk_{n}"))
-            .await;
+            .put(&format!("cart_{n}_{long}"), format!("chk_{n}"))
+            .await
+            .unwrap();
     }
     brain
         .conversions
-        .insert("cart_buyer".into(), "chk_buyer".into())
-        .await;
-    brain.conversions.run_pending_tasks().await;
-    assert!(brain.conversions.weighted_size() <= CONVERSION_BYTES);
+        .put("cart_buyer", "chk_buyer".into())
+        .await
+        .unwrap();
+    assert!(brain.conversions.local_bytes().await <= CONVERSION_BYTES);
     assert_eq!(
-        brain.conversions.get("cart_buyer").await.as_deref(),
+        brain
+            .conversions
+            .get("cart_buyer")
+            .await
+            .unwrap()
+            .as_deref(),
         Some("chk_buyer")
     );
-    let announce: Announcer = Arc::new(|_: &Order| {});
+    let handed = |url: String| HandedOff {
+        webhook_url: url,
+        service: "dev.ucp.shopping".into(),
+        version: "2026-04-08".into(),
+        fulfillment: true,
+        discount: true,
+    };
     for n in 0..40_000 {
         brain
-            .handed_off(&format!("chk_{n}"), announce.clone(), 1_000)
+            .handed_off(
+                &format!("chk_{n}"),
+                handed(format!("https://agent.example/{n}/{long}")),
+            )
             .await;
     }
-    brain.handed_off("chk_buyer", announce, 40).await;
-    brain.handoffs.run_pending_tasks().await;
-    assert!(brain.handoffs.weighted_size() <= HANDOFF_BYTES);
-    assert!(brain.handoffs.get("chk_buyer").await.is_some());
+    brain
+        .handed_off("chk_buyer", handed("https://agent.example/hook".into()))
+        .await;
+    assert!(brain.handoffs.local_bytes().await <= HANDOFF_BYTES);
+    assert!(brain.handoffs.get("chk_buyer").await.unwrap().is_some());
 }

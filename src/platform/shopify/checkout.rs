@@ -505,7 +505,7 @@ impl CheckoutPort for ShopifyCheckout {
 
     async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
         match &self.orders {
-            Some(orders) => Ok(orders.by_id(id).await),
+            Some(orders) => orders.by_id(id).await,
             None => Ok(None),
         }
     }

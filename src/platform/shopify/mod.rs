@@ -133,10 +133,10 @@ fn build(
     // checkout page (the cart's checkoutUrl, where a cart already sends them). No agent can
     // place an order or move money through it; the merchant has nothing to approve.
     let orders = settings.orders_webhook_secret.clone().map(|secret| {
-        Arc::new(checkout::OrderBook::new(
-            secret,
-            settings.shop_domain.clone(),
-        ))
+        Arc::new(
+            checkout::OrderBook::new(secret, settings.shop_domain.clone())
+                .shared(context.shared.as_ref().map(|shared| shared.link.clone())),
+        )
     });
     let checkout = ShopifyCheckout::new(client, carts.clone(), currency, orders);
     Ok(Arc::new(

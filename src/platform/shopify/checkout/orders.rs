@@ -8,8 +8,14 @@
 //! kept: an agent reads only orders of checkouts the bridge made. The placed checkout answers
 //! only to its cart id with the `?key=` (`ids::same_cart`), as Shopify's cart does.
 //!
-//! Kept in memory, like the WooCommerce order keys: a replica that did not receive the webhook
-//! does not know the order. Bounded in bytes and by age (issue 35 item 2). What enters is
+//! Kept in memory for one process, bounded in bytes and by age (issue 35 item 2); with
+//! `[redis]` in Redis instead (issue 36 item 4), so the replica the webhook reached and every
+//! other one, or a restarted one, answer the order: per cart token the checkout the bridge
+//! created (`bcp:shopify-created:<sha256>`) or handed off (`bcp:shopify-handoff:<sha256>`),
+//! and the order (`bcp:shopify-order:<sha256 of the token>`, with its id's index
+//! `bcp:shopify-order-cart:<sha256 of the order id>`). The order is kept as the fields of
+//! Shopify's body the order entity is made from (`RawOrder`), which include the shipping
+//! address and name the entity shows; nothing else of the body. What enters is
 //! only what the bridge itself made: carts come in when the bridge creates a checkout or hands
 //! one off (never on a read of some cart id), orders only by Shopify's signed webhook for such
 //! a cart. Hand-offs (the checkouts whose orders are announced to an agent) are kept apart
@@ -20,19 +26,18 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use iso_currency::Currency;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::model::checkout::{Address, CheckoutTotals, Order, OrderLine};
 use crate::money::{Money, parse_currency};
 use crate::platform::checkout::{FeedRoute, OrderFeed, Version};
-use crate::platform::footprint;
 use crate::platform::port::PlatformError;
 use crate::settings::Secret;
 
-use moka::future::Cache;
-use moka::policy::EvictionPolicy;
+use crate::replicas::records::Records;
+use crate::replicas::{Link, RedisDown};
 
 use super::super::ids::{cart_token, same_cart, variant_gid};
 use super::text;
@@ -48,20 +53,20 @@ const ORDER_KEPT: Duration = Duration::from_secs(20 * 24 * 3600);
 /// A map row and moka's node.
 const ENTRY_OVERHEAD: usize = 128;
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct Amount {
     amount: String,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct AmountSet {
     presentment_money: Option<Amount>,
     shop_money: Option<Amount>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct RawLine {
     id: Option<u64>,
@@ -81,7 +86,7 @@ struct RawLine {
     total_discount_set: Option<AmountSet>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct RawAddress {
     first_name: Option<String>,
@@ -95,20 +100,20 @@ struct RawAddress {
     phone: Option<String>,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct RawShippingLine {
     title: String,
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct RawCode {
     code: String,
 }
 
 /// The fields of Shopify's REST order (the webhook body) the order entity needs.
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(default)]
 struct RawOrder {
     id: Option<u64>,
@@ -316,15 +321,31 @@ struct RawStamp {
     updated_at: Option<String>,
 }
 
-fn ids(max_bytes: u64, kept: Duration) -> Cache<String, String> {
-    Cache::builder()
-        .max_capacity(max_bytes)
-        .weigher(|token: &String, checkout: &String| {
-            footprint::weight(ENTRY_OVERHEAD + token.len() + checkout.len())
-        })
-        .eviction_policy(EvictionPolicy::lru())
-        .time_to_idle(kept)
-        .build()
+fn ids(prefix: &'static str, max_bytes: u64, kept: Duration) -> Records<String> {
+    Records::local(prefix, kept, max_bytes, |token, checkout| {
+        ENTRY_OVERHEAD + token.len() + checkout.len()
+    })
+}
+
+/// An order as kept: the checkout it was placed from and the body's fields it is made of.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct KeptOrder {
+    checkout: String,
+    raw: RawOrder,
+}
+
+/// Near enough for the byte bound: the fields as text, twice over for the strings' own
+/// overhead.
+fn kept_weight(token: &str, kept: &KeptOrder) -> usize {
+    let text = serde_json::to_vec(&kept.raw).map_or(0, |text| text.len());
+    ENTRY_OVERHEAD + token.len() + kept.checkout.len() + 2 * text
+}
+
+fn unavailable(_: RedisDown) -> PlatformError {
+    PlatformError::Unavailable {
+        reason: "the shared state (Redis) is unreachable".into(),
+        retry_after: Some(Duration::from_secs(2)),
+    }
 }
 
 /// The orders of the checkouts this bridge handed to Shopify's page.
@@ -332,13 +353,13 @@ pub struct OrderBook {
     secret: Secret,
     shop: String,
     /// Cart token → checkout id, for the checkouts the bridge created.
-    created: Cache<String, String>,
+    created: Records<String>,
     /// Cart token → checkout id, for the checkouts the bridge handed to Shopify's page.
-    handed_off: Cache<String, String>,
+    handed_off: Records<String>,
     /// Cart token → its order.
-    by_checkout: Cache<String, Order>,
+    by_checkout: Records<KeptOrder>,
     /// Order id → cart token.
-    by_id: Cache<String, String>,
+    by_id: Records<String>,
 }
 
 impl OrderBook {
@@ -350,18 +371,20 @@ impl OrderBook {
         Self {
             secret,
             shop,
-            created: ids(cart_bytes, CART_KEPT),
-            handed_off: ids(cart_bytes, CART_KEPT),
-            by_checkout: Cache::builder()
-                .max_capacity(order_bytes)
-                .weigher(|token: &String, order: &Order| {
-                    footprint::weight(ENTRY_OVERHEAD + token.len() + footprint::order(order))
-                })
-                .eviction_policy(EvictionPolicy::lru())
-                .time_to_idle(ORDER_KEPT)
-                .build(),
-            by_id: ids(order_bytes / 8, ORDER_KEPT),
+            created: ids("bcp:shopify-created", cart_bytes, CART_KEPT),
+            handed_off: ids("bcp:shopify-handoff", cart_bytes, CART_KEPT),
+            by_checkout: Records::local("bcp:shopify-order", ORDER_KEPT, order_bytes, kept_weight),
+            by_id: ids("bcp:shopify-order-cart", order_bytes / 8, ORDER_KEPT),
         }
+    }
+
+    /// Kept in `link` (`[redis]`) for every replica, when there is one.
+    pub fn shared(mut self, link: Option<std::sync::Arc<Link>>) -> Self {
+        self.created = self.created.shared(link.clone());
+        self.handed_off = self.handed_off.shared(link.clone());
+        self.by_checkout = self.by_checkout.shared(link.clone());
+        self.by_id = self.by_id.shared(link);
+        self
     }
 
     /// A checkout the bridge created, by the id Shopify answered with: an order placed from
@@ -376,26 +399,43 @@ impl OrderBook {
         Self::remember(&self.handed_off, checkout_id).await;
     }
 
-    async fn remember(carts: &Cache<String, String>, checkout_id: &str) {
-        if let Some(token) = cart_token(checkout_id)
-            && carts.get(token).await.as_deref() != Some(checkout_id)
-        {
-            carts.insert(token.to_owned(), checkout_id.to_owned()).await;
+    async fn remember(carts: &Records<String>, checkout_id: &str) {
+        let Some(token) = cart_token(checkout_id) else {
+            return;
+        };
+        if matches!(carts.get(token).await, Ok(Some(ref held)) if held == checkout_id) {
+            return;
+        }
+        if carts.put(token, checkout_id.to_owned()).await.is_err() {
+            tracing::warn!(
+                "a Shopify cart was not recorded in the shared Redis: its order will not be kept"
+            );
         }
     }
 
+    fn made(&self, kept: KeptOrder) -> Option<Order> {
+        order(&kept.raw, &kept.checkout, &self.shop).ok()
+    }
+
     /// The order placed from this checkout, once Shopify reported it; only for the cart id
-    /// with its key.
+    /// with its key. Redis away, none is known (the checkout answers as the store holds it).
     pub async fn of_checkout(&self, checkout_id: &str) -> Option<Order> {
-        self.by_checkout
+        let kept = self
+            .by_checkout
             .get(cart_token(checkout_id)?)
             .await
+            .ok()
+            .flatten()?;
+        self.made(kept)
             .filter(|order| same_cart(&order.checkout_id, checkout_id))
     }
 
-    pub async fn by_id(&self, id: &str) -> Option<Order> {
-        let token = self.by_id.get(id).await?;
-        self.by_checkout.get(&token).await
+    pub async fn by_id(&self, id: &str) -> Result<Option<Order>, PlatformError> {
+        let Some(token) = self.by_id.get(id).await.map_err(unavailable)? else {
+            return Ok(None);
+        };
+        let kept = self.by_checkout.get(&token).await.map_err(unavailable)?;
+        Ok(kept.and_then(|kept| self.made(kept)))
     }
 }
 
@@ -441,23 +481,34 @@ impl OrderFeed for OrderBook {
             return Ok(None);
         };
         // A later event names the order; the first one (`orders/create`) names its cart.
-        let token = match self.by_id.get(&id).await {
+        let token = match self.by_id.get(&id).await.map_err(unavailable)? {
             Some(token) => token,
             None => match raw.cart_token.as_deref().filter(|token| !token.is_empty()) {
                 Some(token) => token.to_owned(),
                 None => return Ok(None),
             },
         };
-        let checkout_id = match self.handed_off.get(&token).await {
+        let checkout_id = match self.handed_off.get(&token).await.map_err(unavailable)? {
             Some(checkout_id) => checkout_id,
-            None => match self.created.get(&token).await {
+            None => match self.created.get(&token).await.map_err(unavailable)? {
                 Some(checkout_id) => checkout_id,
                 None => return Ok(None),
             },
         };
         let order = order(&raw, &checkout_id, &self.shop)?;
-        self.by_id.insert(order.id.clone(), token.clone()).await;
-        self.by_checkout.insert(token, order.clone()).await;
+        // Redis away: the webhook fails and Shopify delivers it again.
+        self.by_id
+            .put(&order.id, token.clone())
+            .await
+            .map_err(unavailable)?;
+        let kept = KeptOrder {
+            checkout: checkout_id,
+            raw,
+        };
+        self.by_checkout
+            .put(&token, kept)
+            .await
+            .map_err(unavailable)?;
         Ok(Some(order))
     }
 }
@@ -528,7 +579,7 @@ mod tests {
         assert_eq!(order.lines[0].total, 4050);
         assert!(order.paid);
         assert_eq!(order.codes, ["SAVE10"]);
-        assert_eq!(book.by_id(&order.id).await, Some(order));
+        assert_eq!(book.by_id(&order.id).await.unwrap(), Some(order));
     }
 
     #[tokio::test]
@@ -556,6 +607,7 @@ mod tests {
         assert!(
             book.by_id("gid://shopify/Order/820982911946154508")
                 .await
+                .unwrap()
                 .is_none()
         );
         assert!(book.received("orders/create", b"not json").await.is_err());
@@ -638,9 +690,8 @@ mod tests {
             ))
             .await;
         }
-        book.created.run_pending_tasks().await;
-        assert!(book.created.weighted_size() <= bound);
-        assert!(book.created.entry_count() > 0);
+        assert!(book.created.local_bytes().await <= bound);
+        assert!(book.created.local_count().await > 0);
         let kept = book
             .received("orders/create", &created("c1-abc"))
             .await
