@@ -518,6 +518,7 @@ impl Brain {
                             &order,
                             release,
                             self.seller_identity(),
+                            self.invoices_declared(brain),
                         );
                     }
                     Err(_) => tracing::warn!("order event not sent: its handle could not be made"),
@@ -531,6 +532,7 @@ impl Brain {
                         (self.namespace.clone(), events.clone(), url.to_owned());
                     let held = url.len();
                     let seller = self.seller_identity();
+                    let invoices = self.invoices_declared(brain);
                     let announcer: super::Announcer = Arc::new(move |order: &Order| {
                         announce(
                             &namespace,
@@ -539,6 +541,7 @@ impl Brain {
                             order,
                             release,
                             seller.clone(),
+                            invoices,
                         );
                     });
                     brain.handed_off(id, announcer, held).await;
@@ -585,6 +588,9 @@ impl Brain {
             .namespace
             .envelope(release, Capability::Order, Status::Success);
         self.declare_fiscal(&mut ucp);
+        if self.invoices_declared(brain) {
+            crate::brain::nfe::declare(&mut ucp);
+        }
         let mut wire = render::order(&order, ucp);
         // fiscal-identity.md rule 1: in every order answer while the capability is active.
         wire.seller_identity = self.seller_identity();
@@ -607,9 +613,13 @@ fn announce(
     order: &Order,
     release: Release,
     seller: Option<SellerIdentityOut>,
+    invoices: bool,
 ) {
     let mut ucp = namespace.envelope(release, Capability::Order, Status::Success);
     fiscal::declare(&mut ucp, seller.as_ref());
+    if invoices {
+        crate::brain::nfe::declare(&mut ucp);
+    }
     let mut wire = render::order(order, ucp);
     wire.seller_identity = seller;
     match serde_json::to_value(wire) {
