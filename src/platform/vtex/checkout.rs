@@ -32,7 +32,7 @@ use crate::model::checkout::{
     Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
     Placement, RefusedCode,
 };
-use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, StoreField};
 use crate::platform::port::PlatformError;
 
 /// The buyers and addresses kept, one per checkout, for as long as the cart's ownership
@@ -486,6 +486,13 @@ impl CheckoutPort for VtexCheckout {
     ) -> Result<Option<Placement>, PlatformError> {
         self.keep(id, |kept| kept.handed_off = true).await;
         Ok(Some(Placement::HandedOff))
+    }
+
+    /// What the store's checkout requires by the rules of its country, read from a new
+    /// (empty) orderForm, as VTEX's checkout page applies them.
+    async fn checkout_fields(&self) -> Result<Vec<StoreField>, PlatformError> {
+        let (form, _) = self.carts.new_form(&[]).await?;
+        Ok(brazil::store_fields(&form))
     }
 
     /// Orders (and their invoices) are read from the Orders API, which needs the app key.
