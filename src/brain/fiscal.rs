@@ -352,6 +352,12 @@ impl Brain {
             .and_then(|fiscal| fiscal.seller.clone())
     }
 
+    /// Whether this door's order answers declare `br.dev.bcp.shopping.nfe`: the BCP door
+    /// (UCP has no NF-e) of a store whose adapter reads invoices, as the profile says.
+    pub(super) fn invoices_declared(&self, checkouts: &super::checkout::CheckoutBrain) -> bool {
+        self.fiscal.is_some() && checkouts.port().reads_invoices()
+    }
+
     /// A checkout or order answer's envelope names the extension while it is active.
     pub(super) fn declare_fiscal(&self, ucp: &mut Ucp) {
         declare(ucp, self.seller_identity().as_ref());

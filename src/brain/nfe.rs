@@ -14,6 +14,17 @@ use crate::protocol::checkout::NfeOut;
 /// The capability an order answer declares when it carries the NF-e.
 pub const CAPABILITY: &str = "br.dev.bcp.shopping.nfe";
 
+/// Names the extension in an order answer's envelope: `render` then carries the NF-e the
+/// store issued (absent while none is).
+pub fn declare(ucp: &mut Ucp) {
+    ucp.capabilities.insert(
+        CAPABILITY.to_owned(),
+        vec![crate::protocol::envelope::CapabilityVersion {
+            version: ucp.version,
+        }],
+    );
+}
+
 /// Whether `key` is a well-formed NF-e access key.
 pub fn valid_access_key(key: &str) -> bool {
     let digits: Vec<u32> = key.chars().filter_map(|c| c.to_digit(10)).collect();

@@ -1,8 +1,9 @@
 //! BCP's Brazilian extensions in the BCP profile (never in UCP's): the fiscal identity while
 //! `[seller]` is configured (fiscal-identity.md "Discovery"), and the return policy of
 //! `[returns]` (returns.md: the profile's `config` is the protocol source of the withdrawal
-//! notice agents show before completion). Each is declared only where its parent capability is
-//! served.
+//! notice agents show before completion), and the NF-e reference on orders while the store's
+//! adapter reads invoices (nfe.md "Discovery"). Each is declared only where its parent
+//! capability is served.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -81,7 +82,8 @@ fn entry(
 }
 
 /// Adds the Brazilian extensions to the BCP `profile` at `version`, given the capabilities it
-/// serves, whether `[seller]` is configured and `[returns]`.
+/// serves, whether `[seller]` is configured, `[returns]` and whether orders carry their NF-e
+/// (`invoices`: the adapter reads the store's invoices).
 pub fn declare(
     profile: &mut Profile,
     namespace: &Namespace,
@@ -89,6 +91,7 @@ pub fn declare(
     served: &[Capability],
     seller: bool,
     returns: Option<&ReturnsConfig>,
+    invoices: bool,
 ) {
     if namespace.service != Namespace::BCP.service {
         return;
@@ -128,6 +131,19 @@ pub fn declare(
                 "returns.json",
                 vec![namespace.capability_name(Capability::Order)],
                 Some(config),
+            )],
+        );
+    }
+    if invoices && served.contains(&Capability::Order) {
+        capabilities.insert(
+            format!("{}.nfe", namespace.service),
+            vec![entry(
+                namespace,
+                version,
+                "nfe",
+                "nfe.json",
+                vec![namespace.capability_name(Capability::Order)],
+                None,
             )],
         );
     }

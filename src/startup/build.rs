@@ -280,6 +280,10 @@ fn namespace_routes(
             &capabilities,
             config.seller.is_some(),
             config.returns.as_ref(),
+            common
+                .checkouts
+                .as_ref()
+                .is_some_and(|checkouts| checkouts.port().reads_invoices()),
         );
         profiles.push((
             *version,

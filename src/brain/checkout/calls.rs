@@ -521,6 +521,7 @@ impl Brain {
                             &order,
                             release,
                             self.seller_identity(),
+                            self.invoices_declared(brain),
                         )
                         .await;
                     }
@@ -583,6 +584,9 @@ impl Brain {
             .namespace
             .envelope(release, Capability::Order, Status::Success);
         self.declare_fiscal(&mut ucp);
+        if self.invoices_declared(brain) {
+            crate::brain::nfe::declare(&mut ucp);
+        }
         let mut wire = render::order(&order, ucp);
         // fiscal-identity.md rule 1: in every order answer while the capability is active.
         wire.seller_identity = self.seller_identity();
@@ -605,9 +609,13 @@ async fn announce(
     order: &Order,
     release: Release,
     seller: Option<SellerIdentityOut>,
+    invoices: bool,
 ) {
     let mut ucp = namespace.envelope(release, Capability::Order, Status::Success);
     fiscal::declare(&mut ucp, seller.as_ref());
+    if invoices {
+        crate::brain::nfe::declare(&mut ucp);
+    }
     let mut wire = render::order(order, ucp);
     wire.seller_identity = seller;
     match serde_json::to_value(wire) {
@@ -642,6 +650,9 @@ impl Brain {
         let events = self.order_events.clone()?;
         let namespace = self.namespace.clone();
         let seller = self.seller_identity();
+        let invoices = self
+            .checkouts()
+            .is_ok_and(|checkouts| self.invoices_declared(checkouts));
         Some(Arc::new(move |order: Order, handed: HandedOff| {
             let (namespace, events, seller) = (namespace.clone(), events.clone(), seller.clone());
             Box::pin(async move {
@@ -656,6 +667,7 @@ impl Brain {
                     &order,
                     release,
                     seller,
+                    invoices,
                 )
                 .await;
             })

@@ -13,6 +13,7 @@ use super::client::VtexApi;
 use super::wire::OrderForm;
 use crate::model::checkout::{Address, Buyer};
 use crate::model::fiscal::{Requirement, TaxpayerId, TaxpayerKind};
+use crate::platform::checkout::StoreField;
 
 const BRAZIL: &str = "BRA";
 
@@ -88,6 +89,58 @@ pub fn requirements(form: &OrderForm, address: Option<&Address>) -> Vec<Requirem
         needed.push(Requirement::Neighborhood);
     }
     needed
+}
+
+/// The fields a store's checkout requires beyond the cart's, as `doctor` lists them: those of
+/// `requirements` for a store whose orderForm says Brazil (none otherwise), each with what
+/// the bridge fills it from. The company name of a CNPJ buyer is the store page's to ask.
+pub fn store_fields(form: &OrderForm) -> Vec<StoreField> {
+    if !form
+        .store_preferences_data
+        .country_code
+        .eq_ignore_ascii_case(BRAZIL)
+    {
+        return Vec::new();
+    }
+    let field =
+        |key: &str, label: &str, required: bool, filled_from: Option<&'static str>| StoreField {
+            key: key.to_owned(),
+            label: label.to_owned(),
+            required,
+            filled_from,
+        };
+    vec![
+        field(
+            "clientProfileData.document",
+            "CPF/CNPJ",
+            true,
+            Some("buyer.taxpayer_id (documentType from its kind)"),
+        ),
+        field(
+            "clientProfileData.corporateDocument",
+            "CNPJ of a company buyer",
+            false,
+            Some("buyer.taxpayer_id of kind cnpj"),
+        ),
+        field(
+            "clientProfileData.corporateName",
+            "Company name",
+            false,
+            None,
+        ),
+        field(
+            "shippingData.address.number",
+            "Number",
+            true,
+            Some("the address's house number (or s/n)"),
+        ),
+        field(
+            "shippingData.address.neighborhood",
+            "Neighborhood",
+            true,
+            Some("the address's bairro, else the store's postal-code route for the CEP"),
+        ),
+    ]
 }
 
 /// `GET /api/checkout/pub/postal-code/{country}/{postalCode}`.

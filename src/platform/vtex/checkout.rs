@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use moka::future::Cache;
-use reqwest::{Method, StatusCode};
+use reqwest::Method;
 use serde_json::{Value, json};
 use url::Url;
 
@@ -23,7 +23,8 @@ use super::brazil;
 use super::cart::Carts;
 use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
 use super::client::VtexApi;
-use super::invoices::{self, OmsOrder};
+use super::invoices;
+use super::placed::{self, Placements};
 use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;
@@ -31,7 +32,7 @@ use crate::model::checkout::{
     Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, CodeRefusal, Order,
     Placement, RefusedCode,
 };
-use crate::platform::checkout::{CheckoutOutcome, CheckoutPort};
+use crate::platform::checkout::{CheckoutOutcome, CheckoutPort, StoreField};
 use crate::platform::port::PlatformError;
 
 /// The buyers and addresses kept, one per checkout, for as long as the cart's ownership
@@ -56,6 +57,8 @@ pub struct VtexCheckout {
     storefront: Url,
     /// App keys are configured: the Orders API (and its invoices) can be read.
     keyed: bool,
+    /// The orders buyers placed on the store's page (read only when `keyed`).
+    placements: Placements,
 }
 
 fn held(codes: &[String], code: &str) -> bool {
@@ -76,10 +79,49 @@ impl VtexCheckout {
                 .max_capacity(MAX_CHECKOUTS)
                 .time_to_idle(ttl)
                 .build(),
+            placements: Placements::new(api.clone()),
             api,
             storefront,
             keyed,
         }
+    }
+
+    fn permalink(&self, order_id: &str) -> String {
+        let mut permalink = self.storefront.clone();
+        permalink.set_path("/account");
+        permalink.set_fragment(Some(&format!("/orders/{order_id}")));
+        permalink.to_string()
+    }
+
+    /// The checkout as its placed order, once the buyer handed off by complete paid on the
+    /// store's page (Orders API, app key); `None` while there is no such order.
+    async fn placed(
+        &self,
+        id: &str,
+        form: Option<&OrderForm>,
+    ) -> Result<Option<CheckoutState>, PlatformError> {
+        let kept = self.kept(id).await;
+        if !self.keyed || !kept.handed_off {
+            return Ok(None);
+        }
+        let open = match form {
+            Some(form) => Some(self.state(form).await?),
+            None => None,
+        };
+        let email = open
+            .as_ref()
+            .and_then(|state| state.buyer.email.clone())
+            .or_else(|| kept.buyer.as_ref().and_then(|buyer| buyer.email.clone()));
+        let Some(raw) = self.placements.order_of(id, email.as_deref()).await? else {
+            return Ok(None);
+        };
+        let order = invoices::order(&raw, self.carts.currency(), self.permalink(raw.id()))?;
+        let buyer = match (&open, &kept.buyer) {
+            (Some(_), _) => None,
+            (None, Some(buyer)) => Some(buyer.clone()),
+            (None, None) => Some(raw.buyer()),
+        };
+        Ok(Some(placed::state(id, &order, open, buyer)))
     }
 
     async fn kept(&self, id: &str) -> Arc<Kept> {
@@ -212,7 +254,11 @@ impl CheckoutPort for VtexCheckout {
     }
 
     async fn get_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
-        match self.fetch(id).await? {
+        let form = self.fetch(id).await?;
+        if let Some(placed) = self.placed(id, form.as_ref()).await? {
+            return Ok(Some(placed));
+        }
+        match form {
             Some(form) => self.state(&form).await.map(Some),
             None => Ok(None),
         }
@@ -435,13 +481,25 @@ impl CheckoutPort for VtexCheckout {
     /// placed here, and the checkout keeps escalating there.
     async fn place(
         &self,
-        _id: &str,
+        id: &str,
         _handler_id: Option<&str>,
     ) -> Result<Option<Placement>, PlatformError> {
+        self.keep(id, |kept| kept.handed_off = true).await;
         Ok(Some(Placement::HandedOff))
     }
 
-    /// The invoice of a VTEX order is read from the Orders API, which needs the app key.
+    /// What the store's checkout requires by the rules of its country, read from a new
+    /// (empty) orderForm, as VTEX's checkout page applies them.
+    async fn checkout_fields(&self) -> Result<Vec<StoreField>, PlatformError> {
+        let (form, _) = self.carts.new_form(&[]).await?;
+        Ok(brazil::store_fields(&form))
+    }
+
+    /// Orders (and their invoices) are read from the Orders API, which needs the app key.
+    fn reads_orders(&self) -> bool {
+        self.keyed
+    }
+
     fn reads_invoices(&self) -> bool {
         self.keyed
     }
@@ -449,21 +507,13 @@ impl CheckoutPort for VtexCheckout {
     /// An order by its VTEX id (`GET /api/oms/pvt/orders/{orderId}`, app key required), with
     /// the NF-e its packages were invoiced with.
     async fn order(&self, id: &str) -> Result<Option<Order>, PlatformError> {
-        if !self.keyed || !valid_order_id(id) {
+        if !self.keyed {
             return Ok(None);
         }
-        let response = self
-            .api
-            .get(&["api", "oms", "pvt", "orders", id], &[], None)
-            .await?;
-        if response.status == StatusCode::NOT_FOUND {
+        let Some(raw) = self.placements.read(id).await? else {
             return Ok(None);
-        }
-        let raw: OmsOrder = self.api.decode(&response, "order")?;
-        let mut permalink = self.storefront.clone();
-        permalink.set_path("/account");
-        permalink.set_fragment(Some(&format!("/orders/{id}")));
-        invoices::order(&raw, self.carts.currency(), permalink.to_string()).map(Some)
+        };
+        invoices::order(&raw, self.carts.currency(), self.permalink(id)).map(Some)
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {
@@ -478,15 +528,6 @@ impl CheckoutPort for VtexCheckout {
         self.kept.invalidate(id).await;
         Ok(Some(before))
     }
-}
-
-/// VTEX order ids are `{sequence digits}-{two digits}` (`1468780500454-01`).
-fn valid_order_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
 }
 
 #[cfg(test)]

@@ -39,6 +39,9 @@ pub struct Kept {
     /// The address as sent to the store: the agent's, with what the store's postal-code
     /// route filled in. What the checkout shows.
     pub sent: Option<Address>,
+    /// Complete handed the buyer to the store's payment page: the order they place there is
+    /// looked for from then on.
+    pub handed_off: bool,
 }
 
 pub fn group_id(kind: MethodKind) -> String {

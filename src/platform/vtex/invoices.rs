@@ -33,6 +33,27 @@ pub struct OmsOrder {
     package_attachment: Option<PackageAttachment>,
     store_preferences_data: Option<OmsPreferences>,
     marketing_data: Option<Value>,
+    client_profile_data: Option<Value>,
+}
+
+impl OmsOrder {
+    pub fn id(&self) -> &str {
+        &self.order_id
+    }
+
+    /// The orderForm the order was placed from.
+    pub fn order_form_id(&self) -> Option<&str> {
+        self.order_form_id.as_deref().filter(|id| !id.is_empty())
+    }
+
+    /// The buyer's document the order was placed with (its other personal fields VTEX
+    /// masks or aliases in the Orders API).
+    pub fn buyer(&self) -> crate::model::checkout::Buyer {
+        crate::model::checkout::Buyer {
+            taxpayer_id: super::brazil::taxpayer_of(self.client_profile_data.as_ref()),
+            ..Default::default()
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -17,6 +17,7 @@ mod installments;
 mod invoices;
 mod mapping;
 mod owners;
+mod placed;
 mod settings;
 mod stack;
 mod wire;

@@ -24,7 +24,7 @@ const CPF: &str = "39053344705";
 
 /// These tests need the store with Brazilian Market (`.ci/real-woo.sh` installs it unless
 /// `BCP_REAL_WOO_BRAZIL=off`): without it they fail rather than pass having checked nothing.
-fn assert_brazilian_market() {
+pub(super) fn assert_brazilian_market() {
     assert!(
         real_store_env("BCP_REAL_WOO_BRAZIL") != "off",
         "this test needs the store with Brazilian Market: {RUN_WITH} without BCP_REAL_WOO_BRAZIL=off"
@@ -121,7 +121,7 @@ async fn addressed(
 }
 
 /// `mysql` on the store's database (the test runs where the store runs, as CI does).
-async fn sql(db: &str, query: &str) -> Vec<Vec<String>> {
+pub(super) async fn sql(db: &str, query: &str) -> Vec<Vec<String>> {
     let output = tokio::process::Command::new("mysql")
         .args(["-N", "-B", "-uwoo", "-pwoopass", db, "-e", query])
         .output()
@@ -139,7 +139,7 @@ async fn sql(db: &str, query: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-async fn order_meta(db: &str, order: u64) -> Vec<(String, String)> {
+pub(super) async fn order_meta(db: &str, order: u64) -> Vec<(String, String)> {
     sql(
         db,
         &format!("SELECT meta_key, meta_value FROM wp_wc_orders_meta WHERE order_id = {order} AND meta_key LIKE '%csbmw%' ORDER BY meta_key"),
@@ -151,7 +151,7 @@ async fn order_meta(db: &str, order: u64) -> Vec<(String, String)> {
 }
 
 /// A checkout id as one path segment.
-fn segment(id: &str) -> String {
+pub(super) fn segment(id: &str) -> String {
     id.bytes()
         .map(|byte| match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {

@@ -1,5 +1,6 @@
 //! Real-store tests; `store` is the harness (the store, its ids, its access log).
 mod brazil;
+mod brazil_wire;
 mod cart;
 mod catalog;
 mod checkout;

@@ -101,6 +101,48 @@ impl Inner {
             None => vtex_error(StatusCode::NOT_FOUND, "ORD001", "Pedido não encontrado"),
         }
     }
+
+    /// `GET /api/oms/pvt/orders?q=…`: the newest first, `q` matched against the buyer's email
+    /// or document as VTEX's full-text filter does; the list items carry no `orderFormId`.
+    pub fn oms_list(&self, query: &str, headers: &HeaderMap) -> Response {
+        if !keyed(headers) {
+            return vtex_error(StatusCode::UNAUTHORIZED, "ORD062", "Unauthorized");
+        }
+        let params: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+            .into_owned()
+            .collect();
+        let param = |name: &str| {
+            params
+                .iter()
+                .find(|(key, _)| key == name)
+                .map(|(_, value)| value.clone())
+        };
+        let q = param("q").unwrap_or_default();
+        let per_page: usize = param("per_page")
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(15);
+        let list: Vec<Value> = self
+            .orders
+            .iter()
+            .rev()
+            .filter(|order| {
+                let profile = &order.body["clientProfileData"];
+                q.is_empty() || profile["email"] == q.as_str() || profile["document"] == q.as_str()
+            })
+            .take(per_page)
+            .map(|order| {
+                json!({"orderId": order.id, "creationDate": order.body["creationDate"],
+                    "status": order.body["status"], "totalValue": order.body["value"],
+                    "sequence": order.body["sequence"], "currencyCode": "BRL"})
+            })
+            .collect();
+        let total = list.len();
+        json_response(
+            StatusCode::OK,
+            &json!({"list": list, "paging": {"total": total, "pages": 1, "currentPage": 1, "perPage": per_page}}),
+            &[],
+        )
+    }
 }
 
 impl VtexStandin {

@@ -137,6 +137,9 @@ async fn handle(
     {
         return inner.postal_code(country, cep);
     }
+    if path == "/api/oms/pvt/orders" && method == Method::GET {
+        return inner.oms_list(&query, &headers);
+    }
     if let Some(id) = path.strip_prefix("/api/oms/pvt/orders/") {
         return inner.oms_order(id, &headers);
     }

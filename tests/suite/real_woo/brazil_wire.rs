@@ -1,0 +1,164 @@
+//! Issue 37 item 7 over the wire: an agent speaking MCP, and one speaking REST, each place an
+//! order on the real WooCommerce with Brazilian Market, giving the CPF (punctuated) in
+//! `buyer.taxpayer_id` and the address as UCP writes it ("Rua Doutor Quirino, 1481", "Sala 42
+//! - Bairro Centro"); the store's database then holds the CPF, the house number and the bairro
+//! in the plugin's own fields (HPOS `wp_wc_orders_meta`: `_wc_other/csbmw/cpf`,
+//! `_wc_{billing,shipping}/csbmw/{number,neighborhood}`), and the street and complement alone
+//! in WooCommerce's address lines.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::brazil::{assert_brazilian_market, order_meta, segment, sql};
+use super::store::{RealStore, real_store, real_store_env, shared};
+use crate::support::{TestBridge, meta, meta_with_key};
+
+const CPF: &str = "39053344705";
+
+/// One call over `binding`: an MCP tool, or its REST operation (`method`, `path`).
+async fn send(
+    bridge: &TestBridge,
+    binding: &str,
+    tool: &str,
+    id: Option<&str>,
+    checkout: Value,
+) -> Value {
+    if binding == "mcp" {
+        let mut arguments =
+            json!({"meta": meta_with_key(&uuid::Uuid::new_v4().to_string()), "checkout": checkout});
+        if tool == "update_checkout" {
+            arguments["meta"] = meta();
+        }
+        if let Some(id) = id {
+            arguments["id"] = json!(id);
+        }
+        return bridge.call(tool, arguments).await;
+    }
+    let (method, path) = match (tool, id) {
+        ("create_checkout", _) => (Method::POST, "/checkout-sessions".to_owned()),
+        ("update_checkout", Some(id)) => {
+            (Method::PUT, format!("/checkout-sessions/{}", segment(id)))
+        }
+        ("complete_checkout", Some(id)) => (
+            Method::POST,
+            format!("/checkout-sessions/{}/complete", segment(id)),
+        ),
+        other => unreachable!("{other:?}"),
+    };
+    let key = uuid::Uuid::new_v4().to_string();
+    let (status, body) = bridge
+        .rest(method, &path, Some(&checkout), &[("idempotency-key", &key)])
+        .await;
+    assert!(
+        status == StatusCode::OK || status == StatusCode::CREATED,
+        "{tool} over REST: {status} {body}"
+    );
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The order placed over `binding` for a new buyer; the store's order id.
+async fn place(bridge: &TestBridge, store: &RealStore, db: &str, binding: &str) -> u64 {
+    let email = format!(
+        "ana.{binding}.{}@example.com",
+        uuid::Uuid::new_v4().simple()
+    );
+    let created = send(
+        bridge,
+        binding,
+        "create_checkout",
+        None,
+        json!({
+            "line_items": [{"item": {"id": store.sid("garrafa")}, "quantity": 1}],
+            "buyer": {"email": email, "first_name": "Ana", "last_name": "Souza", "phone_number": "19999990000",
+                "taxpayer_id": {"kind": "cpf", "value": "390.533.447-05"}},
+            "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                "first_name": "Ana", "last_name": "Souza",
+                "street_address": "Rua Doutor Quirino, 1481", "extended_address": "Sala 42 - Bairro Centro",
+                "address_locality": "Campinas", "address_region": "SP", "postal_code": "13015-081",
+                "address_country": "BR"}]}]}
+        }),
+    )
+    .await;
+    let id = created["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{binding}: {created}"))
+        .to_owned();
+    assert_eq!(
+        created["buyer"]["taxpayer_id"],
+        json!({"kind": "cpf", "value": CPF}),
+        "{binding}: {created}"
+    );
+    let method = &created["fulfillment"]["methods"][0];
+    let ready = send(
+        bridge,
+        binding,
+        "update_checkout",
+        Some(&id),
+        json!({"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"],
+            "selected_option_id": store.text("rate_pac")}]}]}}),
+    )
+    .await;
+    assert_eq!(ready["status"], "ready_for_complete", "{binding}: {ready}");
+    let done = send(
+        bridge,
+        binding,
+        "complete_checkout",
+        Some(&id),
+        json!({"payment": {"instruments": [{"handler_id": "bacs", "type": "offline"}]}}),
+    )
+    .await;
+    assert_eq!(done["status"], "completed", "{binding}: {done}");
+    let found = sql(
+        db,
+        &format!("SELECT id FROM wp_wc_orders WHERE billing_email = '{email}'"),
+    )
+    .await;
+    assert_eq!(
+        found.len(),
+        1,
+        "{binding}: one order for {email}: {found:?}"
+    );
+    found[0][0].parse().unwrap()
+}
+
+#[tokio::test]
+#[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
+async fn issue_37_agents_over_mcp_and_rest_place_orders_holding_cpf_number_and_bairro() {
+    let store = real_store();
+    assert_brazilian_market();
+    let db = real_store_env("BCP_REAL_WOO_DB");
+    let _guard = shared().await;
+    let bridge = store.bridge("[checkout]\nplace_with = [\"bacs\"]\n").await;
+    for binding in ["mcp", "rest"] {
+        let order = place(&bridge, store, &db, binding).await;
+        let meta = order_meta(&db, order).await;
+        for (key, value) in [
+            ("_wc_billing/csbmw/neighborhood", "Centro"),
+            ("_wc_billing/csbmw/number", "1481"),
+            ("_wc_shipping/csbmw/neighborhood", "Centro"),
+            ("_wc_shipping/csbmw/number", "1481"),
+        ] {
+            assert!(
+                meta.contains(&(key.to_owned(), value.to_owned())),
+                "{binding}: {key} = {value} not in {meta:?}"
+            );
+        }
+        let cpf = meta
+            .iter()
+            .find(|(key, _)| key == "_wc_other/csbmw/cpf")
+            .map(|(_, value)| {
+                value
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .collect::<String>()
+            });
+        assert_eq!(cpf.as_deref(), Some(CPF), "{binding}: {meta:?}");
+        let lines = sql(
+            &db,
+            &format!("SELECT address_1, address_2 FROM wp_wc_order_addresses WHERE order_id = {order} AND address_type = 'shipping'"),
+        )
+        .await;
+        assert_eq!(lines, [["Rua Doutor Quirino", "Sala 42"]], "{binding}");
+    }
+}
