@@ -9,6 +9,8 @@ mod complete;
 pub mod completions;
 pub mod handles;
 pub mod ledger;
+pub mod pix;
+pub mod pix_book;
 mod refused;
 pub mod render;
 mod replacement;
@@ -82,6 +84,8 @@ pub struct CheckoutBrain {
     handoffs: moka::future::Cache<String, Handoff>,
     /// What agents are given for orders instead of the store's ids.
     handles: OrderHandles,
+    /// `[pix]`: the Pix handler, offered where the store can take an order unpaid.
+    pix: Option<std::sync::Arc<pix::PixFlow>>,
 }
 
 /// Renders and queues one order's event for the agent that handed the checkout off.
@@ -145,6 +149,7 @@ impl CheckoutBrain {
                 .time_to_idle(HANDOFF_IDLE)
                 .build(),
             handles: OrderHandles::local(),
+            pix: None,
         }
     }
 
@@ -204,10 +209,11 @@ impl CheckoutBrain {
         &self.port
     }
 
-    fn judge(&self, state: CheckoutState) -> Judged {
+    fn judge(&self, mut state: CheckoutState) -> Judged {
         if matches!(state.stage, Stage::Placed(_)) {
             self.completions.placed_elsewhere(&state.id);
         }
+        self.offer_pix(&mut state);
         status::judge(state)
     }
 
@@ -223,6 +229,17 @@ impl CheckoutBrain {
                 Message::error(
                     MessageCode::CheckoutCompleteInProgress,
                     format!("Complete Checkout was accepted: the checkout cannot be {what} now"),
+                    Severity::Recoverable,
+                ),
+            )));
+        }
+        // A Pix charge is waiting to be paid: the order it pays for is placed.
+        if current.status == Status::CompleteInProgress {
+            return Ok(Err(with_message(
+                current,
+                Message::error(
+                    MessageCode::CheckoutCompleteInProgress,
+                    format!("The order awaits its Pix payment: the checkout cannot be {what} now"),
                     Severity::Recoverable,
                 ),
             )));
@@ -292,6 +309,7 @@ impl CheckoutBrain {
         {
             judged.status = Status::CompleteInProgress;
         }
+        self.pix_view(&mut judged).await;
         Ok(judged)
     }
 
@@ -546,6 +564,8 @@ fn contains(codes: &[String], code: &str) -> bool {
 /// The tests' stand-in ports name what `place` answers.
 #[cfg(test)]
 use crate::model::checkout::Placement;
+#[cfg(test)]
+mod pix_tests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]
