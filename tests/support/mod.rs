@@ -5,6 +5,7 @@ pub mod binary;
 pub mod chromium;
 pub mod debug_bridge;
 pub mod hostile;
+pub mod pix_psp;
 pub mod redis;
 pub mod shopify_standin;
 pub mod signer;
