@@ -381,6 +381,10 @@ impl BridgeConfig {
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
                 shared: shared.cloned(),
                 checkout: &self.checkout,
+                unpaid_gateway: self
+                    .pix
+                    .as_ref()
+                    .and_then(|pix| pix.store_gateway.as_deref()),
                 guard: Default::default(),
             },
         )

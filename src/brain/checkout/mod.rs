@@ -513,12 +513,14 @@ impl CheckoutBrain {
                 "reading orders",
             )));
         }
-        self.port.order(id).await?.ok_or_else(|| {
+        let mut order = self.port.order(id).await?.ok_or_else(|| {
             BrainError::Platform(PlatformError::InvalidAt {
                 path: "$.id".into(),
                 message: format!("no order {id} placed through this bridge"),
             })
-        })
+        })?;
+        self.pix_order_view(&mut order).await;
+        Ok(order)
     }
 }
 

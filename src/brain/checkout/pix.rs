@@ -33,6 +33,9 @@ pub const HANDLER: &str = "br.dev.bcp.pix";
 /// Renders a BR Code payload as a PNG QR image, base64-encoded.
 pub type QrRenderer = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
+/// Derives a charge's txid from its order's reference, the same on every replica.
+pub type TxidDerivation = Arc<dyn Fn(&str) -> String + Send + Sync>;
+
 /// The PSP and how charges are made: `[pix]` as the brain uses it.
 pub struct PixFlow {
     provider: Arc<dyn PixProvider>,
@@ -40,6 +43,7 @@ pub struct PixFlow {
     expires_secs: u32,
     book: PixBook,
     qr: Option<QrRenderer>,
+    txids: TxidDerivation,
 }
 
 impl PixFlow {
@@ -50,7 +54,21 @@ impl PixFlow {
             expires_secs,
             book: PixBook::default(),
             qr: None,
+            txids: Arc::new(unkeyed_txid),
         }
+    }
+
+    /// Txids keyed with a secret (`pix::txid`), so nobody computes another order's.
+    pub fn with_txids(mut self, txids: TxidDerivation) -> Self {
+        self.txids = txids;
+        self
+    }
+
+    /// The txid of the charge for `order` of `checkout`: bound to both, so a charge read back
+    /// names this very order, and a store that numbers orders again (a reset sample store)
+    /// never meets an old charge.
+    pub fn txid(&self, checkout: &str, order: &str) -> String {
+        (self.txids)(&format!("{order}@{checkout}"))
     }
 
     /// Charges kept where every replica reads them (`[redis]`).
@@ -102,12 +120,11 @@ pub enum Settlement {
     Unavailable,
 }
 
-/// The txid of the charge for `order` of `checkout`: 32 characters of `[0-9a-f]` (API Pix
-/// wants 26–35 of `[a-zA-Z0-9]`), the same on every replica, so a repeated complete asks for
-/// the same charge and a charge read back is bound to this very order.
-pub fn txid_for(checkout: &str, order: &str) -> String {
+/// A txid without a secret: 32 characters of `[0-9a-f]` (API Pix wants 26–35 of
+/// `[a-zA-Z0-9]`). `with_txids` replaces it where `[pix]` is configured.
+fn unkeyed_txid(reference: &str) -> String {
     use sha2::Digest;
-    let digest = sha2::Sha256::digest(format!("bcp-pix\n{checkout}\n{order}").as_bytes());
+    let digest = sha2::Sha256::digest(format!("bcp-pix\n{reference}").as_bytes());
     let mut txid = hex::encode(digest);
     txid.truncate(32);
     txid
@@ -231,6 +248,17 @@ impl CheckoutBrain {
         }
     }
 
+    /// An order awaiting its Pix payment is not paid, whatever the store's status word says
+    /// (WooCommerce counts on-hold as paid offline).
+    pub(super) async fn pix_order_view(&self, order: &mut Order) {
+        if let Some(record) = self.charge_of(&order.checkout_id).await
+            && record.order_id == order.id
+            && record.state != ChargeState::Paid
+        {
+            order.paid = false;
+        }
+    }
+
     /// Complete with the Pix handler, admitted by the ledger under `key` and under the
     /// checkout's lease: the order placed unpaid, then the charge. The ledger is settled
     /// `Placed` once the store holds an order, whatever follows: the checkout is never placed
@@ -292,7 +320,7 @@ impl CheckoutBrain {
             }
         };
         self.completions.settle(id, key, Settled::Placed).await;
-        let txid = txid_for(id, &order.id);
+        let txid = flow.txid(id, &order.id);
         let amount = Money::new(order.totals.total, order.currency);
         let request = ChargeRequest {
             txid: txid.clone(),
@@ -311,8 +339,10 @@ impl CheckoutBrain {
             Err(PixError::Refused("Pix charges are in BRL only".into()))
         };
         let charge = match created {
+            // A new charge: an old one under the same txid (paid or removed) is not this one.
             Ok(charge)
                 if charge.txid == txid
+                    && charge.status == ChargeStatus::Active
                     && charge.amount == amount
                     && charge.key == flow.provider.key() =>
             {
@@ -396,10 +426,18 @@ impl CheckoutBrain {
         let Some(flow) = self.pix.as_deref() else {
             return;
         };
-        if let Ok(charge) = flow.provider.read_charge(&record.txid).await
-            && charge.status == ChargeStatus::Completed
-        {
-            let _ = self.pix_transition(id, Transition::Settle).await;
+        match flow.provider.read_charge(&record.txid).await {
+            Ok(charge) if charge.status == ChargeStatus::Completed => {
+                let _ = self.pix_transition(id, Transition::Settle).await;
+            }
+            // The PSP ended it unpaid (its own expiry, or the merchant removed it).
+            Ok(charge)
+                if charge.status != ChargeStatus::Active
+                    || OffsetDateTime::now_utc() >= charge.expires_at =>
+            {
+                let _ = self.pix_transition(id, Transition::Expire).await;
+            }
+            _ => {}
         }
     }
 
@@ -508,7 +546,7 @@ impl CheckoutBrain {
             .map(|payment| payment.amount.amount)
             .sum();
         let bound = charge.txid == record.txid
-            && record.txid == txid_for(&record.checkout_id, &record.order_id);
+            && record.txid == flow.txid(&record.checkout_id, &record.order_id);
         let exact = brl(&charge.amount)
             && charge.amount.amount == record.amount
             && charge.received.iter().all(|payment| brl(&payment.amount))
@@ -572,6 +610,13 @@ impl CheckoutBrain {
             // Paid at the last moment: settled, not expired.
             Ok(charge) if charge.status == ChargeStatus::Completed => {
                 return self.settle_charge(flow, record).await;
+            }
+            Ok(charge)
+                if charge.status == ChargeStatus::Active
+                    && OffsetDateTime::now_utc() < at(record.expires_at)
+                    && OffsetDateTime::now_utc() < charge.expires_at =>
+            {
+                return Settlement::Unverified;
             }
             Ok(_) | Err(PixError::NotFound(_)) => {}
             // Whether it was paid is unknown: the next sweep asks again.

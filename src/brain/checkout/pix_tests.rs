@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use time::OffsetDateTime;
 
-use super::pix::{PixFlow, Settlement, txid_for};
+use super::pix::{PixFlow, Settlement};
 use super::*;
 use crate::model::BuyerContext;
 use crate::model::checkout::CheckoutSource;
@@ -191,11 +191,12 @@ fn codes(judged: &Judged) -> Vec<MessageCode> {
 }
 
 /// The store's order behind a Pix checkout, read from the store itself.
-async fn store_order(store: &SampleCheckout, judged: &Judged) -> Order {
+async fn store_order(brain: &CheckoutBrain, store: &SampleCheckout, judged: &Judged) -> Order {
     let txid = &judged.pix.as_ref().unwrap().txid;
+    let flow = brain.pix.as_deref().unwrap();
     for number in 1..10 {
         let id = format!("ord_{number}");
-        if txid_for(&judged.state.id, &id) == *txid {
+        if flow.txid(&judged.state.id, &id) == *txid {
             return store.order(&id).await.unwrap().unwrap();
         }
     }
@@ -246,7 +247,7 @@ async fn complete_with_pix_answers_in_progress_with_one_charge_for_the_store_tot
     assert!((26..=35).contains(&shown.txid.len()));
     assert_eq!(shown.checkout_id, id);
     // The order is in the store, held unpaid.
-    let order = store_order(&store, &judged).await;
+    let order = store_order(&brain, &store, &judged).await;
     assert_eq!(order.store_status, "on-hold");
     assert!(!order.paid);
     // `devedor`: the buyer's CPF with their name.
@@ -320,7 +321,7 @@ async fn a_verified_settlement_marks_the_order_paid_once_and_completes_the_check
     let completed = brain.get(&id).await.unwrap();
     assert_eq!(completed.status, Status::Completed);
     assert!(completed.pix.is_none());
-    let order = store_order(&store, &judged).await;
+    let order = store_order(&brain, &store, &judged).await;
     assert!(order.paid);
     assert_eq!(order.store_status, "processing");
     assert_eq!(heard.load(Ordering::SeqCst), 1);
@@ -363,7 +364,7 @@ async fn an_amount_mismatch_is_payment_failed_and_never_paid_issue_38_item_3() {
     assert_ne!(after.status, Status::Completed);
     assert_eq!(codes(&after)[0], MessageCode::PaymentFailed);
     assert!(after.pix.is_none());
-    assert!(!store_order(&store, &judged).await.paid);
+    assert!(!store_order(&brain, &store, &judged).await.paid);
 }
 
 #[tokio::test]
@@ -392,7 +393,7 @@ async fn an_end_to_end_id_is_applied_to_one_charge_only_issue_38_item_3() {
         brain.pix_notified(&two_shown.txid).await,
         Settlement::Mismatch
     );
-    assert!(!store_order(&store, &two).await.paid);
+    assert!(!store_order(&brain, &store, &two).await.paid);
 }
 
 #[tokio::test]
@@ -423,7 +424,7 @@ async fn an_expired_charge_cancels_the_order_and_answers_payment_expired_issue_3
     assert_eq!(codes(&expired)[0], MessageCode::PaymentExpired);
     // Never presented after expiry.
     assert!(expired.pix.is_none());
-    let order = store_order(&store, &judged).await;
+    let order = store_order(&brain, &store, &judged).await;
     assert_eq!(order.store_status, "cancelled");
     // A payment reported after it was expired is not applied.
     psp.pay(&shown.txid, shown.amount, "E00000000202612070000toolate00");
@@ -431,7 +432,7 @@ async fn an_expired_charge_cancels_the_order_and_answers_payment_expired_issue_3
         brain.pix_notified(&shown.txid).await,
         Settlement::Unverified
     );
-    assert!(!store_order(&store, &judged).await.paid);
+    assert!(!store_order(&brain, &store, &judged).await.paid);
 }
 
 #[tokio::test]
@@ -444,5 +445,5 @@ async fn a_charge_paid_at_the_last_moment_is_settled_not_expired_issue_38_item_3
     // The read finds it past its expiry, asks the PSP first, and settles it.
     brain.pix_refresh(&id).await;
     assert_eq!(brain.get(&id).await.unwrap().status, Status::Completed);
-    assert!(store_order(&store, &judged).await.paid);
+    assert!(store_order(&brain, &store, &judged).await.paid);
 }
