@@ -3,6 +3,7 @@
 //! which configuration key to fix. The REST binding is asked over HTTP as an agent asks it
 //! (`rest`).
 
+mod pix;
 mod rest;
 
 use std::fmt::Write as _;
@@ -123,6 +124,14 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         "configuration",
         format!("platform {}, shop {:?}", info.platform, info.name),
     );
+    if let Some(pix) = &config.pix {
+        pix::check(
+            pix,
+            std::time::Duration::from_millis(config.upstream.timeout_ms),
+            &mut report,
+        )
+        .await;
+    }
     if let Err(error) = platform.health.ready().await {
         report.fail("store answers", explain(&error, factory));
         return report;

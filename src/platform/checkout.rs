@@ -125,6 +125,48 @@ pub trait CheckoutPort: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// Whether the store can take an order that awaits a payment made outside it (the Pix
+    /// handler): placed with stock held, marked paid or cancelled later by the bridge.
+    fn takes_unpaid(&self) -> bool {
+        false
+    }
+
+    /// Why the store cannot take an order unpaid although its platform can (a missing write
+    /// key): for `check` and `doctor`. `None` when it can, or when the platform never can.
+    fn unpaid_refusal(&self) -> Option<String> {
+        None
+    }
+
+    /// Places the order awaiting payment (stock held), only when `takes_unpaid`: `Placed`
+    /// with the unpaid order, or the store's refusal as `place` answers it. Called at most
+    /// once per checkout by the brain; an adapter never retries it.
+    async fn place_unpaid(&self, _id: &str) -> Result<Option<Placement>, PlatformError> {
+        Err(PlatformError::Unsupported(
+            "orders awaiting an outside payment",
+        ))
+    }
+
+    /// Marks an order placed by `place_unpaid` paid; `reference` is the payment's id (the Pix
+    /// `endToEndId`), kept with the order where the store keeps one. Marking it again changes
+    /// nothing.
+    async fn mark_paid(
+        &self,
+        _order_id: &str,
+        _reference: &str,
+    ) -> Result<Option<Order>, PlatformError> {
+        Err(PlatformError::Unsupported(
+            "orders awaiting an outside payment",
+        ))
+    }
+
+    /// Cancels an order placed by `place_unpaid` that was never paid: its stock goes back.
+    /// Cancelling it again changes nothing; a paid order is not cancelled.
+    async fn cancel_unpaid(&self, _order_id: &str) -> Result<Option<Order>, PlatformError> {
+        Err(PlatformError::Unsupported(
+            "orders awaiting an outside payment",
+        ))
+    }
+
     /// Where a store that takes orders on its own page reports them (a signed webhook), when
     /// the merchant configured it: the bridge links each to the checkout it handed off.
     fn order_feed(&self) -> Option<Arc<dyn OrderFeed>> {

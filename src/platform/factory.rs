@@ -20,6 +20,9 @@ pub struct BuildContext<'a> {
     pub shared: Option<crate::replicas::Shared>,
     /// `[checkout]`: whether (and with which gateways) the adapter may place orders.
     pub checkout: &'a crate::platform::checkout::CheckoutConfig,
+    /// `[pix] store_gateway`: the store's gateway an order awaiting its Pix payment is
+    /// placed with (WooCommerce), handed over by the Pix settings that own it.
+    pub unpaid_gateway: Option<&'a str>,
     /// The store's one guard, made on first use (`upstream_guard`).
     pub guard: OnceLock<Arc<UpstreamGuard>>,
 }

@@ -121,6 +121,46 @@ pub struct HandlerOut {
 #[derive(Debug, Clone, Serialize)]
 pub struct PaymentOut {
     pub handlers: Vec<HandlerOut>,
+    /// The charge a completion is waiting on (`br.dev.bcp.pix`'s `pix_payment_instrument`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instruments: Vec<PixInstrumentOut>,
+}
+
+/// `pix_payment_instrument` (schemas/handlers/pix/pix.json).
+#[derive(Debug, Clone, Serialize)]
+pub struct PixInstrumentOut {
+    pub id: String,
+    pub handler_id: String,
+    /// Always `pix`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub selected: bool,
+    pub credential: PixChargeOut,
+    pub display: PixDisplayOut,
+}
+
+/// `pix_charge_credential`: meant to be displayed to the payer, unlike a card's.
+#[derive(Debug, Clone, Serialize)]
+pub struct PixChargeOut {
+    /// Always `pix_charge`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub provider_payment_id: String,
+    pub copia_e_cola: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub qr_code_base64: Option<String>,
+    pub expires_at: String,
+    pub binding: BindingOut,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BindingOut {
+    pub checkout_id: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PixDisplayOut {
+    pub description: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

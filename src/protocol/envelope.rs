@@ -305,6 +305,29 @@ pub struct Ucp {
 pub struct HandlerDeclaration {
     pub id: String,
     pub version: &'static str,
+    /// The instrument types the handler takes (`[{"type": "pix"}]` for BCP's Pix).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub available_instruments: Vec<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
+}
+
+/// BCP's Pix handler (`br.dev.bcp.pix`, pix-payment-handler.md "Handler Declaration") as
+/// profiles and checkout answers declare it: added to `registry` under its own name.
+pub fn declare_pix(
+    registry: &mut BTreeMap<String, Vec<HandlerDeclaration>>,
+    id: &str,
+    version: &'static str,
+) {
+    registry.insert(
+        "br.dev.bcp.pix".to_owned(),
+        vec![HandlerDeclaration {
+            id: id.to_owned(),
+            version,
+            available_instruments: vec![serde_json::json!({"type": "pix"})],
+            config: Some(serde_json::json!({"environment": "production"})),
+        }],
+    );
 }
 
 /// The handlers the bridge itself completes with, as the profile and checkout answers both
@@ -321,6 +344,8 @@ pub fn handler_registry<'a>(
         .map(|id| HandlerDeclaration {
             id: id.to_owned(),
             version,
+            available_instruments: Vec::new(),
+            config: None,
         })
         .collect();
     let mut registry = BTreeMap::new();

@@ -64,6 +64,12 @@ pub enum MessageCode {
     /// The payment handler declined; the checkout stays open.
     #[serde(rename = "payment_failed")]
     PaymentFailed,
+    /// A Pix charge expired unpaid (`br.dev.bcp.pix`).
+    #[serde(rename = "payment_expired")]
+    PaymentExpired,
+    /// The payment processor (the merchant's PSP) could not be reached.
+    #[serde(rename = "processor_unavailable")]
+    ProcessorUnavailable,
     /// The store offers no delivery option for the destination.
     #[serde(rename = "fulfillment_unavailable")]
     FulfillmentUnavailable,
@@ -93,7 +99,7 @@ pub enum MessageCode {
 impl MessageCode {
     /// For the test that holds the serde names to `as_str`.
     #[cfg(test)]
-    const ALL: [Self; 24] = [
+    const ALL: [Self; 26] = [
         Self::NotFound,
         Self::Filtered,
         Self::FilterIgnored,
@@ -108,6 +114,8 @@ impl MessageCode {
         Self::CheckoutImmutable,
         Self::Missing,
         Self::PaymentFailed,
+        Self::PaymentExpired,
+        Self::ProcessorUnavailable,
         Self::FulfillmentUnavailable,
         Self::PaymentRequired,
         Self::BuyerReviewRequired,
@@ -137,6 +145,8 @@ impl MessageCode {
             Self::CheckoutImmutable => "checkout_immutable",
             Self::Missing => "missing",
             Self::PaymentFailed => "payment_failed",
+            Self::PaymentExpired => "payment_expired",
+            Self::ProcessorUnavailable => "processor_unavailable",
             Self::FulfillmentUnavailable => "fulfillment_unavailable",
             Self::PaymentRequired => "payment_required",
             Self::BuyerReviewRequired => "buyer_review_required",

@@ -161,6 +161,7 @@ impl Common {
         let reserved_checkout_params = crate::registry::factory(config.platform_name())
             .map_or(&[][..], |factory| factory.reserved_checkout_params);
         // One set of checkout rules (and completion ledger) for every namespace.
+        let mut pix = super::pix::flow(config, shared.as_ref(), &base_url)?;
         let checkouts = platform.checkout.clone().map(|port| {
             let handles = match &shared {
                 Some(shared) => OrderHandles::shared(shared.link.clone()),
@@ -168,12 +169,22 @@ impl Common {
             };
             let writes = platform::exclusive::Exclusive::new(write_locks, shared.clone());
             let link = shared.as_ref().map(|shared| shared.link.clone());
-            Arc::new(
-                CheckoutBrain::new(port)
-                    .with_handles(handles)
-                    .with_writes(writes, link),
-            )
+            let mut brain = CheckoutBrain::new(port)
+                .with_handles(handles)
+                .with_writes(writes, link);
+            if let Some((flow, api)) = pix.take() {
+                brain = brain.with_pix(flow);
+                let brain = Arc::new(brain);
+                super::pix::start(&brain, api, &base_url);
+                return brain;
+            }
+            Arc::new(brain)
         });
+        if pix.is_some() {
+            tracing::warn!(
+                "[pix] is set but Pix is not offered: this store takes no orders through the bridge"
+            );
+        }
         let (order_events, keys) = match config
             .order_webhooks
             .start(&config.negotiation, &base_url, shared.as_ref())
@@ -273,6 +284,19 @@ fn namespace_routes(
             &common.keys,
             &handlers,
         );
+        // BCP's Pix handler, under its own name and only through the BCP door.
+        if let Some(pix) = common
+            .checkouts
+            .as_ref()
+            .and_then(|checkouts| checkouts.pix())
+            && bcp
+        {
+            crate::protocol::envelope::declare_pix(
+                &mut profile.ucp.payment_handlers,
+                pix.handler_id(),
+                version,
+            );
+        }
         discovery::brazil::declare(
             &mut profile,
             namespace,
@@ -449,6 +473,7 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 .map(|cache| Invalidations::new(cache, common.shared.clone())),
             config.cache.webhook_secret.as_ref(),
         ))
+        .merge(super::pix::routes(common.checkouts.as_ref()))
         .merge(match &common.checkouts {
             Some(checkouts) => {
                 let rules = checkouts.clone();

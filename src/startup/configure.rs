@@ -17,6 +17,7 @@ use crate::inbound::budget::InboundConfig;
 use crate::negotiation::NegotiationConfig;
 use crate::order_webhooks::OrderWebhooksConfig;
 use crate::pipeline::agents::AgentsConfig;
+use crate::pix::settings::PixConfig;
 use crate::platform::cache::CacheConfig;
 use crate::platform::upstream::SharedBudget;
 use crate::platform::upstream::UpstreamConfig;
@@ -83,6 +84,9 @@ pub struct BridgeConfig {
     /// `[returns]`: the return policy the BCP profile declares (`br.dev.bcp.shopping.returns`);
     /// absent, none is declared.
     pub returns: Option<ReturnsConfig>,
+    /// `[pix]`: the merchant's PSP over the Central Bank's API Pix, for BCP's Pix handler
+    /// (`br.dev.bcp.pix`); absent, Pix is not offered.
+    pub pix: Option<PixConfig>,
 }
 
 /// What the command line sets instead of the file (`--listen`, `--protocol`): applied to the
@@ -123,6 +127,7 @@ const SECTIONS: &[&str] = &[
     "telemetry",
     "seller",
     "returns",
+    "pix",
 ];
 
 impl Default for BridgeConfig {
@@ -148,6 +153,7 @@ impl Default for BridgeConfig {
             telemetry: Default::default(),
             seller: None,
             returns: None,
+            pix: None,
         }
     }
 }
@@ -243,6 +249,7 @@ impl BridgeConfig {
         let telemetry = section(&root, "telemetry", &mut problems);
         let seller = optional_section(&root, "seller", &mut problems);
         let returns = optional_section(&root, "returns", &mut problems);
+        let pix = optional_section(&root, "pix", &mut problems);
         let store = match root.get("store") {
             Some(toml::Value::Table(table)) => table.clone(),
             Some(_) => {
@@ -270,6 +277,7 @@ impl BridgeConfig {
             telemetry: telemetry.unwrap_or_default(),
             seller,
             returns,
+            pix,
         };
         overrides.apply(&mut config.server);
         config.checked(problems)
@@ -302,6 +310,7 @@ impl BridgeConfig {
         problems.extend(self.telemetry.problems());
         problems.extend(self.seller.iter().flat_map(SellerConfig::problems));
         problems.extend(self.returns.iter().flat_map(ReturnsConfig::problems));
+        problems.extend(self.pix.iter().flat_map(PixConfig::problems));
         problems.extend(self.store_problems());
         problems
     }
@@ -372,6 +381,10 @@ impl BridgeConfig {
                     .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
                 shared: shared.cloned(),
                 checkout: &self.checkout,
+                unpaid_gateway: self
+                    .pix
+                    .as_ref()
+                    .and_then(|pix| pix.store_gateway.as_deref()),
                 guard: Default::default(),
             },
         )

@@ -21,6 +21,7 @@ pub mod server_config;
 pub mod start;
 pub mod warnings;
 
+mod pix;
 mod routes;
 
 use std::net::SocketAddr;

@@ -13,6 +13,7 @@
 //! stock change without moving the product's `updated_at`.
 
 pub mod invalidations;
+pub mod pix;
 mod replays;
 mod versions;
 

@@ -47,6 +47,7 @@ mod observability;
 mod order_webhook_fairness;
 mod order_webhook_rotation;
 mod order_webhooks;
+mod pix;
 mod real_woo;
 mod replicas;
 mod rest;

@@ -34,6 +34,7 @@ fn port(vtex: &VtexStandin, extra: &str) -> SharedCheckout {
     let upstream = UpstreamConfig::default();
     let checkout = CheckoutConfig::default();
     let context = BuildContext {
+        unpaid_gateway: None,
         upstream: &upstream,
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),

@@ -52,6 +52,7 @@ fn brain(woo: &WooStandin) -> CheckoutBrain {
     let table: toml::Table = toml::from_str(&woo.config("")).unwrap();
     let upstream = UpstreamConfig::default();
     let context = BuildContext {
+        unpaid_gateway: None,
         upstream: &upstream,
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),
@@ -276,6 +277,7 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
     };
     let upstream = UpstreamConfig::default();
     let context = BuildContext {
+        unpaid_gateway: None,
         upstream: &upstream,
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),

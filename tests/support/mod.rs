@@ -6,6 +6,7 @@ pub mod chromium;
 pub mod debug_bridge;
 pub mod hostile;
 pub mod outside;
+pub mod pix_psp;
 pub mod redis;
 pub mod shopify_standin;
 pub mod signer;

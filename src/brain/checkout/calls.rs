@@ -19,7 +19,7 @@ use crate::model::checkout::{
 };
 use crate::platform::PlatformError;
 use crate::protocol::answer::Answer;
-use crate::protocol::envelope::{Extensions, Status, handler_registry};
+use crate::protocol::envelope::{Extensions, Status, declare_pix, handler_registry};
 use crate::protocol::fiscal::SellerIdentityOut;
 use crate::protocol::request::{AddressIn, BuyerIn, CartIn, CheckoutIn, LineItemIn};
 use crate::protocol::{Capability, Message, MessageCode, Namespace, Release, Severity};
@@ -246,15 +246,43 @@ impl Brain {
             .envelope(release, Capability::Checkout, Status::Success);
         // PAY-003: a checkout response declares the handlers it takes (an empty map when the
         // buyer pays on the store's page), as the profile does.
-        let handlers = handler_registry(
+        // BCP's Pix handler is declared under its own name, and only through the BCP door
+        // (UCP has no Pix handler): elsewhere it is not offered at all.
+        let pix = brain_pix_id(self.checkouts()?);
+        let bcp = fiscal::is_bcp(&self.namespace);
+        if !bcp && let Some(pix) = &pix {
+            let offered = judged.state.handlers.len();
+            judged.state.handlers.retain(|handler| handler.id != *pix);
+            if judged.state.handlers.len() != offered
+                && judged.state.handlers.is_empty()
+                && judged.status == super::status::Status::ReadyForComplete
+            {
+                let messages = std::mem::take(&mut judged.messages);
+                judged = super::status::judge(judged.state);
+                judged.messages.splice(0..0, messages);
+            }
+        }
+        let mut handlers = handler_registry(
             self.namespace.service,
             release.version,
             judged
                 .state
                 .handlers
                 .iter()
+                .filter(|handler| Some(&handler.id) != pix.as_ref())
                 .map(|handler| handler.id.as_str()),
         );
+        if let Some(pix) = &pix
+            && bcp
+            && (judged
+                .state
+                .handlers
+                .iter()
+                .any(|handler| handler.id == *pix)
+                || judged.pix.is_some())
+        {
+            declare_pix(&mut handlers, pix, release.version);
+        }
         ucp.payment_handlers = Some(handlers);
         self.declare_fiscal(&mut ucp);
         let mut wire = render::checkout(&judged, release, ucp, Vec::new());
@@ -432,6 +460,9 @@ impl Brain {
 
     pub async fn get_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
         let brain = self.checkouts()?;
+        // A charge past its expiry, or paid without a notification heard, is brought up to
+        // date before the answer.
+        brain.pix_refresh(id).await;
         self.checkout_outcome(brain.get(id).await, Vec::new(), release)
             .await
     }
@@ -505,6 +536,15 @@ impl Brain {
                 .and_then(|payment| payment.instruments.first())
                 .map(|instrument| instrument.handler_id.clone()),
         };
+        if !fiscal::is_bcp(&self.namespace)
+            && completion.handler_id.is_some()
+            && completion.handler_id == brain_pix_id(brain)
+        {
+            return Err(BrainError::invalid(
+                "$.checkout.payment.instruments[0].handler_id",
+                "Pix (br.dev.bcp.pix) is BCP's handler: complete this checkout through the BCP endpoint",
+            ));
+        }
         let outcome = brain.complete_placing(id, &completion).await;
         if let (Ok((judged, placed)), Some(url), Some(events)) =
             (&outcome, webhook_url, &self.order_events)
@@ -529,9 +569,11 @@ impl Brain {
                 },
                 // Handed to the store's page: the order is announced when the store reports
                 // it (a store with an order feed, as Shopify's webhooks), by whichever
-                // replica hears of it.
-                None if judged.status == super::status::Status::RequiresEscalation
-                    && brain.port().reads_orders() =>
+                // replica hears of it. Or waiting on its Pix payment: announced once
+                // settlement is verified.
+                None if (judged.status == super::status::Status::RequiresEscalation
+                    && brain.port().reads_orders())
+                    || judged.pix.is_some() =>
                 {
                     let handed = super::HandedOff {
                         webhook_url: url.to_owned(),
@@ -598,6 +640,11 @@ impl Brain {
         self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
             .await
     }
+}
+
+/// The id the Pix handler has where it is offered.
+fn brain_pix_id(brain: &CheckoutBrain) -> Option<String> {
+    brain.pix().map(|flow| flow.handler_id().to_owned())
 }
 
 /// ORD-029, ORD-030: the event carries the full order entity, rendered as `get_order` answers

@@ -34,6 +34,7 @@ impl CheckoutBrain {
             ));
         }
         if let Some(handler) = &completion.handler_id
+            && !self.is_pix(Some(handler))
             && !self
                 .port
                 .handlers()
@@ -175,6 +176,11 @@ impl CheckoutBrain {
                 );
             }
             return Ok((judged, None));
+        }
+        if before.status == Status::ReadyForComplete
+            && self.is_pix(completion.handler_id.as_deref())
+        {
+            return self.place_pix(id, key, before).await;
         }
         let handler = if before.status == Status::RequiresEscalation {
             None

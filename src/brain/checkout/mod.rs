@@ -10,6 +10,8 @@ pub mod completions;
 pub mod handles;
 mod handoffs;
 pub mod ledger;
+pub mod pix;
+pub mod pix_book;
 mod refused;
 pub mod render;
 mod replacement;
@@ -89,6 +91,8 @@ pub struct CheckoutBrain {
     announcers: std::sync::RwLock<Vec<(&'static str, HandoffAnnouncer)>>,
     /// What agents are given for orders instead of the store's ids.
     handles: OrderHandles,
+    /// `[pix]`: the Pix handler, offered where the store can take an order unpaid.
+    pix: Option<std::sync::Arc<pix::PixFlow>>,
 }
 
 /// What conversions may hold, in bytes; past it the least recently used are forgotten (a
@@ -139,6 +143,7 @@ impl CheckoutBrain {
             ),
             announcers: std::sync::RwLock::default(),
             handles: OrderHandles::local(),
+            pix: None,
         }
     }
 
@@ -173,10 +178,11 @@ impl CheckoutBrain {
         &self.port
     }
 
-    fn judge(&self, state: CheckoutState) -> Judged {
+    fn judge(&self, mut state: CheckoutState) -> Judged {
         if matches!(state.stage, Stage::Placed(_)) {
             self.completions.placed_elsewhere(&state.id);
         }
+        self.offer_pix(&mut state);
         status::judge(state)
     }
 
@@ -192,6 +198,17 @@ impl CheckoutBrain {
                 Message::error(
                     MessageCode::CheckoutCompleteInProgress,
                     format!("Complete Checkout was accepted: the checkout cannot be {what} now"),
+                    Severity::Recoverable,
+                ),
+            )));
+        }
+        // A Pix charge is waiting to be paid: the order it pays for is placed.
+        if current.status == Status::CompleteInProgress {
+            return Ok(Err(with_message(
+                current,
+                Message::error(
+                    MessageCode::CheckoutCompleteInProgress,
+                    format!("The order awaits its Pix payment: the checkout cannot be {what} now"),
                     Severity::Recoverable,
                 ),
             )));
@@ -268,6 +285,7 @@ impl CheckoutBrain {
         {
             judged.status = Status::CompleteInProgress;
         }
+        self.pix_view(&mut judged).await;
         Ok(judged)
     }
 
@@ -471,12 +489,14 @@ impl CheckoutBrain {
                 "reading orders",
             )));
         }
-        self.port.order(id).await?.ok_or_else(|| {
+        let mut order = self.port.order(id).await?.ok_or_else(|| {
             BrainError::Platform(PlatformError::InvalidAt {
                 path: "$.id".into(),
                 message: format!("no order {id} placed through this bridge"),
             })
-        })
+        })?;
+        self.pix_order_view(&mut order).await;
+        Ok(order)
     }
 }
 
@@ -522,6 +542,8 @@ fn contains(codes: &[String], code: &str) -> bool {
 /// The tests' stand-in ports name what `place` answers.
 #[cfg(test)]
 use crate::model::checkout::Placement;
+#[cfg(test)]
+mod pix_tests;
 #[cfg(test)]
 mod refusal_tests;
 #[cfg(test)]

@@ -20,6 +20,7 @@ use crate::protocol::checkout::{
     LinkOut, MethodOut, OptionOut, OrderConfirmationOut, OrderFulfillmentOut, OrderItemOut,
     OrderLineOut, OrderQuantityOut, OrderResponse, PaymentOut,
 };
+use crate::protocol::checkout::{BindingOut, PixChargeOut, PixDisplayOut, PixInstrumentOut};
 use crate::protocol::fiscal::TaxpayerIdOut;
 use crate::protocol::{Capability, Edition, Release};
 
@@ -256,10 +257,39 @@ pub fn checkout(
                     name: untrusted::title(&handler.name).into_owned(),
                 })
                 .collect(),
+            instruments: judged.pix.iter().filter_map(pix_instrument).collect(),
         },
         order,
         seller_identity: None,
     }
+}
+
+/// The pending Pix charge, as the platform shows it to the payer until `expires_at`.
+fn pix_instrument(shown: &super::pix::Shown) -> Option<PixInstrumentOut> {
+    let expires_at = shown.expires_at.format(&Rfc3339).ok()?;
+    let amount = crate::money::Money::new(shown.amount, iso_currency::Currency::BRL);
+    Some(PixInstrumentOut {
+        id: format!("pix_{}", shown.txid),
+        handler_id: shown.handler_id.clone(),
+        kind: "pix",
+        selected: true,
+        credential: PixChargeOut {
+            kind: "pix_charge",
+            provider_payment_id: shown.txid.clone(),
+            copia_e_cola: shown.copia_e_cola.clone(),
+            qr_code_base64: shown.qr_code_base64.clone(),
+            expires_at: expires_at.clone(),
+            binding: BindingOut {
+                checkout_id: shown.checkout_id.clone(),
+            },
+        },
+        display: PixDisplayOut {
+            description: format!(
+                "R$ {} Pix charge: pay in any bank app with the QR code or the copy-and-paste code before {expires_at}",
+                amount.to_major_string()
+            ),
+        },
+    })
 }
 
 /// order_line_item.json's derived status: removed, fulfilled, partial, else processing.

@@ -39,6 +39,8 @@ pub struct Judged {
     pub state: CheckoutState,
     pub status: Status,
     pub messages: Vec<Message>,
+    /// The Pix charge the checkout waits on, shown in `payment.instruments`.
+    pub pix: Option<super::pix::Shown>,
 }
 
 fn missing(path: String, content: &str) -> Message {
@@ -197,5 +199,6 @@ pub fn judge(state: CheckoutState) -> Judged {
         state,
         status,
         messages,
+        pix: None,
     }
 }

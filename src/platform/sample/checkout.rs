@@ -49,6 +49,8 @@ const EVICT_PER_CALL: usize = 8;
 /// A sheet's map row and its place in an expiry index.
 const ENTRY_OVERHEAD: usize = 160;
 const GROUP: &str = "grp_1";
+/// An order placed awaiting a payment made outside the store (Pix), as WooCommerce names it.
+const ON_HOLD: &str = "on-hold";
 const METHOD: &str = "ful_1";
 const DESTINATION: &str = "dest_1";
 
@@ -710,6 +712,62 @@ impl CheckoutPort for SampleCheckout {
         book.orders.insert(order.id.clone(), order);
         book.put(id, state, created, OffsetDateTime::now_utc());
         Ok(Some(placement))
+    }
+
+    fn takes_unpaid(&self) -> bool {
+        true
+    }
+
+    async fn place_unpaid(&self, id: &str) -> Result<Option<Placement>, PlatformError> {
+        let mut book = self.lock();
+        let Some(sheet) = book.sheets.get(id) else {
+            return Ok(None);
+        };
+        if sheet.state.stage != Stage::Open {
+            return Err(invalid("$.id", "the checkout is no longer open"));
+        }
+        let mut state = sheet.state.clone();
+        let created = sheet.created;
+        book.next += 1;
+        let number = book.next;
+        let mut order = self.order_from(&state, number, false);
+        order.store_status = ON_HOLD.to_owned();
+        state.stage = Stage::Placed(order.reference());
+        book.orders.insert(order.id.clone(), order.clone());
+        book.put(id, state, created, OffsetDateTime::now_utc());
+        Ok(Some(Placement::Placed(order)))
+    }
+
+    async fn mark_paid(
+        &self,
+        order_id: &str,
+        _reference: &str,
+    ) -> Result<Option<Order>, PlatformError> {
+        let mut book = self.lock();
+        let Some(order) = book.orders.get_mut(order_id) else {
+            return Ok(None);
+        };
+        match order.store_status.as_str() {
+            ON_HOLD => {
+                order.store_status = "processing".to_owned();
+                order.paid = true;
+            }
+            "processing" => {}
+            _ => return Err(invalid("$.id", "the order is no longer awaiting payment")),
+        }
+        Ok(Some(order.clone()))
+    }
+
+    async fn cancel_unpaid(&self, order_id: &str) -> Result<Option<Order>, PlatformError> {
+        let mut book = self.lock();
+        let Some(order) = book.orders.get_mut(order_id) else {
+            return Ok(None);
+        };
+        if order.paid {
+            return Err(invalid("$.id", "a paid order is not cancelled"));
+        }
+        order.store_status = "cancelled".to_owned();
+        Ok(Some(order.clone()))
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {

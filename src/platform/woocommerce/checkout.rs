@@ -147,6 +147,11 @@ pub struct WooCheckout {
     fields: FieldsCache,
     /// Where orders' NF-e are read, when the merchant named the meta keys.
     invoices: Option<Invoices>,
+    /// `[pix] store_gateway`: the gateway an order awaiting its Pix payment is placed with.
+    unpaid_gateway: Option<String>,
+    /// REST v3 with a write key: how an order awaiting its Pix payment is marked paid or
+    /// cancelled (the Store API cannot).
+    order_writes: Option<super::rest_v3::RestV3>,
 }
 
 fn upstream(what: &str, status: StatusCode, body: &Value) -> PlatformError {
@@ -334,7 +339,27 @@ impl WooCheckout {
             sessions: Sessions::new(MAX_BYTES),
             fields: FieldsCache::default(),
             invoices: None,
+            unpaid_gateway: None,
+            order_writes: None,
         }
+    }
+
+    /// Orders awaiting an outside payment (Pix) are placed with `gateway` and, through
+    /// `writes` (REST v3, a read/write key), marked paid or cancelled. Without `writes` they
+    /// are not taken, and `unpaid_refusal` says why.
+    pub fn with_unpaid(
+        mut self,
+        gateway: Option<String>,
+        writes: Option<super::rest_v3::RestV3>,
+    ) -> Self {
+        self.unpaid_gateway = gateway;
+        self.order_writes = writes;
+        self
+    }
+
+    /// The store's number of a bridge order id (`wc_order_<n>`).
+    fn order_number(order_id: &str) -> Option<u64> {
+        order_id.strip_prefix("wc_order_")?.parse().ok()
     }
 
     /// Placed orders' access shared through the replicas' Redis (`[redis]`).
@@ -1123,6 +1148,95 @@ impl CheckoutPort for WooCheckout {
             },
             None => Placement::Placed(order),
         }))
+    }
+
+    fn takes_unpaid(&self) -> bool {
+        self.unpaid_gateway.is_some() && self.order_writes.is_some()
+    }
+
+    fn unpaid_refusal(&self) -> Option<String> {
+        (self.unpaid_gateway.is_some() && self.order_writes.is_none()).then(|| {
+            "store.consumer_key / store.consumer_secret: Pix needs a REST API v3 key with read/write permission to mark orders paid and cancel expired ones; without it the Pix handler is not offered".to_owned()
+        })
+    }
+
+    async fn place_unpaid(&self, id: &str) -> Result<Option<Placement>, PlatformError> {
+        let gateway = self
+            .unpaid_gateway
+            .clone()
+            .filter(|_| self.order_writes.is_some())
+            .ok_or(PlatformError::Unsupported(
+                "orders awaiting a Pix payment ([pix] store_gateway and a REST v3 write key)",
+            ))?;
+        Ok(self
+            .place(id, Some(&gateway))
+            .await?
+            .map(|placed| match placed {
+                // The gateway leaves it on-hold or pending: either way it awaits the Pix payment,
+                // and the buyer pays it in the conversation, not on the store's page.
+                Placement::Placed(mut order) | Placement::Escalated { mut order, .. } => {
+                    order.paid = false;
+                    Placement::Placed(order)
+                }
+                other => other,
+            }))
+    }
+
+    async fn mark_paid(
+        &self,
+        order_id: &str,
+        reference: &str,
+    ) -> Result<Option<Order>, PlatformError> {
+        let (Some(writes), Some(number)) = (&self.order_writes, Self::order_number(order_id))
+        else {
+            return Ok(None);
+        };
+        let Some(order) = self.order(order_id).await? else {
+            return Ok(None);
+        };
+        if !matches!(order.store_status.as_str(), "processing" | "completed") {
+            if !matches!(order.store_status.as_str(), "on-hold" | "pending") {
+                return Err(PlatformError::InvalidAt {
+                    path: "$.id".into(),
+                    message: format!("the order is {}, not awaiting payment", order.store_status),
+                });
+            }
+            writes
+                .update_order(
+                    number,
+                    &json!({"set_paid": true, "transaction_id": reference}),
+                )
+                .await?;
+        }
+        self.order(order_id).await
+    }
+
+    async fn cancel_unpaid(&self, order_id: &str) -> Result<Option<Order>, PlatformError> {
+        let (Some(writes), Some(number)) = (&self.order_writes, Self::order_number(order_id))
+        else {
+            return Ok(None);
+        };
+        let Some(mut order) = self.order(order_id).await? else {
+            return Ok(None);
+        };
+        match order.store_status.as_str() {
+            "cancelled" => {}
+            "on-hold" | "pending" | "failed" => {
+                // WooCommerce puts the stock back when an order it reduced stock for is
+                // cancelled.
+                order.store_status = writes
+                    .update_order(number, &json!({"status": "cancelled"}))
+                    .await?;
+            }
+            _ => {
+                return Err(PlatformError::InvalidAt {
+                    path: "$.id".into(),
+                    message: "a paid order is not cancelled".into(),
+                });
+            }
+        }
+        order.paid = false;
+        Ok(Some(order))
     }
 
     async fn cancel_checkout(&self, id: &str) -> Result<Option<CheckoutState>, PlatformError> {

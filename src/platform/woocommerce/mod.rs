@@ -78,6 +78,7 @@ fn build(
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
     }
     let invoices = invoices(&settings, &client);
+    let rest_client = client.clone();
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });
@@ -120,7 +121,14 @@ fn build(
         .with_load(context.upstream_guard().capacity.load());
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
-    let platform = if context.checkout.enabled() {
+    // Pix needs REST v3 to mark the order paid or cancel it (a read/write key).
+    let order_writes = context
+        .unpaid_gateway
+        .and(settings.rest_v3.clone())
+        .and_then(|(key, secret)| {
+            rest_v3::RestV3::new(rest_client.clone(), &settings.base_url, key, secret)
+        });
+    let platform = if context.checkout.enabled() || context.unpaid_gateway.is_some() {
         platform.with_checkout(Arc::new(
             checkout::WooCheckout::new(
                 api,
@@ -130,7 +138,8 @@ fn build(
                 carts,
             )
             .with_shared_orders(context.shared.as_ref().map(|shared| shared.link.clone()))
-            .with_invoices(invoices),
+            .with_invoices(invoices)
+            .with_unpaid(context.unpaid_gateway.map(str::to_owned), order_writes),
         ))
     } else {
         platform

@@ -1,7 +1,8 @@
-//! Optional, read-only REST API v3 access for what the Store API does not expose: the
-//! merchant's default variation (`default_attributes`) and an order's meta (where NF-e plugins
-//! keep the invoice). Failures here never fail a tool: without it the brain features the first
-//! purchasable variant, and an order answers without its NF-e.
+//! Optional REST API v3 access for what the Store API does not expose: the merchant's default
+//! variation (`default_attributes`) and an order's meta (where NF-e plugins keep the invoice),
+//! read-only, whose failures never fail a tool (without it the brain features the first
+//! purchasable variant, and an order answers without its NF-e); and, with a write key, an
+//! order awaiting its Pix payment marked paid or cancelled (`update_order`).
 
 use std::collections::HashMap;
 
@@ -169,5 +170,45 @@ impl RestV3 {
                 None
             }
         }
+    }
+
+    /// `PUT /orders/{id}` with `body` (`set_paid`, `status`): the order's status as the store
+    /// then holds it. A refusal (a read-only key, an unknown order) is the store's error.
+    pub async fn update_order(
+        &self,
+        order_id: u64,
+        body: &serde_json::Value,
+    ) -> Result<String, crate::platform::PlatformError> {
+        use crate::platform::PlatformError;
+        let mut url = self.orders.clone();
+        url.path_segments_mut()
+            .map_err(|()| PlatformError::BadResponse("REST v3: no orders URL".into()))?
+            .push(&order_id.to_string());
+        url.query_pairs_mut().append_pair("_fields", "id,status");
+        let request = self
+            .client
+            .http()
+            .put(url)
+            .basic_auth(
+                self.key.0.expose_secret(),
+                Some(self.secret.0.expose_secret()),
+            )
+            .json(body);
+        let response = self.client.send(request, CallKind::Write).await?;
+        if response.status != StatusCode::OK {
+            let status = response.status.as_u16();
+            tracing::warn!(
+                status,
+                "REST v3 refused an order update; the Pix handler needs a read/write key"
+            );
+            return Err(PlatformError::BadResponse(format!(
+                "REST v3 order update: HTTP {status}"
+            )));
+        }
+        #[derive(Deserialize)]
+        struct Updated {
+            status: String,
+        }
+        Ok(response.json::<Updated>("v3 order update")?.status)
     }
 }

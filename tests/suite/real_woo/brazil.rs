@@ -42,6 +42,7 @@ fn brain(base_url: &str) -> CheckoutBrain {
     .unwrap();
     let upstream = UpstreamConfig::default();
     let context = BuildContext {
+        unpaid_gateway: None,
         upstream: &upstream,
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),

@@ -18,6 +18,7 @@ fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
     let table: toml::Table = toml::from_str(&store.config("")).unwrap();
     let upstream = UpstreamConfig::default();
     let context = BuildContext {
+        unpaid_gateway: None,
         upstream: &upstream,
         max_response_bytes: 4 << 20,
         public_base_url: "http://127.0.0.1".into(),

@@ -1,0 +1,369 @@
+//! Issue 38: Pix inside the conversation over real HTTP. The bridge serves the sample store
+//! with `[pix]` pointing at the PSP stand-in (API Pix over mutual TLS, a CA made per run), and
+//! an agent on loopback whose BCP profile names its order webhook. The PSP settles by paying
+//! the charge and POSTing its notification to the webhook the bridge registered at start-up.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+use crate::support::TestBridge;
+use crate::support::pix_psp::{Down, KEY, PixPsp};
+use crate::support::values::{amount, codes};
+
+const SANDAL: &str = "prod_chinelo_praia_azm_3334";
+const BCP_VERSION: &str = "2026-07-28";
+
+/// The agent: its BCP profile (`/profile`, naming `/hook` as its order webhook) and the hook.
+struct Agent {
+    profile: String,
+    events: Arc<Mutex<Vec<Value>>>,
+}
+
+async fn agent() -> Agent {
+    let events: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hook = format!("http://{addr}/hook");
+    let mut capabilities = serde_json::Map::new();
+    for name in ["catalog.search", "catalog.lookup", "cart", "checkout"] {
+        capabilities.insert(
+            format!("br.dev.bcp.shopping.{name}"),
+            json!([{"version": BCP_VERSION}]),
+        );
+    }
+    capabilities.insert(
+        "br.dev.bcp.shopping.order".into(),
+        json!([{"version": BCP_VERSION, "config": {"webhook_url": hook}}]),
+    );
+    let profile = json!({"ucp": {"version": BCP_VERSION, "capabilities": capabilities}});
+    let app = Router::new()
+        .route(
+            "/profile",
+            get(move || {
+                let body = profile.to_string();
+                async move { ([(header::CONTENT_TYPE, "application/json")], body).into_response() }
+            }),
+        )
+        .route(
+            "/hook",
+            post(
+                |State(events): State<Arc<Mutex<Vec<Value>>>>, body: Bytes| async move {
+                    if let Ok(event) = serde_json::from_slice(&body) {
+                        events.lock().unwrap().push(event);
+                    }
+                    r#"{"ucp":{"version":"2026-07-28"}}"#
+                },
+            ),
+        )
+        .with_state(events.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Agent {
+        profile: format!("http://{addr}/profile"),
+        events,
+    }
+}
+
+fn config(psp: &PixPsp) -> String {
+    let key = crate::order_webhooks::key_file(false);
+    format!(
+        "{}\n[negotiation]\nenabled = true\nallow_http_hosts = [\"127.0.0.1\"]\nallow_private_hosts = [\"127.0.0.1\"]\ntimeout_ms = 2000\n\
+         [order_webhooks]\nenabled = true\nkey_file = {:?}\ninitial_backoff_ms = 50\nmax_backoff_secs = 2\ntimeout_ms = 2000\n",
+        psp.pix_toml(),
+        key.display().to_string()
+    )
+}
+
+fn meta(agent: &Agent, key: Option<&str>) -> Value {
+    match key {
+        Some(key) => json!({"ucp-agent": {"profile": agent.profile}, "idempotency-key": key}),
+        None => json!({"ucp-agent": {"profile": agent.profile}}),
+    }
+}
+
+fn fresh() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// Waits (bounded) until `done` holds.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "waited for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A checkout on the sample store, ready to complete.
+async fn ready(bridge: &TestBridge, agent: &Agent) -> Value {
+    let created = bridge
+        .call(
+            "create_checkout",
+            json!({"meta": meta(agent, Some(&fresh())), "checkout": {
+                "line_items": [{"item": {"id": SANDAL}, "quantity": 2}],
+                "buyer": {"email": "ana@example.com", "first_name": "Ana"},
+                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
+                    "street_address": "Rua Augusta 100", "address_locality": "São Paulo",
+                    "address_region": "SP", "postal_code": "01305-000", "address_country": "BR"
+                }]}]}
+            }}),
+        )
+        .await;
+    let id = created["id"].as_str().unwrap().to_owned();
+    let ready = bridge
+        .call(
+            "update_checkout",
+            json!({"meta": meta(agent, None), "id": id, "checkout": {"fulfillment": {"methods": [{"id": "ful_1", "groups": [{"id": "grp_1", "selected_option_id": "sedex"}]}]}}}),
+        )
+        .await;
+    assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    ready
+}
+
+async fn complete_with_pix(bridge: &TestBridge, agent: &Agent, id: &str, key: &str) -> Value {
+    bridge
+        .call(
+            "complete_checkout",
+            json!({"meta": meta(agent, Some(key)), "id": id, "checkout": {"payment": {"instruments": [
+                {"id": "instr_1", "handler_id": "pix", "type": "pix"}
+            ]}}}),
+        )
+        .await
+}
+
+fn reais(minor: i64) -> String {
+    format!("{}.{:02}", minor / 100, minor % 100)
+}
+
+async fn start(psp: &PixPsp) -> (TestBridge, Agent) {
+    let agent = agent().await;
+    let bridge = TestBridge::start(&config(psp)).await;
+    // Registered with the PSP at start-up (`PUT /webhook/{chave}`).
+    until("the webhook registration", || psp.webhook().is_some()).await;
+    assert_eq!(
+        psp.webhook().unwrap(),
+        format!("{}/webhooks/pix", bridge.base_url)
+    );
+    (bridge, agent)
+}
+
+#[tokio::test]
+async fn issue_38_pix_on_the_sample_store_completes_once_the_psp_settles() {
+    let psp = PixPsp::start().await;
+    let (bridge, agent) = start(&psp).await;
+    // Declared in the BCP profile under its own name.
+    let profile: Value = bridge.get("/.well-known/bcp").await.json().await.unwrap();
+    assert_eq!(
+        profile["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["id"], "pix",
+        "{profile}"
+    );
+    let ready = ready(&bridge, &agent).await;
+    let id = ready["id"].as_str().unwrap();
+    assert_eq!(
+        ready["ucp"]["payment_handlers"]["br.dev.bcp.pix"][0]["available_instruments"][0]["type"],
+        "pix",
+        "{ready}"
+    );
+    let total = amount(&ready, "total").unwrap();
+    let answer = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    assert_eq!(answer["status"], "complete_in_progress", "{answer}");
+    let instrument = &answer["payment"]["instruments"][0];
+    assert_eq!(instrument["type"], "pix");
+    let credential = &instrument["credential"];
+    assert_eq!(credential["type"], "pix_charge");
+    assert_eq!(credential["binding"]["checkout_id"], id);
+    let txid = credential["provider_payment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // A valid BR Code for the merchant's key, the store's total and this charge.
+    let code = bcp_bridge::pix::brcode::parse(credential["copia_e_cola"].as_str().unwrap())
+        .expect("a BR Code with a correct CRC16");
+    assert_eq!(code.key.as_deref(), Some(KEY));
+    assert_eq!(code.amount.as_deref(), Some(reais(total).as_str()));
+    assert_eq!(code.txid.as_deref(), Some(txid.as_str()));
+    let expires = time::OffsetDateTime::parse(
+        credential["expires_at"].as_str().unwrap(),
+        &time::format_description::well_known::Rfc3339,
+    )
+    .unwrap();
+    assert!(expires > time::OffsetDateTime::now_utc());
+    use base64::Engine as _;
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(credential["qr_code_base64"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(&png[..4], b"\x89PNG");
+    // A repeated complete answers the same charge, never a second.
+    let again = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    assert_eq!(
+        again["payment"]["instruments"][0]["credential"]["provider_payment_id"],
+        txid.as_str()
+    );
+    assert_eq!(psp.calls("PUT /cob"), 1);
+    // The payer pays; the PSP notifies; the bridge reads the charge back and settles.
+    psp.pay(&txid, &reais(total)).await;
+    assert_eq!(psp.notifications().last().unwrap().status, Some(200));
+    let completed = bridge
+        .call(
+            "get_checkout",
+            json!({"meta": meta(&agent, None), "id": id}),
+        )
+        .await;
+    assert_eq!(completed["status"], "completed", "{completed}");
+    assert!(completed["payment"].get("instruments").is_none());
+    let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
+    // The agent's webhook hears the order.
+    until("the order event", || {
+        agent
+            .events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|event| event["id"] == order_id.as_str())
+    })
+    .await;
+    let order = bridge
+        .call(
+            "get_order",
+            json!({"meta": meta(&agent, None), "id": order_id}),
+        )
+        .await;
+    assert_eq!(order["id"], order_id.as_str(), "{order}");
+    assert_eq!(order["checkout_id"], id);
+    // The PSP repeats its notification: applied once, one event.
+    let repeated = psp.notifications().last().unwrap().body.clone();
+    assert_eq!(psp.notify(repeated).await, Some(200));
+    let events = agent.events.lock().unwrap().len();
+    assert_eq!(events, 1);
+}
+
+#[tokio::test]
+async fn issue_38_a_forged_notification_settles_nothing_and_says_nothing() {
+    let psp = PixPsp::start().await;
+    let (bridge, agent) = start(&psp).await;
+    let ready = ready(&bridge, &agent).await;
+    let id = ready["id"].as_str().unwrap();
+    let total = amount(&ready, "total").unwrap();
+    let answer = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    let txid = answer["payment"]["instruments"][0]["credential"]["provider_payment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let client = reqwest::Client::new();
+    let url = format!("{}/webhooks/pix/pix", bridge.base_url);
+    let forge = |txid: &str| {
+        json!({"pix": [{"endToEndId": "E12345678202612071200forged00001", "txid": txid,
+                        "valor": reais(total), "chave": KEY, "horario": "2026-12-07T12:00:00Z"}]})
+    };
+    // The real txid, not paid: the PSP says ATIVA, so nothing is settled.
+    let pending = client.post(&url).json(&forge(&txid)).send().await.unwrap();
+    let pending = (pending.status().as_u16(), pending.text().await.unwrap());
+    // A txid the bridge never made: the same answer, so nothing is learned from it.
+    let unknown = client
+        .post(&url)
+        .json(&forge("bcp0000000000000000000000000000000"))
+        .send()
+        .await
+        .unwrap();
+    let unknown = (unknown.status().as_u16(), unknown.text().await.unwrap());
+    assert_eq!(pending, (400, String::new()));
+    assert_eq!(unknown, pending);
+    let garbage = client.post(&url).body("{not json").send().await.unwrap();
+    assert_eq!(garbage.status().as_u16(), 400);
+    let still = bridge
+        .call(
+            "get_checkout",
+            json!({"meta": meta(&agent, None), "id": id}),
+        )
+        .await;
+    assert_eq!(still["status"], "complete_in_progress", "{still}");
+    assert!(agent.events.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn issue_38_an_amount_mismatch_is_payment_failed_and_never_paid() {
+    let psp = PixPsp::start().await;
+    let (bridge, agent) = start(&psp).await;
+    let ready = ready(&bridge, &agent).await;
+    let id = ready["id"].as_str().unwrap();
+    let total = amount(&ready, "total").unwrap();
+    let answer = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    let txid = answer["payment"]["instruments"][0]["credential"]["provider_payment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    psp.pay(&txid, &reais(total - 100)).await;
+    let after = bridge
+        .call(
+            "get_checkout",
+            json!({"meta": meta(&agent, None), "id": id}),
+        )
+        .await;
+    assert_ne!(after["status"], "completed", "{after}");
+    assert_eq!(codes(&after)[0], "payment_failed", "{after}");
+    assert!(after.get("order").is_none());
+    assert!(agent.events.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn issue_38_an_expired_charge_cancels_the_order_and_answers_payment_expired() {
+    let psp = PixPsp::start().await;
+    let (bridge, agent) = start(&psp).await;
+    let ready = ready(&bridge, &agent).await;
+    let id = ready["id"].as_str().unwrap();
+    let answer = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    let txid = answer["payment"]["instruments"][0]["credential"]["provider_payment_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    psp.expire(&txid);
+    let expired = bridge
+        .call(
+            "get_checkout",
+            json!({"meta": meta(&agent, None), "id": id}),
+        )
+        .await;
+    assert_eq!(expired["status"], "canceled", "{expired}");
+    assert_eq!(codes(&expired)[0], "payment_expired");
+    // A platform must not present a charge after its expiry: none is shown.
+    assert!(expired["payment"].get("instruments").is_none());
+    // Immutable now.
+    let again = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    assert_ne!(again["status"], "complete_in_progress", "{again}");
+}
+
+#[tokio::test]
+async fn issue_38_a_psp_down_at_complete_is_processor_unavailable_and_leaves_no_order() {
+    let psp = PixPsp::start().await;
+    let (bridge, agent) = start(&psp).await;
+    let ready = ready(&bridge, &agent).await;
+    let id = ready["id"].as_str().unwrap();
+    psp.go_down(Down::Refusing).await;
+    let answer = complete_with_pix(&bridge, &agent, id, &fresh()).await;
+    assert_eq!(codes(&answer)[0], "processor_unavailable", "{answer}");
+    assert_eq!(answer["status"], "canceled", "{answer}");
+    assert!(answer.get("order").is_none());
+    assert!(answer["payment"].get("instruments").is_none());
+    psp.come_back().await;
+}
+
+#[tokio::test]
+async fn issue_38_ucp_never_offers_pix() {
+    let psp = PixPsp::start().await;
+    let toml = format!("{}\n[server]\nprotocol = \"ucp\"\n", psp.pix_toml());
+    let bridge = TestBridge::start(&toml).await;
+    let profile: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
+    assert!(
+        profile["ucp"]["payment_handlers"]
+            .get("br.dev.bcp.pix")
+            .is_none(),
+        "{profile}"
+    );
+}
