@@ -99,6 +99,24 @@ struct Stamped<V> {
     expires: Instant,
 }
 
+/// Why a miss's read was not kept: the store failed, or an invalidation came while the read was
+/// in flight, so what the store answered may predate the change (its waiters still get it:
+/// the store gave it after they asked).
+#[derive(Debug, Clone)]
+enum Unkept<V> {
+    Failed(PlatformError),
+    Overtaken(Stamped<V>),
+}
+
+impl<V: Clone> Unkept<V> {
+    fn answer(error: Arc<Self>) -> Result<Stamped<V>, PlatformError> {
+        match &*error {
+            Self::Failed(error) => Err(error.clone()),
+            Self::Overtaken(stamped) => Ok(stamped.clone()),
+        }
+    }
+}
+
 impl<V> Stamped<V> {
     /// The value, its expiry reported to the tracked work reading it.
     fn read(self) -> V {
@@ -176,6 +194,22 @@ impl CachedCatalog {
         }
     }
 
+    /// A miss's read, kept only when no invalidation came while it was in flight: a read
+    /// begun before a webhook and answered after it must not outlive the webhook.
+    async fn read_to_keep<V>(
+        &self,
+        read: impl std::future::Future<Output = Result<V, PlatformError>>,
+    ) -> Result<Stamped<V>, Unkept<V>> {
+        let before = self.generation();
+        let value = read.await.map_err(Unkept::Failed)?;
+        let stamped = self.stamp(value);
+        if self.generation() == before {
+            Ok(stamped)
+        } else {
+            Err(Unkept::Overtaken(stamped))
+        }
+    }
+
     /// Drops every cached answer that shows one of `ids` (product ids as the adapter or the
     /// webhook spells them): all buyer contexts, every input that resolved to the product
     /// (variant ids, SKUs, handles), and every search page.
@@ -244,16 +278,16 @@ impl CatalogPort for CachedCatalog {
             return self.inner.search(request).await;
         };
         let mut missed = false;
-        let page = searches
+        let page = match searches
             .try_get_with(SearchKey::new(request), async {
                 missed = true;
-                self.inner
-                    .search(request)
-                    .await
-                    .map(|page| self.stamp(page))
+                self.read_to_keep(self.inner.search(request)).await
             })
             .await
-            .map_err(|error| (*error).clone())?;
+        {
+            Ok(page) => page,
+            Err(unkept) => Unkept::answer(unkept)?,
+        };
         crate::observability::cache("search", !missed);
         Ok(page.read())
     }
@@ -288,10 +322,15 @@ impl CatalogPort for CachedCatalog {
         }
         // One batched upstream call for every miss (the adapter batches), rather than one
         // coalesced call per id.
+        let before = self.generation();
         let fresh = self.inner.resolve(&missing, context).await?;
+        let overtaken = self.generation() != before;
         for id in &missing {
             let answer = self.stamp(fresh.iter().find(|resolved| resolved.input == *id).cloned());
             freshness::read_cached(answer.expires);
+            if overtaken {
+                continue;
+            }
             self.resolved
                 .insert(
                     IdKey {
@@ -316,17 +355,17 @@ impl CatalogPort for CachedCatalog {
             context: context.clone(),
         };
         let mut missed = false;
-        let hit = self
+        let hit = match self
             .products
             .try_get_with(key, async {
                 missed = true;
-                self.inner
-                    .product(id, context)
-                    .await
-                    .map(|hit| self.stamp(hit))
+                self.read_to_keep(self.inner.product(id, context)).await
             })
             .await
-            .map_err(|error| (*error).clone())?;
+        {
+            Ok(hit) => hit,
+            Err(unkept) => Unkept::answer(unkept)?,
+        };
         crate::observability::cache("product", !missed);
         Ok(hit.read())
     }
@@ -355,7 +394,138 @@ pub fn wrap(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use std::sync::atomic::AtomicUsize;
+
+    use tokio::sync::Semaphore;
+
     use super::*;
+    use crate::model::Filters;
+
+    /// A store whose reads wait for the test to let them answer, counting requests.
+    struct HeldStore {
+        requests: AtomicUsize,
+        answers: Semaphore,
+    }
+
+    impl HeldStore {
+        async fn answer(&self) -> String {
+            let request = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
+            self.answers.acquire().await.unwrap().forget();
+            format!("answer {request}")
+        }
+    }
+
+    #[async_trait]
+    impl CatalogPort for HeldStore {
+        async fn search(&self, _: &SearchRequest) -> Result<SearchPage, PlatformError> {
+            Ok(SearchPage {
+                products: Vec::new(),
+                next_cursor: Some(self.answer().await),
+                total_count: None,
+            })
+        }
+        async fn resolve(
+            &self,
+            _: &[String],
+            _: &BuyerContext,
+        ) -> Result<Vec<Resolved>, PlatformError> {
+            self.answer().await;
+            Ok(Vec::new())
+        }
+        async fn product(
+            &self,
+            _: &str,
+            _: &BuyerContext,
+        ) -> Result<Option<ProductHit>, PlatformError> {
+            self.answer().await;
+            Ok(None)
+        }
+    }
+
+    async fn until(what: &str, done: impl Fn() -> bool) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(tokio::time::Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Issue 39 item 4 (found by the store-load day): a search begun before a product
+    /// webhook and answered after it is handed to its caller but not kept, so the next
+    /// search asks the store again instead of serving a page older than the webhook.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_overtaken_by_an_invalidation_is_answered_but_not_kept() {
+        let store = Arc::new(HeldStore {
+            requests: AtomicUsize::new(0),
+            answers: Semaphore::new(0),
+        });
+        let cached = Arc::new(CachedCatalog::new(store.clone(), &CacheConfig::default()));
+        let request = SearchRequest {
+            query: Some("camisa".to_owned()),
+            filters: Filters::default(),
+            context: BuyerContext::default(),
+            upstream_cursor: None,
+            limit: 10,
+        };
+        let first = tokio::spawn({
+            let (cached, request) = (cached.clone(), request.clone());
+            async move { cached.search(&request).await }
+        });
+        until("the first search reaches the store", || {
+            store.requests.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        cached.invalidate_product(&["42".to_owned()]);
+        store.answers.add_permits(1);
+        let page = first.await.unwrap().unwrap();
+        assert_eq!(page.next_cursor.as_deref(), Some("answer 1"));
+        store.answers.add_permits(1);
+        let again = cached.search(&request).await.unwrap();
+        assert_eq!(again.next_cursor.as_deref(), Some("answer 2"));
+        assert_eq!(store.requests.load(Ordering::SeqCst), 2);
+        // Not overtaken, the read is kept: the third search costs the store nothing.
+        let kept = cached.search(&request).await.unwrap();
+        assert_eq!(kept.next_cursor.as_deref(), Some("answer 2"));
+        assert_eq!(store.requests.load(Ordering::SeqCst), 2);
+    }
+
+    /// The same for products and for the batched resolve.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn products_and_resolves_overtaken_by_an_invalidation_are_not_kept() {
+        let store = Arc::new(HeldStore {
+            requests: AtomicUsize::new(0),
+            answers: Semaphore::new(0),
+        });
+        let cached = Arc::new(CachedCatalog::new(store.clone(), &CacheConfig::default()));
+        let context = BuyerContext::default();
+        let product = tokio::spawn({
+            let (cached, context) = (cached.clone(), context.clone());
+            async move { cached.product("42", &context).await }
+        });
+        until("the product read reaches the store", || {
+            store.requests.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        cached.invalidate_product(&["42".to_owned()]);
+        store.answers.add_permits(1);
+        product.await.unwrap().unwrap();
+        let resolve = tokio::spawn({
+            let (cached, context) = (cached.clone(), context.clone());
+            async move { cached.resolve(&["42".to_owned()], &context).await }
+        });
+        until("the resolve reaches the store", || {
+            store.requests.load(Ordering::SeqCst) == 2
+        })
+        .await;
+        cached.invalidate_product(&["42".to_owned()]);
+        store.answers.add_permits(1);
+        resolve.await.unwrap().unwrap();
+        store.answers.add_permits(2);
+        cached.product("42", &context).await.unwrap();
+        cached.resolve(&["42".to_owned()], &context).await.unwrap();
+        assert_eq!(store.requests.load(Ordering::SeqCst), 4, "both asked again");
+    }
 
     #[test]
     fn the_answer_bound_is_checked_by_its_key() {
