@@ -262,15 +262,12 @@ async fn one_busy_host_does_not_hold_the_other_hosts_back() {
         queued.spawn(async move { negotiator.outcome(&url).await });
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let started = std::time::Instant::now();
     negotiator
         .outcome(&format!("http://b.test:{port}/slow/0"))
         .await
         .unwrap();
-    assert!(
-        started.elapsed() < Duration::from_millis(1_000),
-        "b.test waited for a.test"
-    );
+    // Ordered by events, not timed: b.test's answer came while a.test's were still pending.
+    assert!(queued.try_join_next().is_none(), "b.test waited for a.test");
     while let Some(outcome) = queued.join_next().await {
         outcome.unwrap().unwrap();
     }

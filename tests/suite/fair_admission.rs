@@ -4,7 +4,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
@@ -12,6 +12,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpSocket, TcpStream};
 
 use crate::support::binary::Running;
+use crate::support::wait::until;
 
 /// The real binary with `server` as its `[server]` section (sample store, no negotiation).
 fn start(name: &str, server: &str) -> (Running, String) {
@@ -49,14 +50,22 @@ async fn connect_from(from: [u8; 4], to: SocketAddr) -> std::io::Result<TcpStrea
 }
 
 /// Holds a connection from `from` open, sending nothing, until the bridge closes it; then,
-/// if `reopen`, opens another, until `stop`. Answers how many times the bridge closed it.
-async fn hold(from: [u8; 4], to: SocketAddr, reopen: bool, stop: Arc<AtomicBool>) -> usize {
+/// if `reopen`, opens another, until `stop`. Counts each connection made in `connected`.
+/// Answers how many times the bridge closed it.
+async fn hold(
+    from: [u8; 4],
+    to: SocketAddr,
+    reopen: bool,
+    stop: Arc<AtomicBool>,
+    connected: Arc<AtomicUsize>,
+) -> usize {
     let mut closed = 0;
     while !stop.load(Ordering::Relaxed) {
         let Ok(mut stream) = connect_from(from, to).await else {
             tokio::time::sleep(Duration::from_millis(20)).await;
             continue;
         };
+        connected.fetch_add(1, Ordering::SeqCst);
         let mut sink = [0u8; 1024];
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -111,10 +120,18 @@ async fn one_address_holding_and_reopening_24_idle_sockets_does_not_starve_anoth
     let (_running, endpoint) = start("starvation", "max_connections = 8");
     let to = addr_of(&endpoint);
     let stop = Arc::new(AtomicBool::new(false));
+    let connected = Arc::new(AtomicUsize::new(0));
     let attackers: Vec<_> = (0..24)
-        .map(|_| tokio::spawn(hold([127, 0, 0, 2], to, true, Arc::clone(&stop))))
+        .map(|_| {
+            let (stop, connected) = (Arc::clone(&stop), Arc::clone(&connected));
+            tokio::spawn(hold([127, 0, 0, 2], to, true, stop, connected))
+        })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The attack is on once every socket has connected and some were shed and reopened.
+    until("the 24 attacking sockets to connect and reopen", || {
+        connected.load(Ordering::SeqCst) > 24
+    })
+    .await;
     let served = tries_served(&endpoint).await;
     stop.store(true, Ordering::Relaxed);
     for attacker in attackers {
@@ -129,11 +146,18 @@ async fn when_idle_connections_of_many_addresses_fill_every_slot_a_newcomer_evic
     let to = addr_of(&endpoint);
     let stop = Arc::new(AtomicBool::new(false));
     // Four addresses, each at its share (a quarter of 8): every slot idle and taken.
+    let connected = Arc::new(AtomicUsize::new(0));
     let holders: Vec<_> = (2..6)
         .flat_map(|last| [last, last])
-        .map(|last| tokio::spawn(hold([127, 0, 0, last], to, false, Arc::clone(&stop))))
+        .map(|last| {
+            let (stop, connected) = (Arc::clone(&stop), Arc::clone(&connected));
+            tokio::spawn(hold([127, 0, 0, last], to, false, stop, connected))
+        })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    until("the 8 holders to connect", || {
+        connected.load(Ordering::SeqCst) == 8
+    })
+    .await;
     let served = tries_served(&endpoint).await;
     stop.store(true, Ordering::Relaxed);
     let mut evicted = 0;
@@ -154,10 +178,17 @@ async fn a_polite_client_is_served_beside_an_idle_hog_on_its_own_address() {
     let to = addr_of(&endpoint);
     let stop = Arc::new(AtomicBool::new(false));
     let hog = [127, 0, 0, 3];
+    let connected = Arc::new(AtomicUsize::new(0));
     let sockets: Vec<_> = (0..24)
-        .map(|_| tokio::spawn(hold(hog, to, true, Arc::clone(&stop))))
+        .map(|_| {
+            let (stop, connected) = (Arc::clone(&stop), Arc::clone(&connected));
+            tokio::spawn(hold(hog, to, true, stop, connected))
+        })
         .collect();
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    until("the hog's 24 sockets to connect and reopen", || {
+        connected.load(Ordering::SeqCst) > 24
+    })
+    .await;
     let served = tries_served_from(&endpoint, hog).await;
     stop.store(true, Ordering::Relaxed);
     let mut closed = 0;

@@ -101,9 +101,9 @@ async fn slow_upstream_times_out_quickly() {
     ))
     .await;
     standin.set_fault(Some(Fault::Slow(Duration::from_secs(4))));
-    let started = std::time::Instant::now();
     let (status, error) = bridge.call_error("search_catalog", search()).await;
-    assert!(started.elapsed() < Duration::from_secs(4));
+    // Had the bridge waited for the stand-in, it would have answered the search: the
+    // refusal itself shows it gave up first (no clock read).
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(error["code"], -32000);
     assert_eq!(error["data"]["retry_after"], 5);

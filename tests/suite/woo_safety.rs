@@ -134,16 +134,16 @@ async fn upstream_faults_map_to_retryable_errors() {
 
     // Slower than `timeout_ms` (400 ms in the test config): answered quickly, not hung.
     woo.set_fault(Fault::Slow(Duration::from_secs(3)));
-    let started = std::time::Instant::now();
     let (_, error) = bridge
         .call_error(
             "create_cart",
             json!({"meta": meta_with_key("slow"), "cart": {"line_items": [{"item": {"id": "10"}, "quantity": 1}]}}),
         )
         .await;
+    // Had it waited for the stand-in, the cart would have been made: the refusal shows the
+    // bridge gave up first (no clock read).
     assert_eq!(error["code"], -32000, "{error}");
     assert!(error["data"]["retry_after"].as_u64().is_some());
-    assert!(started.elapsed() < Duration::from_secs(2));
 
     woo.set_fault(Fault::None);
     let ok = bridge.call("search_catalog", search).await;

@@ -50,8 +50,9 @@ fn answers(port: u16) -> bool {
         return false;
     }
     let mut buffer = [0u8; 64];
-    // +PONG, or -NOAUTH when a password is set: either way the server is up.
-    matches!(stream.read(&mut buffer), Ok(n) if n > 0)
+    // +PONG, or -NOAUTH when a password is set: either way the server is up. -LOADING (a
+    // restarted server reading its append-only file back) is not up yet: commands would fail.
+    matches!(stream.read(&mut buffer), Ok(n) if n > 0 && !buffer[..n].starts_with(b"-LOADING"))
 }
 
 impl RedisServer {
