@@ -343,7 +343,7 @@ impl Brain {
             continue_url: cart
                 .checkout_url
                 .as_deref()
-                .and_then(|url| self.checkout.rewrite_with(url, attribution)),
+                .and_then(|url| self.continue_urls.rewrite_with(url, attribution)),
             expires_at: cart
                 .expires_at
                 .and_then(|expiry| expiry.format(&Rfc3339).ok()),

@@ -63,9 +63,10 @@ pub struct Brain {
     platform: SharedPlatform,
     namespace: Namespace,
     limits: LimitsConfig,
-    checkout: CheckoutRewrite,
+    /// The store's checkout URL as buyers are sent to it (`continue_url`).
+    continue_urls: CheckoutRewrite,
     /// The checkout rules, when the platform implements the checkout port.
-    checkouts: Option<std::sync::Arc<checkout::CheckoutBrain>>,
+    checkout_rules: Option<std::sync::Arc<checkout::CheckoutBrain>>,
     /// Where placed orders' events go (`[order_webhooks]`), when enabled.
     order_events: Option<std::sync::Arc<dyn checkout::OrderEvents>>,
     /// BCP's fiscal identity: on the BCP door only (`with_fiscal`).
@@ -83,8 +84,8 @@ impl Brain {
             platform,
             namespace,
             limits,
-            checkout: CheckoutRewrite::new(cart),
-            checkouts: None,
+            continue_urls: CheckoutRewrite::new(cart),
+            checkout_rules: None,
             order_events: None,
             fiscal: None,
         }
@@ -92,7 +93,7 @@ impl Brain {
 
     /// Keys of the store's checkout URL the agent's attribution may never set.
     pub fn with_reserved_checkout_params(mut self, reserved: &'static [&'static str]) -> Self {
-        self.checkout = self.checkout.with_reserved(reserved);
+        self.continue_urls = self.continue_urls.with_reserved(reserved);
         self
     }
 
@@ -181,6 +182,6 @@ impl Brain {
 
     /// The shop's home page with the configured attribution, for outcomes with no cart.
     fn storefront_url(&self) -> Option<String> {
-        self.checkout.rewrite(&self.store().storefront_url)
+        self.continue_urls.rewrite(&self.store().storefront_url)
     }
 }

@@ -12,7 +12,8 @@ use bcp_bridge::model::fiscal::{Requirement, TaxpayerId, TaxpayerKind};
 use bcp_bridge::model::{BuyerContext, CartLineInput};
 use bcp_bridge::platform::BuildContext;
 use bcp_bridge::platform::upstream::UpstreamConfig;
-use bcp_bridge::platform::woocommerce::checkout::{CheckoutConfig, build};
+use bcp_bridge::platform::woocommerce::build;
+use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 use serde_json::{Value, json};
 
 use crate::support::woo_standin::{RATES, WooStandin};
@@ -61,7 +62,7 @@ fn brain(woo: &WooStandin) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    let port = build(table["store"].as_table().unwrap(), &config, &context).unwrap();
+    let port = checkout_port(build(table["store"].as_table().unwrap(), &context));
     CheckoutBrain::new(port as Arc<_>)
 }
 
@@ -288,7 +289,7 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
     };
     let placed_with = |store: &str| {
         let table: toml::Table = toml::from_str(store).unwrap();
-        build(table["store"].as_table().unwrap(), &config, &context).unwrap()
+        checkout_port(build(table["store"].as_table().unwrap(), &context))
     };
     let invoiced = placed_with(&format!(
         "{}\n[store.nfe_meta]\naccess_key = \"_nfe_chave\"\ndanfe_url = \"_nfe_danfe\"\nissued_at = \"_nfe_emissao\"\n",
@@ -297,7 +298,6 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
         ))
     ));
     let plain = placed_with(&woo.config(""));
-    use bcp_bridge::platform::checkout::CheckoutPort;
     assert!(invoiced.reads_invoices());
     assert!(!plain.reads_invoices());
     for (port, invoices) in [(invoiced, true), (plain, false)] {
@@ -384,4 +384,18 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
             .any(|line| line.starts_with("GET /wp-json/wc/v3/orders/"))
     );
     assert!(!woo.requests().iter().any(|line| line.contains(V3_KEY)));
+}
+
+/// The checkout port of a WooCommerce platform built as the bridge builds it.
+fn checkout_port(
+    platform: Result<
+        bcp_bridge::platform::SharedPlatform,
+        Vec<bcp_bridge::settings::ConfigProblem>,
+    >,
+) -> bcp_bridge::platform::checkout::SharedCheckout {
+    platform
+        .unwrap_or_else(|problems| panic!("{problems:?}"))
+        .checkout
+        .clone()
+        .unwrap()
 }

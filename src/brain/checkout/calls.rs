@@ -189,8 +189,8 @@ fn is_empty(update: &CheckoutUpdate) -> bool {
 impl Brain {
     /// The checkout rules, shared by every namespace's brain (one ledger, so a checkout
     /// completed through one door is completed through the other).
-    pub fn with_checkout(mut self, checkouts: Arc<CheckoutBrain>) -> Self {
-        self.checkouts = Some(checkouts);
+    pub fn with_checkout(mut self, rules: Arc<CheckoutBrain>) -> Self {
+        self.checkout_rules = Some(rules);
         self
     }
 
@@ -200,8 +200,8 @@ impl Brain {
         self
     }
 
-    fn checkouts(&self) -> Result<&CheckoutBrain, BrainError> {
-        self.checkouts
+    fn checkout_rules(&self) -> Result<&CheckoutBrain, BrainError> {
+        self.checkout_rules
             .as_deref()
             .ok_or(BrainError::Platform(PlatformError::Unsupported("checkout")))
     }
@@ -235,7 +235,7 @@ impl Brain {
         // Issue 35: the order is named by its handle, never by the store's own id.
         if let Stage::Placed(order) = &mut judged.state.stage {
             order.id = self
-                .checkouts()?
+                .checkout_rules()?
                 .handles()
                 .sealer()
                 .await?
@@ -291,7 +291,7 @@ impl Brain {
         // The store's page, with the merchant's public host and attribution rules (as a cart's).
         wire.continue_url = wire
             .continue_url
-            .and_then(|url| self.checkout.rewrite(&url));
+            .and_then(|url| self.continue_urls.rewrite(&url));
         // The first message's code, as a replayed answer reads it back: a front may map it
         // (REST answers a write refused as immutable with 409, `rest::front`).
         let reason = judged
@@ -331,7 +331,7 @@ impl Brain {
         input: CheckoutIn,
         release: Release,
     ) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         // CART-001: converting a cart uses the cart's contents; line items sent beside its id
         // are ignored.
         let line_items = input
@@ -459,7 +459,7 @@ impl Brain {
     }
 
     pub async fn get_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         // A charge past its expiry, or paid without a notification heard, is brought up to
         // date before the answer.
         brain.pix_refresh(id).await;
@@ -473,7 +473,7 @@ impl Brain {
         input: CheckoutIn,
         release: Release,
     ) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         if input.cart_id.is_some() {
             return Err(BrainError::invalid(
                 "$.checkout.cart_id",
@@ -506,7 +506,7 @@ impl Brain {
         release: Release,
         webhook_url: Option<&str>,
     ) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         let mut update = update_parts(&input, false)?;
         let document = self.document(&input);
         fiscal::with_document(&mut update, &document);
@@ -595,7 +595,7 @@ impl Brain {
     /// other id (a guess, a store's own order number) is `not_found` in the same words as a
     /// handle whose order the store no longer holds (issue 35).
     pub async fn get_order(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         let sealer = brain.handles().sealer().await?;
         let found = match sealer.open(id) {
             Some(store_id) => match brain.order(&store_id).await {
@@ -636,7 +636,7 @@ impl Brain {
     }
 
     pub async fn cancel_checkout(&self, id: &str, release: Release) -> Result<Answer, BrainError> {
-        let brain = self.checkouts()?;
+        let brain = self.checkout_rules()?;
         self.checkout_outcome(brain.cancel(id).await, Vec::new(), release)
             .await
     }

@@ -115,27 +115,26 @@ impl CheckoutBrain {
         completion: &Completion,
         recheck: bool,
     ) -> Result<(Judged, Option<Order>), BrainError> {
-        if recheck {
-            // The same key's earlier attempt may have placed it.
-            match self.read(id).await {
-                Ok(state) if matches!(state.stage, Stage::Placed(_)) => {
-                    self.completions.settle(id, key, Settled::Placed).await;
-                    return Ok((self.judge(state), None));
-                }
-                Ok(_) => {}
-                Err(error) => {
-                    self.completions.settle(id, key, Settled::Unknown).await;
-                    return Err(error);
-                }
-            }
-        }
-        let before = match self.read(id).await {
-            Ok(state) => self.judge(state),
+        // One read decides: whether the same key's earlier attempt placed it (`recheck`),
+        // and whether the checkout may be placed now.
+        let state = match self.read(id).await {
+            Ok(state) => state,
             Err(error) => {
-                self.completions.settle(id, key, Settled::Refused).await;
+                // After an earlier attempt under this key the order may exist.
+                let how = if recheck {
+                    Settled::Unknown
+                } else {
+                    Settled::Refused
+                };
+                self.completions.settle(id, key, how).await;
                 return Err(error);
             }
         };
+        if recheck && matches!(state.stage, Stage::Placed(_)) {
+            self.completions.settle(id, key, Settled::Placed).await;
+            return Ok((self.judge(state), None));
+        }
+        let before = self.judge(state);
         let placeable = match before.status {
             Status::ReadyForComplete => completion.handler_id.is_some(),
             // Escalated for payment: placing makes the order the buyer pays on the store's

@@ -4,11 +4,11 @@
 //! store operations; fronts decode arguments into `CheckoutUpdate` / `Completion` and send
 //! back what `render` builds.
 
+mod announcements;
 mod calls;
 mod complete;
 pub mod completions;
 pub mod handles;
-mod handoffs;
 pub mod ledger;
 pub mod pix;
 pub mod pix_book;
@@ -30,9 +30,9 @@ use crate::protocol::{Message, MessageCode, Severity};
 use crate::replicas::records::Records;
 
 use super::BrainError;
+pub use announcements::{HandedOff, HandoffAnnouncer};
 use completions::Completions;
 use handles::OrderHandles;
-pub use handoffs::{HandedOff, HandoffAnnouncer};
 use replacement::{
     lines_refused, names_lines, offered, option_path, same_lines, selected, selections,
 };

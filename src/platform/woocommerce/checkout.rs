@@ -94,46 +94,6 @@ struct Extra {
     status: String,
 }
 
-/// Builds the checkout port for a `[store]` table (the same settings the catalog and cart
-/// use) and its `[checkout]` section; wired beside the `Platform` once the fronts call it.
-pub fn build(
-    store: &toml::Table,
-    config: &CheckoutConfig,
-    context: &crate::platform::BuildContext<'_>,
-) -> Result<Arc<WooCheckout>, Vec<crate::settings::ConfigProblem>> {
-    use crate::settings::ConfigProblem;
-    let settings = super::settings::parse(store)?;
-    let client = crate::platform::upstream::UpstreamClient::new(
-        "woocommerce",
-        std::time::Duration::from_millis(settings.timeout_ms),
-        context.max_response_bytes.max(4 * 1024 * 1024),
-    )
-    .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    .with_guard(context.upstream_guard());
-    let invoices = super::invoices(&settings, &client);
-    let api = Arc::new(
-        StoreApi::new(client, &settings.base_url)
-            .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
-    );
-    let carts = Arc::new(Carts::new(
-        api.clone(),
-        settings.currency,
-        settings.base_url.clone(),
-        settings.checkout,
-        settings.checkout_path.clone(),
-    ));
-    Ok(Arc::new(
-        WooCheckout::new(
-            api,
-            settings.currency,
-            settings.base_url.clone(),
-            config,
-            carts,
-        )
-        .with_invoices(invoices),
-    ))
-}
-
 pub struct WooCheckout {
     api: Arc<StoreApi>,
     currency: Currency,

@@ -60,7 +60,7 @@ fn invoices(
     Some(invoice::Invoices::new(rest, keys))
 }
 
-fn build(
+pub fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {

@@ -6,15 +6,14 @@
 //! and the checkout stays usable.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::Arc;
-
 use bcp_bridge::brain::checkout::{CheckoutBrain, CheckoutUpdate, Completion, Judged, Status};
 use bcp_bridge::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource, Stage};
 use bcp_bridge::model::fiscal::{Requirement, TaxpayerId, TaxpayerKind};
 use bcp_bridge::model::{BuyerContext, CartLineInput};
 use bcp_bridge::platform::BuildContext;
 use bcp_bridge::platform::upstream::UpstreamConfig;
-use bcp_bridge::platform::woocommerce::checkout::{CheckoutConfig, build};
+use bcp_bridge::platform::woocommerce::build;
+use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 use serde_json::{Value, json};
 
 use super::store::{RUN_WITH, RealStore, alone, real_store, real_store_env, shared};
@@ -51,7 +50,7 @@ fn brain(base_url: &str) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    CheckoutBrain::new(build(&table, &config, &context).unwrap() as Arc<_>)
+    CheckoutBrain::new(checkout_port(build(&table, &context)))
 }
 
 fn buyer(document: Option<&str>) -> Buyer {
@@ -450,4 +449,18 @@ async fn issue_37_the_checkout_schema_is_read_once_not_per_call() {
         .filter(|line| line.contains("OPTIONS /wp-json/wc/store/v1/checkout"))
         .count();
     assert_eq!(schema_reads, 1, "{requests:?}");
+}
+
+/// The checkout port of a WooCommerce platform built as the bridge builds it.
+fn checkout_port(
+    platform: Result<
+        bcp_bridge::platform::SharedPlatform,
+        Vec<bcp_bridge::settings::ConfigProblem>,
+    >,
+) -> bcp_bridge::platform::checkout::SharedCheckout {
+    platform
+        .unwrap_or_else(|problems| panic!("{problems:?}"))
+        .checkout
+        .clone()
+        .unwrap()
 }

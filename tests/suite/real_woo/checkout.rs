@@ -10,7 +10,8 @@ use bcp_bridge::model::checkout::{Address, Buyer, CheckoutDraft, CheckoutSource,
 use bcp_bridge::model::{BuyerContext, CartLineInput};
 use bcp_bridge::platform::BuildContext;
 use bcp_bridge::platform::upstream::UpstreamConfig;
-use bcp_bridge::platform::woocommerce::checkout::{CheckoutConfig, build};
+use bcp_bridge::platform::woocommerce::build;
+use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 
 use super::store::{RealStore, alone, real_store, shared};
 
@@ -27,7 +28,7 @@ fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    let port = build(table["store"].as_table().unwrap(), &config, &context).unwrap();
+    let port = checkout_port(build(table["store"].as_table().unwrap(), &context));
     CheckoutBrain::new(port as Arc<_>)
 }
 
@@ -275,4 +276,18 @@ async fn without_an_offline_gateway_the_buyer_pays_on_the_order_pay_page() {
         brain.order(&reference.id).await.unwrap().store_status,
         "pending"
     );
+}
+
+/// The checkout port of a WooCommerce platform built as the bridge builds it.
+fn checkout_port(
+    platform: Result<
+        bcp_bridge::platform::SharedPlatform,
+        Vec<bcp_bridge::settings::ConfigProblem>,
+    >,
+) -> bcp_bridge::platform::checkout::SharedCheckout {
+    platform
+        .unwrap_or_else(|problems| panic!("{problems:?}"))
+        .checkout
+        .clone()
+        .unwrap()
 }

@@ -194,15 +194,26 @@ async fn wait_until(what: &str, within: Duration, done: impl Fn() -> bool) {
     }
 }
 
-/// How many events the shared queue holds (queued, claimed or waiting to retry).
+/// How many events the shared queue holds (queued, claimed or waiting to retry). A Redis just
+/// restarted answers `LOADING` while it reads its file back: asked again until it answers.
 async fn queued(redis: &RedisServer) -> usize {
     let client = redis::Client::open(redis.url(None)).unwrap();
     let mut connection = client.get_multiplexed_async_connection().await.unwrap();
-    redis::cmd("ZCARD")
-        .arg("bcp:order-events:due")
-        .query_async(&mut connection)
-        .await
-        .unwrap()
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer: redis::RedisResult<usize> = redis::cmd("ZCARD")
+            .arg("bcp:order-events:due")
+            .query_async(&mut connection)
+            .await;
+        match answer {
+            Ok(count) => return count,
+            Err(error) if error.kind() == redis::ErrorKind::BusyLoadingError => {
+                assert!(tokio::time::Instant::now() < deadline, "{error}");
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+            Err(error) => panic!("{error}"),
+        }
+    }
 }
 
 async fn wait_for_empty_queue(redis: &RedisServer) {
@@ -332,5 +343,45 @@ async fn issue_36_item_4_queued_deliveries_survive_a_restart_of_the_bridge_and_o
         delivered.iter().all(|(_, sender)| second.sent(sender)),
         "{delivered:?}"
     );
+    let _ = std::fs::remove_file(key);
+}
+
+/// Issue 36 item 4: the event is in the shared queue before the completion answers, so a
+/// replica killed the moment it answered loses nothing; another replica delivers it, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue_36_item_4_an_event_is_queued_before_the_completion_answers() {
+    let Some(redis) = RedisServer::start(None) else {
+        return;
+    };
+    let (profile, receiver) = Receiver::start(Closed::Refuse).await;
+    let key = key_file(false);
+    let mut doomed = Bridge::start(&redis, &key, "doomed");
+    doomed.place_order(&profile).await;
+    // Killed as soon as the completion answered: no task of it runs afterwards.
+    doomed.process.child.kill().unwrap();
+    doomed.process.child.wait().unwrap();
+    assert_eq!(
+        queued(&redis).await,
+        1,
+        "the event was queued before the answer"
+    );
+    receiver.open.send_replace(true);
+    let survivor = Bridge::start(&redis, &key, "survivor");
+    wait_until("the event delivered", Duration::from_secs(30), || {
+        !receiver.delivered().is_empty()
+    })
+    .await;
+    wait_for_empty_queue(&redis).await;
+    let delivered = receiver.delivered();
+    assert_eq!(delivered.len(), 1, "{delivered:?}");
+    assert!(
+        receiver
+            .attempts()
+            .iter()
+            .chain(&delivered)
+            .all(|(id, _)| *id == delivered[0].0),
+        "one event"
+    );
+    assert!(survivor.sent(&delivered[0].1), "{delivered:?}");
     let _ = std::fs::remove_file(key);
 }

@@ -77,8 +77,7 @@ async fn a_late_order_webhook_to_another_replica_does_not_roll_the_order_back() 
                 .clone()
         }
     };
-    // The agent's completion retried through replica 1 hands off there too, so replica 1
-    // would keep the order as well (a replica keeps orders only of checkouts it handed off).
+    // The agent's completion retried through replica 1 hands the checkout off there too.
     let again = replicas
         .call(
             1,
@@ -100,20 +99,36 @@ async fn a_late_order_webhook_to_another_replica_does_not_roll_the_order_back() 
 
     assert_eq!(deliver(&replicas, 0, &cancelled, "d-1").await, 200);
     assert_eq!(status(0).await, "completed");
+    // Issue 36 item 4: the order is kept in the shared Redis, so replica 1 reads it as
+    // replica 0 applied it (canceled: its line removed).
+    let line_status = |index: usize| {
+        let id = id.clone();
+        let replicas = &replicas;
+        async move {
+            let checkout = replicas
+                .call(index, "get_checkout", json!({"meta": meta(), "id": id}))
+                .await;
+            let handle = checkout["order"]["id"].clone();
+            let order = replicas
+                .call(index, "get_order", json!({"meta": meta(), "id": handle}))
+                .await;
+            order["line_items"][0]["status"].clone()
+        }
+    };
+    assert_eq!(status(1).await, "completed");
+    assert_eq!(line_status(1).await, "removed");
     // The placed state (older) reaches replica 1, then the cancellation's delivery replayed:
-    // neither is applied there.
+    // neither is applied there, so nothing rolls back.
     assert_eq!(deliver(&replicas, 1, &placed, "d-0").await, 200);
-    assert_eq!(
-        status(1).await,
-        "requires_escalation",
-        "rolled back on replica 1"
-    );
+    assert_eq!(line_status(1).await, "removed", "rolled back on replica 1");
+    assert_eq!(line_status(2).await, "removed", "rolled back on replica 2");
     assert_eq!(deliver(&replicas, 1, &cancelled, "d-1").await, 200);
-    assert_eq!(status(1).await, "requires_escalation");
-    // A newer state is applied wherever it arrives.
+    assert_eq!(line_status(1).await, "removed");
+    // A newer state is applied wherever it arrives, and read everywhere.
     let mut refunded = cancelled.clone();
     refunded["financial_status"] = json!("refunded");
     refunded["updated_at"] = json!("2026-12-07T08:00:00-05:00");
     assert_eq!(deliver(&replicas, 1, &refunded, "d-2").await, 200);
     assert_eq!(status(1).await, "completed");
+    assert_eq!(status(2).await, "completed");
 }
