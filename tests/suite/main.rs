@@ -80,6 +80,7 @@ mod vtex_brazil;
 mod vtex_checkout;
 mod vtex_doctor;
 mod vtex_orders;
+mod woo_address_fields;
 mod woo_brazil;
 mod woo_cart;
 mod woo_catalog;

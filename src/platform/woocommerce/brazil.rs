@@ -241,6 +241,28 @@ impl CheckoutFields {
     }
 }
 
+impl CheckoutFields {
+    /// The house number and bairro as the store's address `held` holds them in its own
+    /// fields (the Store API echoes a plugin's address fields in the cart's and `GET
+    /// /checkout`'s addresses): read only for the fields its schema lists, so a store
+    /// without them keeps both in its lines, where `fill_address` joined them.
+    pub fn read_address(&self, held: &Value, address: &mut Address) {
+        let field = |key: &str| {
+            held.get(key)
+                .and_then(Value::as_str)
+                .map(str::trim)
+                .filter(|text| !text.is_empty())
+                .map(super::text::decode_entities)
+        };
+        if self.has_address(NUMBER) {
+            address.number = field(NUMBER);
+        }
+        if self.has_address(NEIGHBORHOOD) {
+            address.neighborhood = field(NEIGHBORHOOD);
+        }
+    }
+}
+
 fn join(head: &str, separator: &str, tail: &str) -> String {
     if head.is_empty() {
         tail.to_owned()

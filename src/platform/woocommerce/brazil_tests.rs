@@ -204,3 +204,24 @@ fn issue_37_a_refused_order_names_what_it_lacked() {
     assert!(unmet(&json!({"code": "woocommerce_rest_cart_empty"}), &fields).is_none());
     assert!(unmet(&json!("<html>"), &fields).is_none());
 }
+
+/// Issue 37 item 2 (WooCommerce): the number and bairro are read back from the store's own
+/// address fields its schema lists (the Store API echoes them in the addresses), and not
+/// from fields the schema does not list.
+#[test]
+fn issue_37_number_and_bairro_are_read_from_the_stores_own_address_fields() {
+    let held = json!({"address_1": "Rua Doutor Quirino", "address_2": "Sala 42",
+        NUMBER: "1481", NEIGHBORHOOD: "Centro &amp; Vila"});
+    let mut address = Address::default();
+    CheckoutFields::from_schema(&bairro_required()).read_address(&held, &mut address);
+    assert_eq!(address.number.as_deref(), Some("1481"));
+    assert_eq!(address.neighborhood.as_deref(), Some("Centro & Vila"));
+    let mut blank = Address::default();
+    CheckoutFields::from_schema(&bairro_required())
+        .read_address(&json!({NUMBER: " ", NEIGHBORHOOD: ""}), &mut blank);
+    assert_eq!((blank.number, blank.neighborhood), (None, None));
+    // A store whose schema has no such fields keeps both in its lines.
+    let mut plain = Address::default();
+    CheckoutFields::default().read_address(&held, &mut plain);
+    assert_eq!((plain.number, plain.neighborhood), (None, None));
+}

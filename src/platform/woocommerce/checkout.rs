@@ -153,7 +153,7 @@ fn billing(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
 /// any replica), for a replica that did not receive them itself: the store, not one
 /// replica's memory, is where they are shared. Blank fields are absent; an address without
 /// street and country is none.
-fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
+fn stored_customer(body: &Value, fields: &CheckoutFields) -> (Buyer, Option<Address>) {
     let field = |part: &str, name: &str| {
         body.get(part)
             .and_then(|part| part.get(name))
@@ -181,6 +181,10 @@ fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
         phone_number: field("shipping_address", "phone"),
         ..Address::default()
     };
+    let mut address = address;
+    if let Some(held) = body.get("shipping_address") {
+        fields.read_address(held, &mut address);
+    }
     let given = address.street_address.is_some() && address.address_country.is_some();
     (buyer, given.then_some(address))
 }
@@ -188,72 +192,44 @@ fn stored_customer(body: &Value) -> (Buyer, Option<Address>) {
 /// Whether the store's cart holds exactly what this replica last wrote for `address` and
 /// `buyer` (then its own copy is echoed, as the agent spelled it).
 fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> bool {
-    // A plugin's fields (`namespace/key`, as Brazilian Market's `csbmw/number`) are not
-    // echoed in the cart's addresses: the standard ones say whether the cart holds ours.
+    // A plugin's fields (`namespace/key`, as Brazilian Market's `csbmw/number`) are echoed in
+    // the cart's addresses like WooCommerce's own: all of them say whether it holds ours.
     let same = |part: &str, written: &Value| {
         written.as_object().is_some_and(|fields| {
-            fields
-                .iter()
-                .filter(|(name, _)| !name.contains('/'))
-                .all(|(name, value)| {
-                    let held = body
-                        .get(part)
-                        .and_then(|part| part.get(name))
-                        .and_then(Value::as_str)
-                        .map(decode_entities)
-                        .unwrap_or_default();
-                    value
-                        .as_str()
-                        .is_some_and(|value| value.trim() == held.trim())
-                })
+            fields.iter().all(|(name, value)| {
+                let held = body
+                    .get(part)
+                    .and_then(|part| part.get(name))
+                    .and_then(Value::as_str)
+                    .map(decode_entities)
+                    .unwrap_or_default();
+                value
+                    .as_str()
+                    .is_some_and(|value| value.trim() == held.trim())
+            })
         })
     };
     same("shipping_address", &shipping(fields, address, buyer))
         && same("billing_address", &billing(fields, address, buyer))
 }
 
-/// The cart's address with the number and bairro this replica wrote, when its street and
-/// complement lines are the ones written (the cart does not echo a plugin's own fields).
-fn with_own_parts(mut stored: Address, mine: Option<&Address>) -> Address {
-    let Some(mine) = mine else {
-        return stored;
-    };
-    let street = stored.street_address.clone();
-    let same_street = street == mine.street_address || street == mine.street_line();
-    if stored.number.is_none() && mine.number.is_some() && same_street {
-        stored.street_address = mine.street_address.clone();
-        stored.number = mine.number.clone();
-    }
-    let complement = stored.extended_address.clone();
-    if stored.neighborhood.is_none()
-        && mine.neighborhood.is_some()
-        && (same_street
-            || complement == mine.extended_address
-            || complement == mine.complement_line())
-    {
-        stored.extended_address = mine.extended_address.clone();
-        stored.neighborhood = mine.neighborhood.clone();
-    }
-    stored
-}
-
 /// The checkout's buyer and address: what the store's cart holds once an address was
 /// written (by whichever replica wrote last), this replica's own copy when it is that one;
 /// before any address, the buyer this replica was told.
 fn customer(body: &Value, fields: &CheckoutFields, session: &Session) -> (Buyer, Option<Address>) {
-    let (stored_buyer, stored_address) = stored_customer(body);
+    let (stored_buyer, stored_address) = stored_customer(body, fields);
     match (stored_address, &session.address) {
         (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
             (session.buyer.clone(), session.address.clone())
         }
-        // The document never goes to the cart: it is the one this replica was given; so are
-        // the house number and bairro where the cart's lines are this replica's own.
-        (Some(stored), mine) => (
+        // The document never goes to the cart: it is the one this replica was given. The
+        // house number and bairro are the store's own fields, as its address holds them.
+        (Some(stored), _) => (
             Buyer {
                 taxpayer_id: session.buyer.taxpayer_id.clone(),
                 ..stored_buyer
             },
-            Some(with_own_parts(stored, mine.as_ref())),
+            Some(stored),
         ),
         (None, _) if session.buyer.is_empty() => (stored_buyer, session.address.clone()),
         (None, _) => (session.buyer.clone(), session.address.clone()),

@@ -1,10 +1,10 @@
 //! Issue 37 item 7 over the wire: an agent speaking MCP, and one speaking REST, each place an
 //! order on the real WooCommerce with Brazilian Market, giving the CPF (punctuated) in
-//! `buyer.taxpayer_id` and the address as UCP writes it ("Rua Doutor Quirino, 1481", "Sala 42
-//! - Bairro Centro"); the store's database then holds the CPF, the house number and the bairro
-//! in the plugin's own fields (HPOS `wp_wc_orders_meta`: `_wc_other/csbmw/cpf`,
-//! `_wc_{billing,shipping}/csbmw/{number,neighborhood}`), and the street and complement alone
-//! in WooCommerce's address lines.
+//! `buyer.taxpayer_id` and the address as UCP writes it (street "Rua Doutor Quirino, 1481",
+//! complement and bairro "Sala 42 - Bairro Centro"); the store's database then holds the CPF,
+//! the house number and the bairro in the plugin's own fields (HPOS `wp_wc_orders_meta`:
+//! `_wc_other/csbmw/cpf`, `_wc_{billing,shipping}/csbmw/{number,neighborhood}`), and the
+//! street and complement alone in WooCommerce's address lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use reqwest::{Method, StatusCode};

@@ -232,12 +232,27 @@ impl Inner {
                 let customer = self.customers.entry(user.to_owned()).or_default();
                 let mut shipping = body_of(UPDATED)["shipping_address"].clone();
                 let mut billing = body_of(UPDATED)["billing_address"].clone();
-                for (address, given) in [
-                    (&mut shipping, &input["shipping_address"]),
-                    (&mut billing, &input["billing_address"]),
+                for (address, given, part) in [
+                    (
+                        &mut shipping,
+                        &input["shipping_address"],
+                        "shipping_address",
+                    ),
+                    (&mut billing, &input["billing_address"], "billing_address"),
                 ] {
                     for (key, value) in address.as_object_mut().unwrap() {
                         *value = given.get(key.as_str()).cloned().unwrap_or(json!(""));
+                    }
+                    // A plugin's address fields (Brazilian Market's `csbmw/number`…) are
+                    // echoed in the cart's addresses, as the real store does, when the
+                    // checkout schema lists them.
+                    let listed = self.checkout_schema["schema"]["properties"][part]["properties"]
+                        .as_object()
+                        .map(|properties| properties.keys().cloned().collect::<Vec<_>>())
+                        .unwrap_or_default();
+                    for key in listed.iter().filter(|key| key.contains('/')) {
+                        address[key.as_str()] =
+                            given.get(key.as_str()).cloned().unwrap_or(json!(""));
                     }
                 }
                 customer.shipping = Some(shipping);
