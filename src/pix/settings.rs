@@ -204,3 +204,48 @@ pub fn key_kind(key: &str) -> Result<KeyKind, String> {
     }
     Err("not a Pix key: expected a CPF (11 digits) or CNPJ (14 digits) without punctuation, an e-mail, a phone as +55 and digits, or a random key (UUID in lower case)".to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pix_keys_are_told_by_their_dict_shape() {
+        assert_eq!(key_kind("52998224725"), Ok(KeyKind::Cpf));
+        assert_eq!(key_kind("19131243000197"), Ok(KeyKind::Cnpj));
+        assert_eq!(key_kind("loja@example.com.br"), Ok(KeyKind::Email));
+        assert_eq!(key_kind("+5511987650123"), Ok(KeyKind::Phone));
+        assert_eq!(
+            key_kind("7d9f0335-8dcc-4054-9bf9-0dbd61d36906"),
+            Ok(KeyKind::Random)
+        );
+        for bad in [
+            "",
+            "529.982.247-25",
+            "5299822472",
+            "+1555123456",
+            "+55119876501234",
+            "7D9F0335-8DCC-4054-9BF9-0DBD61D36906",
+            "loja@localhost",
+            "lo ja@example.com",
+        ] {
+            assert!(key_kind(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn psp_urls_are_https_or_loopback_http() {
+        assert!(psp_url("https://pix.example.com/api/v2").is_ok());
+        assert!(psp_url("http://127.0.0.1:8443/api/v2").is_ok());
+        assert!(psp_url("http://localhost/api/v2").is_ok());
+        for bad in [
+            "http://pix.example.com/api/v2",
+            "https://user:pass@pix.example.com/",
+            "https://pix.example.com/?token=1",
+            "ftp://pix.example.com/",
+            "pix.example.com",
+        ] {
+            assert!(psp_url(bad).is_err(), "{bad}");
+        }
+    }
+}

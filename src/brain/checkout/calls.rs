@@ -248,7 +248,7 @@ impl Brain {
         // buyer pays on the store's page), as the profile does.
         // BCP's Pix handler is declared under its own name, and only through the BCP door
         // (UCP has no Pix handler): elsewhere it is not offered at all.
-        let pix = brain_pix_id(self.checkouts()?);
+        let pix = brain_pix_id(self.checkout_rules()?);
         let bcp = fiscal::is_bcp(&self.namespace);
         if !bcp && let Some(pix) = &pix {
             let offered = judged.state.handlers.len();
