@@ -393,9 +393,7 @@ impl PixPsp {
 
     /// POSTs `body` to `{webhookUrl}/pix` (a replayed or forged notification included).
     pub async fn notify(&self, body: Value) -> Option<u16> {
-        let Some(webhook) = self.webhook() else {
-            return None;
-        };
+        let webhook = self.webhook()?;
         let url = format!("{}/pix", webhook.trim_end_matches('/'));
         let status = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
