@@ -27,6 +27,9 @@ pub async fn sample_product(config: &BridgeConfig, product_id: &str) -> Result<S
     config.access.allowed_profiles.clear();
     config.negotiation.enabled = false;
     config.signatures.mode = Mode::Off;
+    // A loopback bridge that lives for one check must not tell the PSP to notify it instead
+    // of the merchant's (start-up registers the webhook), nor sweep the merchant's charges.
+    config.pix = None;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .map_err(|error| format!("cannot listen on loopback: {error}"))?;

@@ -311,6 +311,7 @@ impl BridgeConfig {
         problems.extend(self.seller.iter().flat_map(SellerConfig::problems));
         problems.extend(self.returns.iter().flat_map(ReturnsConfig::problems));
         problems.extend(self.pix.iter().flat_map(PixConfig::problems));
+        problems.extend(self.pix_store_problems());
         problems.extend(self.store_problems());
         problems
     }
@@ -403,6 +404,33 @@ impl BridgeConfig {
             identity.push_str(&value);
         }
         identity
+    }
+
+    /// `[pix]` on WooCommerce: the order awaiting its Pix payment is placed with
+    /// `pix.store_gateway` and marked paid or cancelled through REST v3, which takes a key;
+    /// without either the handler could not be offered, so `check` says which is missing.
+    fn pix_store_problems(&self) -> Vec<ConfigProblem> {
+        let mut problems = Vec::new();
+        if self.pix.is_none() || self.platform_name() != "woocommerce" {
+            return problems;
+        }
+        if self
+            .pix
+            .as_ref()
+            .is_some_and(|pix| pix.store_gateway.is_none())
+        {
+            problems.push(ConfigProblem::new(
+                "pix.store_gateway",
+                "WooCommerce places the order awaiting its Pix payment with this gateway: name an offline one enabled in the store that leaves it on-hold (e.g. \"bacs\")",
+            ));
+        }
+        if !self.store.contains_key("consumer_key") {
+            problems.push(ConfigProblem::new(
+                "store.consumer_key",
+                "Pix needs a REST API v3 key with read/write permission (store.consumer_key and store.consumer_secret) to mark orders paid and cancel expired ones",
+            ));
+        }
+        problems
     }
 
     pub fn platform_name(&self) -> &str {

@@ -367,3 +367,28 @@ async fn issue_38_ucp_never_offers_pix() {
         "{profile}"
     );
 }
+
+#[tokio::test]
+async fn issue_38_check_says_what_woocommerce_needs_for_pix() {
+    let psp = PixPsp::start().await;
+    let toml = format!(
+        "{}\n[store]\nplatform = \"woocommerce\"\nbase_url = \"https://shop.example\"\ncurrency = \"BRL\"\n",
+        psp.pix_toml()
+    );
+    let problems = match bcp_bridge::startup::BridgeConfig::from_toml(&toml) {
+        Err(bcp_bridge::startup::ConfigError::Invalid(problems)) => problems,
+        other => panic!("expected problems, got {other:?}"),
+    };
+    let keys: Vec<&str> = problems
+        .iter()
+        .map(|problem| problem.key.as_str())
+        .collect();
+    assert!(keys.contains(&"pix.store_gateway"), "{keys:?}");
+    assert!(keys.contains(&"store.consumer_key"), "{keys:?}");
+    // With both, nothing is missing.
+    let complete = format!(
+        "{}store_gateway = \"bacs\"\n[store]\nplatform = \"woocommerce\"\nbase_url = \"https://shop.example\"\ncurrency = \"BRL\"\nconsumer_key = \"ck_1\"\nconsumer_secret = \"cs_1\"\n",
+        psp.pix_toml()
+    );
+    bcp_bridge::startup::BridgeConfig::from_toml(&complete).unwrap();
+}

@@ -698,7 +698,7 @@ impl Brain {
         let namespace = self.namespace.clone();
         let seller = self.seller_identity();
         let invoices = self
-            .checkouts()
+            .checkout_rules()
             .is_ok_and(|checkouts| self.invoices_declared(checkouts));
         Some(Arc::new(move |order: Order, handed: HandedOff| {
             let (namespace, events, seller) = (namespace.clone(), events.clone(), seller.clone());
