@@ -27,13 +27,7 @@ static STORE_NAME: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/store/name",
-        body: BodyRole::Catalog,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/store/name", BodyRole::Catalog),
     limits: no_limits,
     entry: &Typed::<NameArgs, NameAnswer>::new(|brain, args, call| {
         answer(std::future::ready(store_name(brain, &args, call.release)))

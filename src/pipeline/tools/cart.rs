@@ -19,13 +19,7 @@ pub static CREATE_CART: Declaration = Declaration {
     idempotent: false,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/carts",
-        body: BodyRole::Cart,
-        creates: true,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/carts", BodyRole::Cart).creating(),
     // A new cart needs a line.
     limits: |schema, limits| cart_limits(schema, limits, 1),
     entry: &Typed::<CreateCartArgs, CartResponse>::new(|brain, args, call| {
@@ -42,13 +36,7 @@ pub static GET_CART: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: Some("cart"),
-    rest: Rest {
-        method: RestMethod::Get,
-        path: "/carts/{id}",
-        body: BodyRole::None,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Get, "/carts/{id}", BodyRole::None),
     limits: super::no_limits,
     entry: &Typed::<CartIdArgs, CartResponse>::new(|brain, args, call| {
         answer(async move { brain.get_cart(&args.id, call.release).await })
@@ -65,13 +53,7 @@ pub static UPDATE_CART: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: Some("cart"),
-    rest: Rest {
-        method: RestMethod::Put,
-        path: "/carts/{id}",
-        body: BodyRole::Cart,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Put, "/carts/{id}", BodyRole::Cart),
     // An update may empty the cart.
     limits: |schema, limits| cart_limits(schema, limits, 0),
     entry: &Typed::<UpdateCartArgs, CartResponse>::new(|brain, args, call| {
@@ -88,13 +70,7 @@ pub static CANCEL_CART: Declaration = Declaration {
     idempotent: false,
     requires_key: true,
     refuses_payload_id: Some("cart"),
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/carts/{id}/cancel",
-        body: BodyRole::None,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/carts/{id}/cancel", BodyRole::None),
     limits: super::no_limits,
     entry: &Typed::<CartIdArgs, CartResponse>::new(|brain, args, call| {
         answer(async move { brain.cancel_cart(&args.id, call.release).await })

@@ -22,13 +22,7 @@ pub static SEARCH_CATALOG: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/catalog/search",
-        body: CATALOG,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/catalog/search", CATALOG),
     limits: page_size,
     entry: &Typed::<CatalogArgs<SearchIn>, SearchResponse<'static>>::new(|brain, args, call| {
         answer(brain.search(args.catalog, call.release))
@@ -59,13 +53,7 @@ pub static LOOKUP_CATALOG: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/catalog/lookup",
-        body: CATALOG,
-        creates: false,
-        batch: Some("$.ids"),
-    },
+    rest: Rest::new(RestMethod::Post, "/catalog/lookup", CATALOG).batch("$.ids"),
     limits: lookup_batch,
     entry: &Typed::<CatalogArgs<LookupIn>, LookupResponse<'static>>::new(|brain, args, call| {
         answer(brain.lookup(args.catalog, call.release))
@@ -87,13 +75,7 @@ pub static GET_PRODUCT: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/catalog/product",
-        body: CATALOG,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/catalog/product", CATALOG),
     limits: super::no_limits,
     entry: &Typed::<CatalogArgs<GetProductIn>, ProductResponse<'static>>::new(
         |brain, args, call| match reject_repeated_selections(&args.catalog) {

@@ -22,13 +22,7 @@ pub static CREATE_CHECKOUT: Declaration = Declaration {
     idempotent: false,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/checkout-sessions",
-        body: BodyRole::Checkout,
-        creates: true,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Post, "/checkout-sessions", BodyRole::Checkout).creating(),
     limits: checkout_limits,
     entry: &Typed::<CreateCheckoutArgs, CheckoutResponse>::new(|brain, args, call| {
         answer(brain.create_checkout(args.checkout, call.release))
@@ -44,13 +38,7 @@ pub static GET_CHECKOUT: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Get,
-        path: "/checkout-sessions/{id}",
-        body: BodyRole::None,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Get, "/checkout-sessions/{id}", BodyRole::None),
     limits: super::no_limits,
     entry: &Typed::<CheckoutIdArgs, CheckoutResponse>::new(|brain, args, call| {
         answer(async move { brain.get_checkout(&args.id, call.release).await })
@@ -66,13 +54,11 @@ pub static UPDATE_CHECKOUT: Declaration = Declaration {
     idempotent: false,
     requires_key: false,
     refuses_payload_id: Some("checkout"),
-    rest: Rest {
-        method: RestMethod::Put,
-        path: "/checkout-sessions/{id}",
-        body: BodyRole::Checkout,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(
+        RestMethod::Put,
+        "/checkout-sessions/{id}",
+        BodyRole::Checkout,
+    ),
     limits: checkout_limits,
     entry: &Typed::<UpdateCheckoutArgs, CheckoutResponse>::new(|brain, args, call| {
         answer(async move {
@@ -93,13 +79,11 @@ pub static COMPLETE_CHECKOUT: Declaration = Declaration {
     // checkout-mcp.md: a retried completion is recognised as the same call.
     requires_key: true,
     refuses_payload_id: Some("checkout"),
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/checkout-sessions/{id}/complete",
-        body: BodyRole::Checkout,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(
+        RestMethod::Post,
+        "/checkout-sessions/{id}/complete",
+        BodyRole::Checkout,
+    ),
     limits: checkout_limits,
     entry: &Typed::<UpdateCheckoutArgs, CheckoutResponse>::new(|brain, args, call| {
         answer(async move {
@@ -125,13 +109,11 @@ pub static CANCEL_CHECKOUT: Declaration = Declaration {
     idempotent: false,
     requires_key: true,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Post,
-        path: "/checkout-sessions/{id}/cancel",
-        body: BodyRole::None,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(
+        RestMethod::Post,
+        "/checkout-sessions/{id}/cancel",
+        BodyRole::None,
+    ),
     limits: super::no_limits,
     entry: &Typed::<CheckoutIdArgs, CheckoutResponse>::new(|brain, args, call| {
         answer(async move { brain.cancel_checkout(&args.id, call.release).await })
@@ -147,13 +129,7 @@ pub static GET_ORDER: Declaration = Declaration {
     idempotent: true,
     requires_key: false,
     refuses_payload_id: None,
-    rest: Rest {
-        method: RestMethod::Get,
-        path: "/orders/{id}",
-        body: BodyRole::None,
-        creates: false,
-        batch: None,
-    },
+    rest: Rest::new(RestMethod::Get, "/orders/{id}", BodyRole::None),
     limits: super::no_limits,
     entry: &Typed::<OrderIdArgs, OrderResponse>::new(|brain, args, call| {
         answer(async move { brain.get_order(&args.id, call.release).await })

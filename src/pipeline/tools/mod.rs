@@ -95,6 +95,34 @@ pub struct Rest {
     pub batch: Option<&'static str>,
 }
 
+impl Rest {
+    pub const fn new(method: RestMethod, path: &'static str, body: BodyRole) -> Self {
+        Self {
+            method,
+            path,
+            body,
+            creates: false,
+            batch: None,
+        }
+    }
+
+    /// Answered with 201 when it creates its resource.
+    pub const fn creating(self) -> Self {
+        Self {
+            creates: true,
+            ..self
+        }
+    }
+
+    /// `path` of the body is a batch whose overlong array is `request_too_large`.
+    pub const fn batch(self, path: &'static str) -> Self {
+        Self {
+            batch: Some(path),
+            ..self
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RestMethod {
     Get,
