@@ -94,6 +94,28 @@ impl Serialize for Money {
     }
 }
 
+/// The shape `serialize` writes, as answers publish it: an amount in ISO 4217 minor units.
+impl schemars::JsonSchema for Money {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Money".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "required": ["amount", "currency"],
+            "properties": {
+                "amount": {"type": "integer"},
+                "currency": {"type": "string", "pattern": "^[A-Z]{3}$"}
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -33,7 +33,7 @@ use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::protocol::answer::{Answer, Outcome};
-use crate::protocol::tool::ToolName;
+use crate::protocol::tool::{Effect, ToolName};
 use crate::replicas::Shared;
 use crate::settings::ConfigProblem;
 
@@ -161,7 +161,7 @@ pub struct Claimant {
 
 impl Claimant {
     fn completion(self) -> bool {
-        self.tool == ToolName::CompleteCheckout
+        self.tool.effect() == Effect::Completes
     }
 
     /// Whether `answer` may have changed the store, and so must be replayed for `ttl_secs`.

@@ -6,7 +6,11 @@ use serde_json::json;
 
 const CART: Claimant = Claimant {
     client: Client::UNKNOWN,
-    tool: ToolName::CreateCart,
+    tool: ToolName::new(
+        "create_cart",
+        crate::protocol::Capability::Cart,
+        Effect::Changes,
+    ),
 };
 const ROOM: Room = Room {
     bytes: 0,
@@ -91,7 +95,11 @@ async fn a_business_error_is_kept_for_the_lock_window_and_a_success_for_the_day(
     let idempotency = Idempotency::new(&config, store.clone());
     let completion = Claimant {
         client: Client::UNKNOWN,
-        tool: ToolName::CompleteCheckout,
+        tool: ToolName::new(
+            "complete_checkout",
+            crate::protocol::Capability::Checkout,
+            Effect::Completes,
+        ),
     };
     let runs = std::sync::atomic::AtomicUsize::new(0);
     let refused = keyed(&idempotency, "e", CART, &runs, business_error()).await;
@@ -135,11 +143,19 @@ async fn a_client_past_its_share_is_refused_by_its_own_records_and_others_go_on(
     let idempotency = Idempotency::new(&config, Arc::new(MemoryStore::default()));
     let flooder = Claimant {
         client: Client::new(None, Some("192.0.2.1".parse().unwrap())),
-        tool: ToolName::CreateCart,
+        tool: ToolName::new(
+            "create_cart",
+            crate::protocol::Capability::Cart,
+            Effect::Changes,
+        ),
     };
     let buyer = Claimant {
         client: Client::new(None, Some("192.0.2.2".parse().unwrap())),
-        tool: ToolName::CreateCart,
+        tool: ToolName::new(
+            "create_cart",
+            crate::protocol::Capability::Cart,
+            Effect::Changes,
+        ),
     };
     let runs = std::sync::atomic::AtomicUsize::new(0);
     let mut refused = None;

@@ -11,17 +11,15 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::ConnectInfo;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::header::CONTENT_TYPE;
-use http::{HeaderValue, StatusCode, request::Parts};
+use http::{StatusCode, request::Parts};
 use rmcp::model::{EmptyResult, ListToolsResult, ProtocolVersion, ServerResult};
 
 use super::frame::{DirectCall, Listing, RawId};
-use super::handler::merchant_text_meta_json;
-use crate::pipeline::{Call, Covered, Passage, Pipeline, ProtocolError};
-use crate::protocol::answer::Answer;
+use super::jsonrpc;
+use crate::pipeline::{Call, Covered, Passage, Pipeline};
 
 pub struct Direct {
     pipeline: Arc<Pipeline>,
@@ -99,16 +97,10 @@ impl Direct {
             transport: "mcp",
             trace_headers: Some(&parts.headers),
         };
-        let (status, body) = match self.pipeline.call(call).await {
-            Ok(answer) => (StatusCode::OK, result_frame(&id, &answer)),
-            Err(error) => (error.http_status(), error_frame(&id, &error)),
-        };
-        (
-            status,
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            Body::from(body),
-        )
-            .into_response()
+        match self.pipeline.call(call).await {
+            Ok(answer) => jsonrpc::response(StatusCode::OK, jsonrpc::tool_result(&id, &answer)),
+            Err(error) => jsonrpc::refused(&id, &error),
+        }
     }
 
     /// `tools/list` or `ping`, once the request is admitted.
@@ -117,52 +109,6 @@ impl Direct {
             Listing::Tools => &self.tools,
             Listing::Ping => &self.ping,
         };
-        let mut out = Vec::with_capacity(result.len() + id.len() + 40);
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        out.extend_from_slice(id.as_bytes());
-        out.extend_from_slice(br#","result":"#);
-        out.extend_from_slice(result.as_bytes());
-        out.push(b'}');
-        (
-            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-            Body::from(out),
-        )
-            .into_response()
+        jsonrpc::response(StatusCode::OK, jsonrpc::result(id, result))
     }
-}
-
-/// The frame rmcp writes for `CallToolResult::structured(answer)` with the merchant-text
-/// `_meta`, byte for byte, from one copy of the answer and one escaping pass.
-pub fn result_frame(id: &str, answer: &Answer) -> Vec<u8> {
-    let json = answer.json();
-    let literal = answer.literal();
-    let meta = merchant_text_meta_json();
-    let mut out = Vec::with_capacity(json.len() + literal.len() + meta.len() + id.len() + 120);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
-    out.extend_from_slice(literal.as_bytes());
-    out.extend_from_slice(br#"}],"structuredContent":"#);
-    out.extend_from_slice(json.as_bytes());
-    out.extend_from_slice(br#","isError":false,"_meta":"#);
-    out.extend_from_slice(meta.as_bytes());
-    out.extend_from_slice(b"}}");
-    out
-}
-
-/// The JSON-RPC error rmcp writes for the handler's `ErrorData`.
-pub fn error_frame(id: &str, error: &ProtocolError) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(br#","error":"#);
-    if serde_json::to_writer(&mut out, &super::refusal::error_data(error)).is_err() {
-        out.truncate(0);
-        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        out.extend_from_slice(id.as_bytes());
-        out.extend_from_slice(br#","error":{"code":-32603,"message":"Internal error""#);
-        out.push(b'}');
-    }
-    out.push(b'}');
-    out
 }

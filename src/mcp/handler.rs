@@ -15,7 +15,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::refusal::error_data;
+use super::jsonrpc::{error_data, merchant_text_meta_value};
 use crate::pipeline::agents::META_EXAMPLE;
 use crate::pipeline::{Call, Passage, Pipeline, ProtocolError};
 
@@ -24,27 +24,11 @@ pub struct BcpMcp {
     pipeline: Arc<Pipeline>,
 }
 
-/// Marks every result as carrying merchant-authored text, for agents that read `_meta`.
-fn merchant_text_meta_value() -> Value {
-    serde_json::json!({
-        "br.dev.bcp/merchant-text": {
-            "trust": "data",
-            "notice": crate::brain::untrusted::MERCHANT_TEXT_NOTICE,
-        }
-    })
-}
-
 fn merchant_text_meta() -> rmcp::model::MetaObject {
     match merchant_text_meta_value() {
         Value::Object(meta) => rmcp::model::MetaObject(meta),
         _ => rmcp::model::MetaObject(rmcp::model::JsonObject::new()),
     }
-}
-
-/// The result `_meta` as JSON text, written once per process.
-pub fn merchant_text_meta_json() -> &'static str {
-    static META: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    META.get_or_init(|| merchant_text_meta_value().to_string())
 }
 
 impl BcpMcp {

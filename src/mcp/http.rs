@@ -22,9 +22,9 @@ use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 use crate::logging::echo;
 use crate::mcp::direct::Direct;
 use crate::mcp::frame::{self, Verdict};
-use crate::pipeline::{Covered, Passage, Pipeline, ProtocolError};
+use crate::mcp::jsonrpc;
+use crate::pipeline::{Covered, Passage, Pipeline};
 use crate::signatures::SignatureError;
-use serde_json::{Value, json};
 
 /// What the front needs besides the request: the body cap, the Host and Origin rules, the
 /// pipeline, and the answers it gives itself.
@@ -36,39 +36,12 @@ pub struct Front {
     pub direct: Arc<Direct>,
 }
 
-pub fn jsonrpc_error(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
-    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
-    (
-        status,
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 /// Answers of the front are JSON-RPC errors with the client's id as written.
 fn refusal(status: StatusCode, id: &str, code: i32, message: &str) -> Response {
-    let message = serde_json::to_string(message).unwrap_or_else(|_| "\"\"".to_owned());
-    let body =
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#);
-    (
+    jsonrpc::response(
         status,
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
+        jsonrpc::error(id, &jsonrpc::plain_error(code, message)),
     )
-        .into_response()
-}
-
-/// A policy refusal of the front (signatures), with the registry's `data`.
-fn refused_by(id: &str, error: &ProtocolError) -> Response {
-    let error_json = serde_json::to_string(&crate::mcp::refusal::error_data(error))
-        .unwrap_or_else(|_| r#"{"code":-32603,"message":"Internal error"}"#.to_owned());
-    (
-        error.http_status(),
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error_json}}}"#),
-    )
-        .into_response()
 }
 
 /// Why a body could not be read, as the answer the client gets.
@@ -77,14 +50,14 @@ fn unreadable_body(error: &axum::Error, limit: usize) -> Response {
     if caused_by::<LengthLimitError>(inner) {
         refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "null",
+            jsonrpc::NULL_ID,
             -32600,
             &format!("Invalid Request: body larger than {limit} bytes"),
         )
     } else if caused_by::<BodyTimedOut>(inner) {
         let mut response = refusal(
             StatusCode::REQUEST_TIMEOUT,
-            "null",
+            jsonrpc::NULL_ID,
             -32600,
             "Invalid Request: the body did not arrive in time",
         );
@@ -95,7 +68,7 @@ fn unreadable_body(error: &axum::Error, limit: usize) -> Response {
     } else {
         refusal(
             StatusCode::BAD_REQUEST,
-            "null",
+            jsonrpc::NULL_ID,
             -32600,
             "Invalid Request: the body could not be read (malformed framing)",
         )
@@ -120,14 +93,14 @@ fn decode(encoding: Option<&str>, bytes: Bytes, limit: usize) -> Result<Bytes, B
             {
                 Ok(_) if inflated.len() > limit => Err(Box::new(refusal(
                     StatusCode::PAYLOAD_TOO_LARGE,
-                    "null",
+                    jsonrpc::NULL_ID,
                     -32600,
                     &format!("Invalid Request: inflated body larger than {limit} bytes"),
                 ))),
                 Ok(_) => Ok(Bytes::from(inflated)),
                 Err(_) => Err(Box::new(refusal(
                     StatusCode::BAD_REQUEST,
-                    "null",
+                    jsonrpc::NULL_ID,
                     -32700,
                     "Parse error: the body is not valid gzip",
                 ))),
@@ -135,7 +108,7 @@ fn decode(encoding: Option<&str>, bytes: Bytes, limit: usize) -> Result<Bytes, B
         }
         Some(_) => Err(Box::new(refusal(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "null",
+            jsonrpc::NULL_ID,
             -32600,
             "Invalid Request: Content-Encoding must be gzip or identity",
         ))),
@@ -164,7 +137,7 @@ async fn as_jsonrpc(response: Response) -> Response {
     };
     let mut answer = refusal(
         status,
-        "null",
+        jsonrpc::NULL_ID,
         code,
         &format!("HTTP {}: {}", status.as_u16(), echo(reason.trim())),
     );
@@ -181,7 +154,12 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     let (mut parts, body) = request.into_parts();
     if let Err(foreign) = front.hosts.check(&parts) {
         tracing::info!(outcome = "forbidden", %foreign, "MCP request refused");
-        return refusal(StatusCode::FORBIDDEN, "null", -32600, &foreign.to_string());
+        return refusal(
+            StatusCode::FORBIDDEN,
+            jsonrpc::NULL_ID,
+            -32600,
+            &foreign.to_string(),
+        );
     }
     if parts.method != Method::POST {
         let request = Request::from_parts(parts, body);
@@ -217,7 +195,7 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     if declared_over(&body, limit) {
         let mut response = refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "null",
+            jsonrpc::NULL_ID,
             -32600,
             &format!("Invalid Request: body larger than {limit} bytes"),
         );
@@ -255,7 +233,7 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
         Verdict::Listing { id, method } => {
             return match front.pipeline.admit(&covered).await {
                 Ok(()) => front.direct.list(&id, method),
-                Err(error) => refused_by(&id, &error),
+                Err(error) => jsonrpc::refused(&id, &error),
             };
         }
         Verdict::Refuse(refused) => {
@@ -269,13 +247,13 @@ pub async fn mcp_front(State(front): State<Front>, request: Request, next: Next)
     };
     let passage = match front.pipeline.passage(&covered).await {
         Ok(Passage::ReplayOnly) if !frame::is_tool_call(&decoded) => {
-            return refused_by(
+            return jsonrpc::refused(
                 &frame::raw_id(&decoded),
                 &SignatureError::nonce_reused().into(),
             );
         }
         Ok(passage) => passage,
-        Err(error) => return refused_by(&frame::raw_id(&decoded), &error),
+        Err(error) => return jsonrpc::refused(&frame::raw_id(&decoded), &error),
     };
     // The handler reads what the signature step found (a retried signed call is answered
     // from the idempotency store only).

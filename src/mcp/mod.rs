@@ -6,7 +6,7 @@ pub mod direct;
 pub mod frame;
 pub mod handler;
 pub mod http;
-pub mod refusal;
+pub mod jsonrpc;
 pub mod shared_service;
 pub mod token;
 

@@ -2,11 +2,11 @@
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::HeaderValue;
-use http::header::{AUTHORIZATION, CONTENT_TYPE, WWW_AUTHENTICATE};
-use serde_json::{Value, json};
+use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 
+use super::jsonrpc;
 use crate::access::Access;
 use crate::pipeline::ProtocolError;
 
@@ -29,16 +29,11 @@ pub async fn require_token(State(access): State<Access>, request: Request, next:
             } else {
                 "Bearer"
             };
-            let body = json!({"jsonrpc": "2.0", "id": Value::Null, "error": crate::mcp::refusal::error_data(&error)});
-            (
-                error.http_status(),
-                [
-                    (CONTENT_TYPE, HeaderValue::from_static("application/json")),
-                    (WWW_AUTHENTICATE, HeaderValue::from_static(challenge)),
-                ],
-                body.to_string(),
-            )
-                .into_response()
+            let mut response = jsonrpc::refused(jsonrpc::NULL_ID, &error);
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));
+            response
         }
     }
 }

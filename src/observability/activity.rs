@@ -9,7 +9,6 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime};
 
-use crate::protocol::ToolName;
 use crate::protocol::answer::Label;
 
 /// Refusals kept; older ones are dropped.
@@ -44,25 +43,23 @@ impl ToolCounts {
 
 pub struct Activity {
     started: Instant,
-    /// `[tool][outcome]`, tools in `ToolName::ALL` order plus one slot for unknown names.
+    /// The tools counted apart, in the order the page lists them; any other name is counted
+    /// as `unknown`.
+    tools: Vec<&'static str>,
+    /// `[tool][outcome]`, tools in `tools` order plus one slot for unknown names.
     counts: Vec<[AtomicU64; Label::ALL.len()]>,
     recent: Mutex<VecDeque<RecentError>>,
 }
 
-impl Default for Activity {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl Activity {
-    pub fn new() -> Self {
+    pub fn new(tools: Vec<&'static str>) -> Self {
         Self {
             started: Instant::now(),
-            counts: (0..=ToolName::ALL.len())
+            counts: (0..=tools.len())
                 .map(|_| std::array::from_fn(|_| AtomicU64::new(0)))
                 .collect(),
             recent: Mutex::new(VecDeque::with_capacity(MAX_RECENT_ERRORS)),
+            tools,
         }
     }
 
@@ -70,17 +67,17 @@ impl Activity {
         self.started.elapsed()
     }
 
-    fn tool_slot(tool: &str) -> (usize, &'static str) {
-        ToolName::ALL
+    fn tool_slot(&self, tool: &str) -> (usize, &'static str) {
+        self.tools
             .iter()
-            .position(|name| name.as_str() == tool)
-            .map(|index| (index, ToolName::ALL[index].as_str()))
-            .unwrap_or((ToolName::ALL.len(), "unknown"))
+            .position(|name| *name == tool)
+            .map(|index| (index, self.tools[index]))
+            .unwrap_or((self.tools.len(), "unknown"))
     }
 
     /// Counts one answered call.
     pub fn record(&self, tool: &str, label: Label) {
-        let (slot, _) = Self::tool_slot(tool);
+        let (slot, _) = self.tool_slot(tool);
         if let Some(row) = self.counts.get(slot) {
             row[label as usize].fetch_add(1, Ordering::Relaxed);
         }
@@ -88,7 +85,7 @@ impl Activity {
 
     /// Keeps one refusal; `reason` is a fixed word or an argument path, never free text.
     pub fn record_error(&self, tool: &str, label: Label, code: Option<i32>, reason: &str) {
-        let (_, tool) = Self::tool_slot(tool);
+        let (_, tool) = self.tool_slot(tool);
         let error = RecentError {
             at: SystemTime::now(),
             tool,
@@ -109,10 +106,7 @@ impl Activity {
 
     /// Every tool with at least one call, in the tool table's order.
     pub fn counts(&self) -> Vec<ToolCounts> {
-        let names = ToolName::ALL
-            .iter()
-            .map(|name| name.as_str())
-            .chain(std::iter::once("unknown"));
+        let names = self.tools.iter().copied().chain(std::iter::once("unknown"));
         names
             .zip(&self.counts)
             .filter_map(|(tool, row)| {
@@ -141,9 +135,13 @@ impl Activity {
 mod tests {
     use super::*;
 
+    fn activity() -> Activity {
+        Activity::new(vec!["search_catalog", "get_cart"])
+    }
+
     #[test]
     fn counts_are_per_tool_and_outcome_and_unknown_names_share_one_row() {
-        let activity = Activity::new();
+        let activity = activity();
         activity.record("search_catalog", Label::Success);
         activity.record("search_catalog", Label::Success);
         activity.record("search_catalog", Label::Invalid);
@@ -160,7 +158,7 @@ mod tests {
 
     #[test]
     fn the_error_record_is_bounded_and_newest_first() {
-        let activity = Activity::new();
+        let activity = activity();
         for index in 0..(MAX_RECENT_ERRORS + 5) {
             activity.record_error(
                 "get_cart",
@@ -177,7 +175,7 @@ mod tests {
 
     #[test]
     fn reasons_are_cut_short() {
-        let activity = Activity::new();
+        let activity = activity();
         activity.record_error("get_cart", Label::Invalid, Some(-32602), &"x".repeat(500));
         assert_eq!(activity.recent_errors()[0].reason.len(), MAX_REASON_CHARS);
     }

@@ -82,14 +82,9 @@ pub async fn render() -> Response {
     }
 }
 
-pub fn tool_call(tool: &str, outcome: &'static str, elapsed: Duration) {
-    // Tool names are checked against the tool table before they get here, except unknown
-    // ones, which share one label so agents cannot blow up the series count.
-    let tool = crate::protocol::ToolName::ALL
-        .iter()
-        .map(|name| name.as_str())
-        .find(|name| *name == tool)
-        .unwrap_or("unknown");
+/// `tool` is a declared tool's name or `unknown`: never the client's text, so agents cannot
+/// blow up the series count.
+pub fn tool_call(tool: &'static str, outcome: &'static str, elapsed: Duration) {
     metrics::counter!("bcp_tool_calls_total", "tool" => tool, "outcome" => outcome).increment(1);
     metrics::histogram!("bcp_tool_duration_seconds", "tool" => tool).record(elapsed.as_secs_f64());
 }

@@ -32,7 +32,7 @@ use serde_json::Value;
 use crate::platform::cache::CachedCatalog;
 use crate::platform::freshness;
 use crate::protocol::answer::Answer;
-use crate::protocol::{Release, ToolName, canonical};
+use crate::protocol::{Capability, Release, ToolName, canonical};
 
 /// What one kept answer costs beyond its JSON and argument bytes (key, entry, moka's own).
 const ENTRY_OVERHEAD: usize = 160;
@@ -136,8 +136,8 @@ impl AnswerCache {
     /// Whether `tool`'s answers are kept: the catalog reads, nothing that touches a cart.
     pub fn keeps(tool: ToolName) -> bool {
         matches!(
-            tool,
-            ToolName::SearchCatalog | ToolName::LookupCatalog | ToolName::GetProduct
+            tool.capability(),
+            Capability::CatalogSearch | Capability::CatalogLookup
         )
     }
 
@@ -229,7 +229,7 @@ mod tests {
         Key {
             namespace: "br.dev.bcp.shopping",
             release: crate::protocol::Namespace::BCP.release(None),
-            tool: ToolName::SearchCatalog,
+            tool: super::super::tools::SEARCH_CATALOG.name,
             arguments: format!("{{\"q\":{index}}}").into_bytes().into_boxed_slice(),
         }
     }
@@ -242,7 +242,7 @@ mod tests {
             .lookup(
                 "br.dev.bcp.shopping",
                 release,
-                ToolName::SearchCatalog,
+                super::super::tools::SEARCH_CATALOG.name,
                 &arguments,
             )
             .await;

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::Steps;
 use super::answers::AnswerCache;
-use super::dispatch;
 use super::protocol_error::ProtocolError;
+use super::tools::Context;
 use crate::idempotency::{Client, Scope};
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;
@@ -76,7 +76,12 @@ pub async fn checked(
     let webhook_url = agreement
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());
-    let run = |arguments| dispatch::run(brain, tool, arguments, release, webhook_url);
+    let declaration = spec.declaration;
+    let context = Context {
+        release,
+        webhook_url,
+    };
+    let run = |arguments| declaration.run(brain, arguments, context);
     // The brain's future is large (every store call it may await) and this one is moved
     // through the limits, the deadline and the span: boxed, a kept answer moves none of it.
     match &steps.answers {

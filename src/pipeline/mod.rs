@@ -10,7 +10,8 @@
 //! 6. **negotiation** — the agent profile fetched and agreed on; it picks the release;
 //! 7. **validation** — the arguments against the tool's input schema;
 //! 8. **idempotency** — a keyed mutation runs once, its replay is the recorded answer;
-//! 9. **brain** — the arguments decoded into the request type and answered; a catalog read
+//! 9. **brain** — the arguments decoded into the tool's input type and handed to its brain
+//!    entry (both declared in [`tools`]); a catalog read
 //!    may be answered from the answer cache instead ([`answers`]), the brain's work alone
 //!    skipped;
 //! 10. **activity** — metrics, the merchant page's counts, the log line.
@@ -38,10 +39,9 @@ pub mod agents;
 pub mod answers;
 mod call;
 mod checked;
-mod dispatch;
 pub mod protocol_error;
-pub mod schemas;
 pub mod tool_table;
+pub mod tools;
 
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
@@ -286,7 +286,8 @@ impl Pipeline {
             .instrument(span.clone())
             .await;
         let label = label(&outcome);
-        crate::observability::tool_call(tool, label.as_str(), started.elapsed());
+        let known = steps.tools.declared(tool).unwrap_or("unknown");
+        crate::observability::tool_call(known, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();

@@ -1,9 +1,10 @@
 //! UCP `postal_address` as answers spell it, shared by checkout and the fiscal extension
 //! (the seller's address).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
-#[derive(Clone, Serialize, Default)]
+#[derive(Clone, Serialize, Default, JsonSchema)]
 pub struct AddressOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,

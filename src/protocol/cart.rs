@@ -1,15 +1,16 @@
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Message, Ucp};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TotalOut {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub amount: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ItemOut {
     pub id: String,
     pub title: String,
@@ -19,15 +20,16 @@ pub struct ItemOut {
     pub image_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LineItemOut {
     pub id: String,
     pub item: ItemOut,
+    #[schemars(range(min = 1))]
     pub quantity: u32,
     pub totals: Vec<TotalOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CartResponse {
     pub ucp: Ucp,
     pub id: String,

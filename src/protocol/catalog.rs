@@ -5,12 +5,13 @@
 
 use std::borrow::Cow;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::{Message, Ucp};
 use crate::money::Money;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DescriptionOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plain: Option<Cow<'a, str>>,
@@ -20,13 +21,13 @@ pub struct DescriptionOut<'a> {
     pub markdown: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CategoryOut<'a> {
     pub value: Cow<'a, str>,
     pub taxonomy: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct MediaOut<'a> {
     #[serde(rename = "type")]
     pub kind: &'a str,
@@ -35,13 +36,13 @@ pub struct MediaOut<'a> {
     pub alt_text: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PriceRangeOut {
     pub min: Money,
     pub max: Money,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OptionValueOut<'a> {
     pub label: Cow<'a, str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,46 +51,46 @@ pub struct OptionValueOut<'a> {
     pub exists: Option<bool>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OptionOut<'a> {
     pub name: Cow<'a, str>,
     pub values: Vec<OptionValueOut<'a>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SelectedOut<'a> {
     pub name: Cow<'a, str>,
     pub label: Cow<'a, str>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AvailabilityOut {
     pub available: bool,
     pub status: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LinkOut<'a> {
     #[serde(rename = "type")]
     pub kind: &'a str,
     pub url: &'a str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SellerOut<'a> {
     pub name: Cow<'a, str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkOut<'a>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct InputOut<'a> {
     pub id: &'a str,
     #[serde(rename = "match")]
     pub matched: &'static str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct VariantOut<'a> {
     pub id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,14 +111,16 @@ pub struct VariantOut<'a> {
     pub tags: Vec<Cow<'a, str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seller: Option<SellerOut<'a>>,
+    /// Merchant data beyond the model: a JSON object.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub metadata: Option<serde_json::Value>,
     /// Lookup only: which request ids resolved to this variant.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Vec<InputOut<'a>>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RatingOut {
     pub value: f64,
     pub scale_max: f64,
@@ -125,7 +128,7 @@ pub struct RatingOut {
     pub count: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ProductOut<'a> {
     pub id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -151,11 +154,13 @@ pub struct ProductOut<'a> {
     pub rating: Option<RatingOut>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<Cow<'a, str>>,
+    /// Merchant data beyond the model: a JSON object.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub metadata: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PaginationOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
@@ -164,7 +169,7 @@ pub struct PaginationOut {
     pub total_count: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchResponse<'a> {
     pub ucp: Ucp,
     pub products: Vec<ProductOut<'a>>,
@@ -173,7 +178,7 @@ pub struct SearchResponse<'a> {
     pub messages: Vec<Message>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LookupResponse<'a> {
     pub ucp: Ucp,
     pub products: Vec<ProductOut<'a>>,
@@ -181,7 +186,7 @@ pub struct LookupResponse<'a> {
     pub messages: Vec<Message>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ProductResponse<'a> {
     pub ucp: Ucp,
     pub product: ProductOut<'a>,
@@ -190,7 +195,7 @@ pub struct ProductResponse<'a> {
 }
 
 /// A business outcome with no resource: `ucp.status = "error"` plus messages.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ErrorResponse {
     pub ucp: Ucp,
     pub messages: Vec<Message>,

@@ -5,12 +5,13 @@
 //! structs are serialised into the answer, never logged (no `Debug`).
 
 pub use super::address::AddressOut;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::cart::{LineItemOut, TotalOut};
 use super::{Message, Ucp};
 
-#[derive(Clone, Serialize, Default)]
+#[derive(Clone, Serialize, Default, JsonSchema)]
 pub struct BuyerOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
@@ -27,7 +28,7 @@ pub struct BuyerOut {
 
 /// A shipping destination (postal address + id; `type` from 2026-08-25) or a pickup location
 /// (04-08 `retail_location` {id, name, address}; 08-25 `type: business_location`).
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct DestinationOut {
     pub id: String,
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
@@ -42,7 +43,7 @@ pub struct DestinationOut {
     pub postal: Option<AddressOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OptionOut {
     pub id: String,
     pub title: String,
@@ -57,7 +58,7 @@ pub struct OptionOut {
     pub totals: Vec<TotalOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct GroupOut {
     pub id: String,
     pub line_item_ids: Vec<String>,
@@ -65,7 +66,7 @@ pub struct GroupOut {
     pub selected_option_id: Option<String>,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct MethodOut {
     pub id: String,
     #[serde(rename = "type")]
@@ -76,18 +77,18 @@ pub struct MethodOut {
     pub groups: Vec<GroupOut>,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct FulfillmentOut {
     pub methods: Vec<MethodOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AllocationOut {
     pub path: String,
     pub amount: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AppliedDiscountOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
@@ -99,26 +100,26 @@ pub struct AppliedDiscountOut {
     pub allocations: Vec<AllocationOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct DiscountsOut {
     pub codes: Vec<String>,
     pub applied: Vec<AppliedDiscountOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct LinkOut {
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub url: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HandlerOut {
     pub id: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PaymentOut {
     pub handlers: Vec<HandlerOut>,
     /// The charge a completion is waiting on (`br.dev.bcp.pix`'s `pix_payment_instrument`).
@@ -127,7 +128,7 @@ pub struct PaymentOut {
 }
 
 /// `pix_payment_instrument` (schemas/handlers/pix/pix.json).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PixInstrumentOut {
     pub id: String,
     pub handler_id: String,
@@ -140,7 +141,7 @@ pub struct PixInstrumentOut {
 }
 
 /// `pix_charge_credential`: meant to be displayed to the payer, unlike a card's.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PixChargeOut {
     /// Always `pix_charge`.
     #[serde(rename = "type")]
@@ -153,17 +154,17 @@ pub struct PixChargeOut {
     pub binding: BindingOut,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct BindingOut {
     pub checkout_id: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PixDisplayOut {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrderConfirmationOut {
     pub id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -171,13 +172,14 @@ pub struct OrderConfirmationOut {
     pub permalink_url: String,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct CheckoutResponse {
     pub ucp: Ucp,
     pub id: String,
     pub line_items: Vec<LineItemOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buyer: Option<BuyerOut>,
+    #[schemars(extend("enum" = ["incomplete", "requires_escalation", "ready_for_complete", "complete_in_progress", "completed", "canceled"]))]
     pub status: &'static str,
     pub currency: &'static str,
     pub totals: Vec<TotalOut>,
@@ -201,21 +203,21 @@ pub struct CheckoutResponse {
     pub seller_identity: Option<super::fiscal::SellerIdentityOut>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrderQuantityOut {
     pub original: u32,
     pub total: u32,
     pub fulfilled: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrderItemOut {
     pub id: String,
     pub title: String,
     pub price: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OrderLineOut {
     pub id: String,
     pub item: OrderItemOut,
@@ -224,7 +226,7 @@ pub struct OrderLineOut {
     pub status: &'static str,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct ExpectationOut {
     pub id: String,
     pub line_items: Vec<ExpectationLineOut>,
@@ -234,19 +236,19 @@ pub struct ExpectationOut {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ExpectationLineOut {
     pub id: String,
     pub quantity: u32,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct OrderFulfillmentOut {
     pub expectations: Vec<ExpectationOut>,
     pub events: Vec<serde_json::Value>,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct OrderResponse {
     pub ucp: Ucp,
     pub id: String,
@@ -269,7 +271,7 @@ pub struct OrderResponse {
 }
 
 /// nfe.json's `nfe`: the reference to the issued NF-e.
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct NfeOut {
     pub access_key: String,
     #[serde(skip_serializing_if = "Option::is_none")]

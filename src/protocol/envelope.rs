@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// Protocol version this bridge speaks (cart seed) and the older one it still accepts
@@ -281,16 +282,18 @@ pub enum Status {
     Error,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct CapabilityVersion {
     pub version: &'static str,
 }
 
 /// The `ucp` key of every response.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Ucp {
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"))]
     pub version: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["success", "error"]))]
     pub status: Option<&'static str>,
     pub capabilities: BTreeMap<String, Vec<CapabilityVersion>>,
     /// Checkout responses only (PAY-003: required there, possibly empty): the handlers the
@@ -301,7 +304,7 @@ pub struct Ucp {
 
 /// A payment handler as a checkout response declares it (`payment_handler.json`
 /// `response_schema`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct HandlerDeclaration {
     pub id: String,
     pub version: &'static str,

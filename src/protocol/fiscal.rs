@@ -26,7 +26,7 @@ pub struct TaxpayerIdIn {
     pub value: String,
 }
 
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct TaxpayerIdOut {
     pub kind: &'static str,
     pub value: String,
@@ -34,7 +34,7 @@ pub struct TaxpayerIdOut {
 
 /// `seller_identity` on checkout and order: required in every answer while the capability
 /// is active (fiscal-identity.md, normative rule 1).
-#[derive(Clone, Serialize)]
+#[derive(Clone, Serialize, JsonSchema)]
 pub struct SellerIdentityOut {
     pub cnpj: String,
     pub legal_name: String,

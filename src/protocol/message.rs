@@ -1,6 +1,7 @@
+use schemars::JsonSchema;
 use serde::Serialize;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Recoverable,
@@ -9,7 +10,7 @@ pub enum Severity {
     Unrecoverable,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MessageType {
     Error,
@@ -162,10 +163,12 @@ impl MessageCode {
 }
 
 /// One entry of `messages[]`. Errors carry a severity; warnings and info do not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Message {
     #[serde(rename = "type")]
     pub kind: MessageType,
+    // An open vocabulary: agents meet codes of later releases and other businesses.
+    #[schemars(with = "String")]
     pub code: MessageCode,
     pub content: String,
     #[serde(skip_serializing_if = "Option::is_none")]

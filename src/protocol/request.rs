@@ -2,7 +2,7 @@
 //! arguments are validated against them before serde decodes them here; so the `schemars`
 //! attributes carry the wire contract agents read, while the Rust types only need to be as
 //! strict as the brain's needs. Limits that come from the configuration (batch sizes, line
-//! quantities, page sizes) are applied to the derived schema by `pipeline::schemas`.
+//! quantities, page sizes) are applied to the derived schema by each tool's declaration (`pipeline::tools`).
 //!
 //! Members the brain never reads but agents may send (`signals`, `eligibility`, …) are fields
 //! of type `Option<IgnoredAny>`: published in the schema (`with`), skipped when decoding.
@@ -123,7 +123,7 @@ pub struct FiltersIn {
     pub price: Option<PriceFilterIn>,
 }
 
-// `limit`'s description names the configured page sizes: `pipeline::schemas` writes it.
+// `limit`'s description names the configured page sizes: `pipeline::tools` writes it.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 pub struct PaginationIn {
     #[schemars(
@@ -168,7 +168,7 @@ impl SearchIn {
     }
 }
 
-// `ids`' upper bound is the configured batch limit: `pipeline::schemas` writes it.
+// `ids`' upper bound is the configured batch limit: `pipeline::tools` writes it.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct LookupIn {
     #[schemars(
@@ -276,7 +276,7 @@ pub struct LineItemIn {
 }
 
 // `line_items`' bounds depend on the tool (create needs a line, update may empty the cart)
-// and on the configured line count: `pipeline::schemas` writes them.
+// and on the configured line count: `pipeline::tools` writes them.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CartIn {
     #[schemars(description = "The complete list of lines (full replacement on update).")]
@@ -304,7 +304,7 @@ pub struct CreateCartArgs {
 }
 
 // The arguments of get_cart and cancel_cart; cancel_cart also requires
-// `meta.idempotency-key`, which `pipeline::schemas` adds to its schema.
+// `meta.idempotency-key`, which its declaration adds to its schema.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CartIdArgs {
     pub meta: AgentMeta,
@@ -469,7 +469,7 @@ pub struct PaymentIn {
     pub instruments: Vec<InstrumentIn>,
 }
 
-// `line_items`' bounds are the configured ones: `pipeline::schemas` writes them.
+// `line_items`' bounds are the configured ones: `pipeline::tools` writes them.
 #[derive(Clone, Default, Deserialize, JsonSchema)]
 pub struct CheckoutIn {
     #[schemars(
@@ -505,7 +505,7 @@ pub struct CreateCheckoutArgs {
 }
 
 // get_checkout and cancel_checkout; cancel also requires `meta.idempotency-key`, which
-// `pipeline::schemas` adds.
+// its declaration adds.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct CheckoutIdArgs {
     pub meta: AgentMeta,

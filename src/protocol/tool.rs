@@ -1,91 +1,52 @@
-//! The tools of the shopping service, by name: what each is called on the wire, which
-//! capability it belongs to, and whether it changes the store.
+//! A tool as the layers below the pipeline know it: its wire name, the capability it belongs
+//! to, and what calling it does to the store. Each tool is declared once, with everything
+//! else about it, in `pipeline::tools`; this is the part idempotency, the answer cache and
+//! the counters read.
 
 use super::Capability;
 
+/// What a call does to the store, which decides how its `meta["idempotency-key"]` is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ToolName {
-    SearchCatalog,
-    LookupCatalog,
-    GetProduct,
-    CreateCart,
-    GetCart,
-    UpdateCart,
-    CancelCart,
-    CreateCheckout,
-    GetCheckout,
-    UpdateCheckout,
-    CompleteCheckout,
-    CancelCheckout,
-    GetOrder,
+pub enum Effect {
+    /// Reads only: safe to repeat, so a key is not kept.
+    Reads,
+    /// Changes the store: a keyed call runs once and its retry gets the recorded answer.
+    Changes,
+    /// Places an order: as `Changes`, and its answer is always kept (it may follow an order
+    /// the store placed whatever it says), with a share of the store kept for it alone.
+    Completes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ToolName {
+    name: &'static str,
+    capability: Capability,
+    effect: Effect,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 13] = [
-        Self::SearchCatalog,
-        Self::LookupCatalog,
-        Self::GetProduct,
-        Self::CreateCart,
-        Self::GetCart,
-        Self::UpdateCart,
-        Self::CancelCart,
-        Self::CreateCheckout,
-        Self::GetCheckout,
-        Self::UpdateCheckout,
-        Self::CompleteCheckout,
-        Self::CancelCheckout,
-        Self::GetOrder,
-    ];
+    pub const fn new(name: &'static str, capability: Capability, effect: Effect) -> Self {
+        Self {
+            name,
+            capability,
+            effect,
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Self::SearchCatalog => "search_catalog",
-            Self::LookupCatalog => "lookup_catalog",
-            Self::GetProduct => "get_product",
-            Self::CreateCart => "create_cart",
-            Self::GetCart => "get_cart",
-            Self::UpdateCart => "update_cart",
-            Self::CancelCart => "cancel_cart",
-            Self::CreateCheckout => "create_checkout",
-            Self::GetCheckout => "get_checkout",
-            Self::UpdateCheckout => "update_checkout",
-            Self::CompleteCheckout => "complete_checkout",
-            Self::CancelCheckout => "cancel_checkout",
-            Self::GetOrder => "get_order",
-        }
+        self.name
     }
 
     pub fn capability(self) -> Capability {
-        match self {
-            Self::SearchCatalog => Capability::CatalogSearch,
-            Self::LookupCatalog | Self::GetProduct => Capability::CatalogLookup,
-            Self::CreateCart | Self::GetCart | Self::UpdateCart | Self::CancelCart => {
-                Capability::Cart
-            }
-            Self::CreateCheckout
-            | Self::GetCheckout
-            | Self::UpdateCheckout
-            | Self::CompleteCheckout
-            | Self::CancelCheckout => Capability::Checkout,
-            Self::GetOrder => Capability::Order,
-        }
+        self.capability
     }
 
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|tool| tool.as_str() == name)
+    pub fn effect(self) -> Effect {
+        self.effect
     }
 
     /// Tools that change the store, and so honour `meta["idempotency-key"]`.
     pub fn mutates(self) -> bool {
-        matches!(
-            self,
-            Self::CreateCart
-                | Self::UpdateCart
-                | Self::CancelCart
-                | Self::CreateCheckout
-                | Self::UpdateCheckout
-                | Self::CompleteCheckout
-                | Self::CancelCheckout
-        )
+        self.effect != Effect::Reads
     }
 }

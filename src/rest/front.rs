@@ -15,11 +15,12 @@ use serde_json::Value;
 
 use super::body;
 use super::headers;
-use super::operation::{BodyRole, Operation};
+use super::operation::Operation;
 use super::refusal::Refusal;
 use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
+use crate::pipeline::tools::BodyRole;
 use crate::pipeline::{Call, Covered, Passage, Pipeline};
 use crate::protocol::MessageCode;
 use crate::protocol::answer::{Answer, Outcome};
@@ -40,20 +41,18 @@ pub struct RestFront {
     pub version: &'static str,
 }
 
-/// The REST routes under `base` (no trailing slash), for the operations the store serves,
-/// behind the bearer check.
+/// The REST routes under `base` (no trailing slash), for the tools the store serves (each
+/// where its declaration places it), behind the bearer check.
 pub fn routes(front: RestFront, base: &str) -> Router {
     let mut router = Router::new();
     let mut paths: Vec<(&'static str, MethodRouter, Vec<http::Method>)> = Vec::new();
-    for operation in Operation::ALL {
-        if front
-            .pipeline
-            .tools()
-            .get(operation.tool().as_str())
-            .is_none()
-        {
-            continue;
-        }
+    let served: Vec<Operation> = front
+        .pipeline
+        .tools()
+        .declarations()
+        .map(Operation)
+        .collect();
+    for operation in served {
         let handler = {
             let front = front.clone();
             // A rejected path (an id that is not UTF-8 once decoded) is answered by `handle`
@@ -190,7 +189,7 @@ impl RestFront {
         match self.pipeline.call_released(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),
             Err(refused) => Err(Declined {
-                refusal: Refusal::from_protocol(operation, &refused.error),
+                refusal: Refusal::from_protocol(Some(operation), &refused.error),
                 version: refused.version,
             }),
         }

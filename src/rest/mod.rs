@@ -2,9 +2,9 @@
 //! It only reads and writes the REST wire: every call goes through `crate::pipeline`, so
 //! signatures, negotiation, validation, idempotency and activity are the pipeline's alone.
 //!
-//! Under a namespace's base path (`[server] rest_path` for BCP, `ucp_rest_path` for UCP):
-//! `POST /catalog/search`, `POST /catalog/lookup`, `POST /catalog/product`, `POST /carts`,
-//! `GET /carts/{id}`, `PUT /carts/{id}`, `POST /carts/{id}/cancel`.
+//! Under a namespace's base path (`[server] rest_path` for BCP, `ucp_rest_path` for UCP),
+//! each tool the store serves at the method and path its declaration names
+//! (`pipeline::tools`: `POST /catalog/search`, `GET /carts/{id}`, …).
 
 mod body;
 mod front;

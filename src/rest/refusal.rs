@@ -120,9 +120,10 @@ impl Refusal {
         )
     }
 
-    /// The pipeline's refusal of `operation`, with argument paths spelled from the REST
-    /// body's root and `meta` problems named by the header they come from.
-    pub fn from_protocol(operation: Operation, error: &ProtocolError) -> Self {
+    /// The pipeline's refusal of `operation` (`None` before a resource is known), with
+    /// argument paths spelled from the REST body's root and `meta` problems named by the
+    /// header they come from.
+    pub fn from_protocol(operation: Option<Operation>, error: &ProtocolError) -> Self {
         match error {
             ProtocolError::InvalidParams { message, data } => invalid(operation, message, data),
             ProtocolError::UnknownTool(_) => Self::new(
@@ -217,7 +218,7 @@ impl Refusal {
 }
 
 /// An argument the schema or the brain refused, as the REST request spells it.
-fn invalid(operation: Operation, message: &str, data: &Option<Value>) -> Refusal {
+fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) -> Refusal {
     let path = data
         .as_ref()
         .and_then(|data| data.get("path"))
@@ -247,11 +248,10 @@ fn invalid(operation: Operation, message: &str, data: &Option<Value>) -> Refusal
     if path == "$.id" {
         return Refusal::bad_request(format!("cart id in the path: {detail}"), None);
     }
-    let body_path = operation.body_path(path);
+    let body_path = operation.and_then(|operation| operation.body_path(path));
     let shown = body_path.as_deref().unwrap_or(path);
     // catalog/rest.md conformance 5: past the lookup batch, 400 `request_too_large`.
-    if operation == Operation::LookupCatalog
-        && shown == "$.ids"
+    if operation.and_then(Operation::batch) == Some(shown)
         && (detail.contains("more than") || detail.contains("too many"))
     {
         return Refusal {
@@ -266,6 +266,7 @@ fn invalid(operation: Operation, message: &str, data: &Option<Value>) -> Refusal
 mod tests {
     use super::*;
     use crate::negotiation::RefusalCode;
+    use crate::pipeline::tools::{CREATE_CART, GET_CART, SEARCH_CATALOG};
 
     fn body_of(refusal: &Refusal) -> Value {
         refusal.body("2026-08-25")
@@ -274,7 +275,7 @@ mod tests {
     #[test]
     fn a_bad_field_is_an_envelope_naming_the_body_path() {
         let error = ProtocolError::invalid_at("$.catalog.pagination.limit", "0 is less than 1");
-        let refusal = Refusal::from_protocol(Operation::SearchCatalog, &error);
+        let refusal = Refusal::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
         assert_eq!(refusal.status(), StatusCode::BAD_REQUEST);
         let body = body_of(&refusal);
         assert_eq!(body["ucp"]["status"], "error");
@@ -287,7 +288,7 @@ mod tests {
     #[test]
     fn a_missing_profile_is_invalid_profile_url() {
         let error = ProtocolError::invalid_at("$.meta", "\"ucp-agent\" is a required property");
-        let refusal = Refusal::from_protocol(Operation::GetCart, &error);
+        let refusal = Refusal::from_protocol(Some(Operation(&GET_CART)), &error);
         assert_eq!(refusal.code(), "invalid_profile_url");
         assert_eq!(body_of(&refusal)["code"], "invalid_profile_url");
     }
@@ -298,7 +299,7 @@ mod tests {
             code: RefusalCode::ProfileUnreachable,
             content: "down".into(),
         };
-        let refusal = Refusal::from_protocol(Operation::SearchCatalog, &error);
+        let refusal = Refusal::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
         assert_eq!(refusal.status(), StatusCode::FAILED_DEPENDENCY);
         assert_eq!(
             body_of(&refusal),
@@ -309,7 +310,7 @@ mod tests {
     #[test]
     fn throttles_say_when_to_come_back() {
         let refusal = Refusal::from_protocol(
-            Operation::SearchCatalog,
+            Some(Operation(&SEARCH_CATALOG)),
             &ProtocolError::RateLimited {
                 retry_after_secs: 7,
             },
@@ -320,7 +321,8 @@ mod tests {
             response.headers().get(RETRY_AFTER),
             Some(&HeaderValue::from(7u64))
         );
-        let conflict = Refusal::from_protocol(Operation::CreateCart, &ProtocolError::Conflict);
+        let conflict =
+            Refusal::from_protocol(Some(Operation(&CREATE_CART)), &ProtocolError::Conflict);
         assert_eq!(conflict.status(), StatusCode::CONFLICT);
     }
 }

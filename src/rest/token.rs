@@ -8,7 +8,6 @@ use http::HeaderValue;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 
 use super::headers;
-use super::operation::Operation;
 use super::refusal::Refusal;
 use crate::access::Access;
 use crate::pipeline::ProtocolError;
@@ -43,9 +42,7 @@ pub async fn require_token(
                 "Bearer"
             };
             let error = ProtocolError::from(denied);
-            // Which operation does not change a refusal without an argument path.
-            let mut response =
-                Refusal::from_protocol(Operation::SearchCatalog, &error).response(front.version);
+            let mut response = Refusal::from_protocol(None, &error).response(front.version);
             let request_id = headers::request_id(request.headers());
             let response_headers = response.headers_mut();
             response_headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));

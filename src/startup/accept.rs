@@ -31,6 +31,7 @@ use tower_service::Service;
 
 use super::server_config::ServerConfig;
 use crate::inbound::body_read::BodyTimedOut;
+use crate::mcp::jsonrpc;
 
 /// What the accept loop needs from `[server]`.
 #[derive(Debug, Clone)]
@@ -222,21 +223,19 @@ async fn refuse(stream: TcpStream, tls: Option<TlsAcceptor>) {
 /// The answer to a connection over `max_connections`: the same JSON-RPC shape as every
 /// other refusal, so clients can tell "busy, come back" from a broken bridge.
 fn shed_response() -> Vec<u8> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": null,
-        "error": {
-            "code": -32000,
-            "message": "Server busy: too many open connections; retry later",
-            "data": {"retry_after": SHED_RETRY_AFTER_SECS},
-        },
-    })
-    .to_string();
-    format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: {SHED_RETRY_AFTER_SECS}\r\nconnection: close\r\n\r\n{body}",
+    let mut error = jsonrpc::plain_error(
+        -32000,
+        "Server busy: too many open connections; retry later",
+    );
+    error.data = Some(serde_json::json!({"retry_after": SHED_RETRY_AFTER_SECS}));
+    let body = jsonrpc::error(jsonrpc::NULL_ID, &error);
+    let mut answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nretry-after: {SHED_RETRY_AFTER_SECS}\r\nconnection: close\r\n\r\n",
         body.len()
     )
-    .into_bytes()
+    .into_bytes();
+    answer.extend_from_slice(&body);
+    answer
 }
 
 async fn shed(mut stream: impl AsyncRead + AsyncWrite + Unpin) {

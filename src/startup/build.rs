@@ -34,6 +34,7 @@ use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
 use crate::pipeline::answers::AnswerCache;
 use crate::pipeline::tool_table::ToolTable;
+use crate::pipeline::tools::{DECLARED, Declaration};
 use crate::pipeline::{Pipeline, Steps};
 use crate::platform::cache::CachedCatalog;
 use crate::platform::{self, SharedPlatform};
@@ -81,6 +82,8 @@ struct Common {
     /// The one fetcher of agent profiles (negotiation and signature keys share documents).
     profiles: ProfileClient,
     activity: Arc<Activity>,
+    /// The tools every door may serve (each serves those its store supports).
+    tools: Vec<&'static Declaration>,
     /// The Host and Origin rules of every agent endpoint.
     hosts: Arc<Hosts>,
     reserved_checkout_params: &'static [&'static str],
@@ -99,8 +102,18 @@ pub fn build(
     bound: SocketAddr,
     shutdown: CancellationToken,
 ) -> Result<Bridge, StartError> {
+    build_with_tools(config, bound, shutdown, &DECLARED)
+}
+
+/// [`build`], serving `tools` instead of the bridge's own declarations.
+pub fn build_with_tools(
+    config: &BridgeConfig,
+    bound: SocketAddr,
+    shutdown: CancellationToken,
+    tools: &[&'static Declaration],
+) -> Result<Bridge, StartError> {
     crate::observability::install();
-    let common = Common::connect(config, config.server.base_url(bound), shutdown)?;
+    let common = Common::connect(config, config.server.base_url(bound), shutdown, tools)?;
     let mut router = Router::new();
     let mut endpoints = Vec::new();
     let mut doors = Vec::new();
@@ -138,6 +151,7 @@ impl Common {
         config: &BridgeConfig,
         base_url: String,
         shutdown: CancellationToken,
+        tools: &[&'static Declaration],
     ) -> Result<Self, StartError> {
         // `[redis]`: what replicas share; `None` keeps everything in this process.
         let shared = config.redis.connect().map_err(StartError::Redis)?;
@@ -210,7 +224,13 @@ impl Common {
             // One key cache for every namespace: an agent's keys do not depend on the door.
             signatures: Arc::new(SignatureCheck::new(&config.signatures, profiles.clone())),
             profiles,
-            activity: Arc::new(Activity::new()),
+            activity: Arc::new(Activity::new(
+                tools
+                    .iter()
+                    .map(|declared| declared.name.as_str())
+                    .collect(),
+            )),
+            tools: tools.to_vec(),
             hosts: Arc::new(Hosts::new(&hosts, &origins)),
             reserved_checkout_params,
         })
@@ -235,6 +255,7 @@ fn namespace_routes(
     let mcp_path = config.server.mcp_path_for(namespace).to_owned();
     let rest_path = config.server.rest_path_for(namespace).to_owned();
     let tools = ToolTable::serving(
+        &common.tools,
         &config.limits,
         common.platform.info().capabilities,
         common.checkouts.is_some(),

@@ -28,7 +28,7 @@ use std::net::SocketAddr;
 
 use crate::settings::ConfigProblem;
 
-pub use build::{Bridge, Endpoint, build};
+pub use build::{Bridge, Endpoint, build, build_with_tools};
 pub use configure::{BridgeConfig, ConfigError, Overrides};
 pub use start::{Built, Startup};
 

@@ -237,6 +237,9 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
     for answer in [&ready, &completed] {
         let problems = crate::schemas::problems(&schemas.checkout, answer);
         assert!(problems.is_empty(), "{problems:#?}\n{answer}");
+        // Issue 40 item 1: and to the output schema the tool advertises.
+        let problems = bridge.output_problems("complete_checkout", answer).await;
+        assert!(problems.is_empty(), "{problems:#?}\n{answer}");
     }
     // CHK-025: the order; CHK-003: no continue_url on a terminal status.
     assert_eq!(completed["status"], "completed", "{completed}");
@@ -270,6 +273,8 @@ async fn complete_places_the_order_once_and_a_replay_answers_the_same_bytes() {
     assert_eq!(order["line_items"].as_array().unwrap().len(), 2);
     assert_eq!(total(&order, "total"), total(&completed, "total"));
     let problems = crate::schemas::problems(&schemas.order, &order);
+    assert!(problems.is_empty(), "{problems:#?}\n{order}");
+    let problems = bridge.output_problems("get_order", &order).await;
     assert!(problems.is_empty(), "{problems:#?}\n{order}");
     let (status, rest_order) = bridge
         .rest(

@@ -13,6 +13,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use serde_json::{Value, json};
 
+use bcp_bridge::protocol::Namespace;
+
 use crate::support::TestBridge;
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/corpus");
@@ -62,6 +64,16 @@ struct Recorder<'a> {
     out: String,
     carts: Vec<String>,
     next_id: u64,
+    /// The release the agent's profile asks for, while its calls are recorded.
+    release: &'static str,
+    /// Every `tools/call` answer, with its tool and release, for the output schema check.
+    answers: Vec<Answered>,
+}
+
+struct Answered {
+    tool: String,
+    release: &'static str,
+    text: String,
 }
 
 impl Recorder<'_> {
@@ -152,8 +164,16 @@ impl Recorder<'_> {
             "params": {"name": tool, "arguments": arguments}})
         .to_string();
         let text = self.post(label, &body, false).await;
+        let release = self.release;
+        let answered = |text: String| Answered {
+            tool: tool.to_owned(),
+            release,
+            text,
+        };
+        self.answers.push(answered(text.clone()));
         if !tool.ends_with("_cart") || tool == "get_cart" {
-            self.post(label, &body, true).await;
+            let again = self.post(label, &body, true).await;
+            self.answers.push(answered(again));
         }
         text
     }
@@ -307,12 +327,20 @@ async fn record(recorder: &mut Recorder<'_>, profile: &str, tag: &str) {
     .await;
 }
 
-async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
+/// The recorded text, and each `tools/call` answer with its tool.
+struct Recorded {
+    text: String,
+    answers: Vec<Answered>,
+    listing: String,
+}
+
+async fn corpus(namespace: &str, service: &str, versions: [&'static str; 2]) -> Recorded {
     let agents = agents().await;
     let bridge = TestBridge::start(
         "[server]\nprotocol = \"both\"\n[negotiation]\nenabled = true\nallow_http_hosts = [\"127.0.0.1\"]\nallow_private_hosts = [\"127.0.0.1\"]\ntimeout_ms = 2000\n",
     )
     .await;
+    let mut listing = String::new();
     let mut recorder = Recorder {
         url: bridge
             .endpoints
@@ -325,8 +353,11 @@ async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
         out: String::new(),
         carts: Vec::new(),
         next_id: 0,
+        release: "",
+        answers: Vec::new(),
     };
     for version in versions {
+        recorder.release = version;
         let _ = writeln!(recorder.out, "## {namespace} {version}\n");
         let profile = format!("http://{agents}/{namespace}-{version}");
         record(&mut recorder, &profile, &format!("{namespace}-{version}")).await;
@@ -335,6 +366,7 @@ async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
         recorder.out,
         "## {namespace} refusals and protocol errors\n"
     );
+    recorder.release = "none agreed";
     let too_old = format!("http://{agents}/{namespace}-too-old");
     recorder
         .call(
@@ -370,15 +402,80 @@ async fn corpus(namespace: &str, service: &str, versions: [&str; 2]) -> String {
             r#"{"jsonrpc":"2.0","id":93,"method":"tools/list"}"#,
         ),
     ] {
-        recorder.post(label, body, false).await;
+        let text = recorder.post(label, body, false).await;
+        if label == "tools/list" {
+            listing = text;
+        }
     }
-    recorder.out
+    Recorded {
+        text: recorder.out,
+        answers: recorder.answers,
+        listing,
+    }
 }
 
-async fn compare(name: &str, recorded: String) {
+/// Issue 40 item 1: every answer of the corpus is what the `outputSchema` its tool
+/// advertises says, at every release the namespace serves (each must have answered).
+fn conforms(recorded: &Recorded, releases: &[&str]) {
+    let listing: Value = serde_json::from_str(&recorded.listing).unwrap();
+    let tools = listing["result"]["tools"].as_array().unwrap();
+    let validators: Vec<(&str, jsonschema::Validator)> = tools
+        .iter()
+        .map(|tool| {
+            let name = tool["name"].as_str().unwrap();
+            (
+                name,
+                jsonschema::validator_for(&tool["outputSchema"]).unwrap(),
+            )
+        })
+        .collect();
+    let mut checked: Vec<&str> = Vec::new();
+    for Answered {
+        tool,
+        release,
+        text,
+    } in &recorded.answers
+    {
+        let frame: Value = serde_json::from_str(text).unwrap();
+        let Some(answer) = frame.pointer("/result/structuredContent") else {
+            // A protocol error: no answer of the tool's.
+            continue;
+        };
+        let (_, validator) = validators
+            .iter()
+            .find(|(name, _)| name == tool)
+            .unwrap_or_else(|| panic!("{tool} answered but is not listed"));
+        let problems: Vec<String> = validator
+            .iter_errors(answer)
+            .map(|error| format!("{}: {error}", error.instance_path()))
+            .collect();
+        assert!(
+            problems.is_empty(),
+            "{tool} at {release} answered outside its outputSchema: {problems:?}\n{answer}"
+        );
+        checked.push(tool);
+        checked.push(release);
+    }
+    for release in releases {
+        assert!(checked.contains(release), "no answer at release {release}");
+    }
+    for tool in [
+        "search_catalog",
+        "lookup_catalog",
+        "get_product",
+        "create_cart",
+        "get_cart",
+        "update_cart",
+        "cancel_cart",
+    ] {
+        assert!(checked.contains(&tool), "no answer of {tool}");
+    }
+}
+
+async fn compare(name: &str, recorded: &str) {
     let file = format!("{DIR}/{name}.txt");
     if std::env::var_os("CORPUS_RECORD").is_some() {
-        std::fs::write(&file, &recorded).unwrap();
+        std::fs::write(&file, recorded).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("no corpus {file}"));
@@ -395,14 +492,35 @@ async fn compare(name: &str, recorded: String) {
     assert_eq!(recorded, expected, "{name}: the corpus changed length");
 }
 
+/// The namespace's releases, the newest first, as the bridge declares them.
+fn releases(namespace: &Namespace) -> Vec<&'static str> {
+    std::iter::once(namespace.version)
+        .chain(namespace.supported_versions.iter().copied())
+        .collect()
+}
+
 #[tokio::test]
 async fn bcp_answers_are_the_recorded_bytes() {
+    let releases = releases(&Namespace::BCP);
+    assert_eq!(
+        releases,
+        ["2026-07-28", "2026-07-14"],
+        "record the new release"
+    );
     let recorded = corpus("bcp", "br.dev.bcp.shopping", ["2026-07-28", "2026-07-14"]).await;
-    compare("bcp", recorded).await;
+    compare("bcp", &recorded.text).await;
+    conforms(&recorded, &releases);
 }
 
 #[tokio::test]
 async fn ucp_answers_are_the_recorded_bytes() {
+    let releases = releases(&Namespace::UCP);
+    assert_eq!(
+        releases,
+        ["2026-08-25", "2026-04-08"],
+        "record the new release"
+    );
     let recorded = corpus("ucp", "dev.ucp.shopping", ["2026-08-25", "2026-04-08"]).await;
-    compare("ucp", recorded).await;
+    compare("ucp", &recorded.text).await;
+    conforms(&recorded, &releases);
 }

@@ -22,7 +22,11 @@ const OTHER_PROFILE: &str = "https://other-platform.example/profiles/agent.json"
 
 const CART: Claimant = Claimant {
     client: Client::UNKNOWN,
-    tool: bcp_bridge::protocol::tool::ToolName::CreateCart,
+    tool: bcp_bridge::protocol::tool::ToolName::new(
+        "create_cart",
+        bcp_bridge::protocol::Capability::Cart,
+        bcp_bridge::protocol::tool::Effect::Changes,
+    ),
 };
 
 pub fn redis_config(url: &str) -> String {

@@ -73,6 +73,7 @@ mod status_page_browser;
 mod telemetry;
 mod terminal_states;
 mod tls;
+mod tool_declaration;
 mod ucp;
 mod ucp_2026_08_25;
 mod untrusted_text;

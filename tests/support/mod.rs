@@ -72,10 +72,19 @@ impl TestBridge {
     }
 
     pub async fn start_with(config: BridgeConfig) -> Self {
+        Self::serving(config, &bcp_bridge::pipeline::tools::DECLARED).await
+    }
+
+    /// A bridge serving `tools` rather than its own declarations.
+    pub async fn serving(
+        config: BridgeConfig,
+        tools: &[&'static bcp_bridge::pipeline::tools::Declaration],
+    ) -> Self {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
-        let bridge = startup::build(&config, addr, shutdown.clone()).expect("bridge builds");
+        let bridge = startup::build_with_tools(&config, addr, shutdown.clone(), tools)
+            .expect("bridge builds");
         let token = shutdown.clone();
         let endpoints = bridge.endpoints.clone();
         // The binary's own accept loop, so every test also goes through its deadlines.
@@ -227,6 +236,25 @@ impl TestBridge {
     /// what a REST body must equal byte for byte.
     pub async fn structured_bytes(&self, tool: &str, arguments: Value) -> String {
         serde_json::to_string(&self.call(tool, arguments).await).unwrap()
+    }
+
+    /// What is wrong with `answer` as the `outputSchema` the bridge advertises for `tool`
+    /// says (issue 40 item 1).
+    pub async fn output_problems(&self, tool: &str, answer: &Value) -> Vec<String> {
+        let (_, listing) = self
+            .rpc(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await;
+        let advertised = listing["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|advertised| advertised["name"] == tool)
+            .unwrap_or_else(|| panic!("{tool} is not listed"));
+        let validator = jsonschema::validator_for(&advertised["outputSchema"]).unwrap();
+        validator
+            .iter_errors(answer)
+            .map(|error| format!("{}: {error}", error.instance_path()))
+            .collect()
     }
 
     pub async fn get(&self, path: &str) -> reqwest::Response {
