@@ -357,6 +357,22 @@ pub struct OrderLine {
     pub total: i64,
 }
 
+impl OrderLine {
+    /// The line as a completed checkout shows it: what was ordered, at the order's prices.
+    pub fn as_cart_line(&self) -> CartLine {
+        CartLine {
+            id: self.id.clone(),
+            variant_id: self.variant_id.clone().unwrap_or_default(),
+            title: self.title.clone(),
+            unit_price: self.unit_price,
+            quantity: self.quantity,
+            subtotal: self.unit_price.saturating_mul(i64::from(self.quantity)),
+            total: self.total,
+            image_url: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Order {
     pub id: String,

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::client::VtexApi;
 use super::invoices::OmsOrder;
-use crate::model::CartLine;
+use crate::model::checkout::OrderLine;
 use crate::model::checkout::{Buyer, CheckoutState, Order, Stage};
 use crate::platform::port::PlatformError;
 
@@ -133,20 +133,7 @@ pub fn state(
     open: Option<CheckoutState>,
     buyer: Option<Buyer>,
 ) -> CheckoutState {
-    let lines = order
-        .lines
-        .iter()
-        .map(|line| CartLine {
-            id: line.id.clone(),
-            variant_id: line.variant_id.clone().unwrap_or_default(),
-            title: line.title.clone(),
-            unit_price: line.unit_price,
-            quantity: line.quantity,
-            subtotal: line.unit_price.saturating_mul(i64::from(line.quantity)),
-            total: line.total,
-            image_url: None,
-        })
-        .collect();
+    let lines = order.lines.iter().map(OrderLine::as_cart_line).collect();
     let mut state = open.unwrap_or_else(|| CheckoutState {
         id: id.to_owned(),
         lines,

@@ -12,7 +12,7 @@ use crate::model::CartLine;
 use crate::model::checkout::{
     Address, Allocation, AllocationTarget, AppliedDiscount, Buyer, CheckoutState, CheckoutTotals,
     Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod, FulfillmentOption,
-    MethodKind, Order, Stage,
+    MethodKind, Order, OrderLine, Stage,
 };
 use crate::money::parse_currency;
 use crate::platform::port::PlatformError;
@@ -322,20 +322,7 @@ pub fn checkout(
 /// A checkout whose order Shopify reported: what was ordered, completed (the order's own
 /// lines and totals; the cart is Shopify's order now).
 pub fn placed(id: &str, order: &Order, names: &Names) -> CheckoutState {
-    let lines = order
-        .lines
-        .iter()
-        .map(|line| CartLine {
-            id: line.id.clone(),
-            variant_id: line.variant_id.clone().unwrap_or_default(),
-            title: line.title.clone(),
-            unit_price: line.unit_price,
-            quantity: line.quantity,
-            subtotal: line.unit_price.saturating_mul(i64::from(line.quantity)),
-            total: line.total,
-            image_url: None,
-        })
-        .collect();
+    let lines = order.lines.iter().map(OrderLine::as_cart_line).collect();
     CheckoutState {
         id: id.to_owned(),
         lines,
