@@ -357,6 +357,33 @@ pub struct OrderLine {
     pub total: i64,
 }
 
+impl CheckoutState {
+    /// A checkout the store turned into `order`, as only the order shows it (the store no
+    /// longer holds the checkout): what was ordered, at the order's prices and totals.
+    pub fn of_order(id: &str, order: &Order, buyer: Buyer) -> Self {
+        Self {
+            id: id.to_owned(),
+            lines: order.lines.iter().map(OrderLine::as_cart_line).collect(),
+            currency: order.currency,
+            buyer,
+            needs_email: true,
+            address: order.shipping_address.clone(),
+            needs_fulfillment: false,
+            fulfillment: Vec::new(),
+            codes: order.codes.clone(),
+            discounts: Vec::new(),
+            refused_codes: Vec::new(),
+            totals: order.totals,
+            handlers: Vec::new(),
+            continue_url: None,
+            escalation: None,
+            stage: Stage::Placed(order.reference()),
+            expires_at: None,
+            requirements: Vec::new(),
+        }
+    }
+}
+
 impl OrderLine {
     /// The line as a completed checkout shows it: what was ordered, at the order's prices.
     pub fn as_cart_line(&self) -> CartLine {

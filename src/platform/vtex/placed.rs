@@ -13,7 +13,6 @@ use serde::Deserialize;
 
 use super::client::VtexApi;
 use super::invoices::OmsOrder;
-use crate::model::checkout::OrderLine;
 use crate::model::checkout::{Buyer, CheckoutState, Order, Stage};
 use crate::platform::port::PlatformError;
 
@@ -133,27 +132,7 @@ pub fn state(
     open: Option<CheckoutState>,
     buyer: Option<Buyer>,
 ) -> CheckoutState {
-    let lines = order.lines.iter().map(OrderLine::as_cart_line).collect();
-    let mut state = open.unwrap_or_else(|| CheckoutState {
-        id: id.to_owned(),
-        lines,
-        currency: order.currency,
-        buyer: Buyer::default(),
-        needs_email: true,
-        address: order.shipping_address.clone(),
-        needs_fulfillment: false,
-        fulfillment: Vec::new(),
-        codes: order.codes.clone(),
-        discounts: Vec::new(),
-        refused_codes: Vec::new(),
-        totals: order.totals,
-        handlers: Vec::new(),
-        continue_url: None,
-        escalation: None,
-        stage: Stage::Open,
-        expires_at: None,
-        requirements: Vec::new(),
-    });
+    let mut state = open.unwrap_or_else(|| CheckoutState::of_order(id, order, Buyer::default()));
     if let Some(buyer) = buyer {
         state.buyer = buyer;
     }

@@ -12,7 +12,7 @@ use crate::model::CartLine;
 use crate::model::checkout::{
     Address, Allocation, AllocationTarget, AppliedDiscount, Buyer, CheckoutState, CheckoutTotals,
     Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod, FulfillmentOption,
-    MethodKind, Order, OrderLine, Stage,
+    MethodKind, Order, Stage,
 };
 use crate::money::parse_currency;
 use crate::platform::port::PlatformError;
@@ -322,31 +322,12 @@ pub fn checkout(
 /// A checkout whose order Shopify reported: what was ordered, completed (the order's own
 /// lines and totals; the cart is Shopify's order now).
 pub fn placed(id: &str, order: &Order, names: &Names) -> CheckoutState {
-    let lines = order.lines.iter().map(OrderLine::as_cart_line).collect();
-    CheckoutState {
-        id: id.to_owned(),
-        lines,
-        currency: order.currency,
-        buyer: Buyer {
-            first_name: names.first.clone(),
-            last_name: names.last.clone(),
-            ..Buyer::default()
-        },
-        needs_email: true,
-        address: order.shipping_address.clone(),
-        needs_fulfillment: false,
-        fulfillment: Vec::new(),
-        codes: order.codes.clone(),
-        discounts: Vec::new(),
-        refused_codes: Vec::new(),
-        totals: order.totals,
-        handlers: Vec::new(),
-        continue_url: None,
-        escalation: None,
-        stage: Stage::Placed(order.reference()),
-        expires_at: None,
-        requirements: Vec::new(),
-    }
+    let buyer = Buyer {
+        first_name: names.first.clone(),
+        last_name: names.last.clone(),
+        ..Buyer::default()
+    };
+    CheckoutState::of_order(id, order, buyer)
 }
 
 #[cfg(test)]
