@@ -395,85 +395,23 @@ pub fn wrap(
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use std::sync::atomic::AtomicUsize;
-
-    use tokio::sync::Semaphore;
-
     use super::*;
-    use crate::model::Filters;
-
-    /// A store whose reads wait for the test to let them answer, counting requests.
-    struct HeldStore {
-        requests: AtomicUsize,
-        answers: Semaphore,
-    }
-
-    impl HeldStore {
-        async fn answer(&self) -> String {
-            let request = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
-            self.answers.acquire().await.unwrap().forget();
-            format!("answer {request}")
-        }
-    }
-
-    #[async_trait]
-    impl CatalogPort for HeldStore {
-        async fn search(&self, _: &SearchRequest) -> Result<SearchPage, PlatformError> {
-            Ok(SearchPage {
-                products: Vec::new(),
-                next_cursor: Some(self.answer().await),
-                total_count: None,
-            })
-        }
-        async fn resolve(
-            &self,
-            _: &[String],
-            _: &BuyerContext,
-        ) -> Result<Vec<Resolved>, PlatformError> {
-            self.answer().await;
-            Ok(Vec::new())
-        }
-        async fn product(
-            &self,
-            _: &str,
-            _: &BuyerContext,
-        ) -> Result<Option<ProductHit>, PlatformError> {
-            self.answer().await;
-            Ok(None)
-        }
-    }
-
-    async fn until(what: &str, done: impl Fn() -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !done() {
-            assert!(tokio::time::Instant::now() < deadline, "{what}");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
+    use crate::platform::held::{HeldStore, search, until};
 
     /// Issue 39 item 4 (found by the store-load day): a search begun before a product
     /// webhook and answered after it is handed to its caller but not kept, so the next
     /// search asks the store again instead of serving a page older than the webhook.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_read_overtaken_by_an_invalidation_is_answered_but_not_kept() {
-        let store = Arc::new(HeldStore {
-            requests: AtomicUsize::new(0),
-            answers: Semaphore::new(0),
-        });
+        let store = Arc::new(HeldStore::new());
         let cached = Arc::new(CachedCatalog::new(store.clone(), &CacheConfig::default()));
-        let request = SearchRequest {
-            query: Some("camisa".to_owned()),
-            filters: Filters::default(),
-            context: BuyerContext::default(),
-            upstream_cursor: None,
-            limit: 10,
-        };
+        let request = search("camisa");
         let first = tokio::spawn({
             let (cached, request) = (cached.clone(), request.clone());
             async move { cached.search(&request).await }
         });
         until("the first search reaches the store", || {
-            store.requests.load(Ordering::SeqCst) == 1
+            store.requests() == 1
         })
         .await;
         cached.invalidate_product(&["42".to_owned()]);
@@ -483,20 +421,17 @@ mod tests {
         store.answers.add_permits(1);
         let again = cached.search(&request).await.unwrap();
         assert_eq!(again.next_cursor.as_deref(), Some("answer 2"));
-        assert_eq!(store.requests.load(Ordering::SeqCst), 2);
+        assert_eq!(store.requests(), 2);
         // Not overtaken, the read is kept: the third search costs the store nothing.
         let kept = cached.search(&request).await.unwrap();
         assert_eq!(kept.next_cursor.as_deref(), Some("answer 2"));
-        assert_eq!(store.requests.load(Ordering::SeqCst), 2);
+        assert_eq!(store.requests(), 2);
     }
 
     /// The same for products and for the batched resolve.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn products_and_resolves_overtaken_by_an_invalidation_are_not_kept() {
-        let store = Arc::new(HeldStore {
-            requests: AtomicUsize::new(0),
-            answers: Semaphore::new(0),
-        });
+        let store = Arc::new(HeldStore::new());
         let cached = Arc::new(CachedCatalog::new(store.clone(), &CacheConfig::default()));
         let context = BuyerContext::default();
         let product = tokio::spawn({
@@ -504,7 +439,7 @@ mod tests {
             async move { cached.product("42", &context).await }
         });
         until("the product read reaches the store", || {
-            store.requests.load(Ordering::SeqCst) == 1
+            store.requests() == 1
         })
         .await;
         cached.invalidate_product(&["42".to_owned()]);
@@ -514,17 +449,14 @@ mod tests {
             let (cached, context) = (cached.clone(), context.clone());
             async move { cached.resolve(&["42".to_owned()], &context).await }
         });
-        until("the resolve reaches the store", || {
-            store.requests.load(Ordering::SeqCst) == 2
-        })
-        .await;
+        until("the resolve reaches the store", || store.requests() == 2).await;
         cached.invalidate_product(&["42".to_owned()]);
         store.answers.add_permits(1);
         resolve.await.unwrap().unwrap();
         store.answers.add_permits(2);
         cached.product("42", &context).await.unwrap();
         cached.resolve(&["42".to_owned()], &context).await.unwrap();
-        assert_eq!(store.requests.load(Ordering::SeqCst), 4, "both asked again");
+        assert_eq!(store.requests(), 4, "both asked again");
     }
 
     #[test]

@@ -229,95 +229,36 @@ impl CatalogPort for CoalescedCatalog {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    use tokio::sync::Semaphore;
-
     use super::*;
-
-    /// A store whose searches wait for the test to let them answer, counting requests.
-    struct HeldStore {
-        requests: AtomicUsize,
-        answers: Semaphore,
-    }
-
-    #[async_trait]
-    impl CatalogPort for HeldStore {
-        async fn search(&self, _: &SearchRequest) -> Result<SearchPage, PlatformError> {
-            let request = self.requests.fetch_add(1, Ordering::SeqCst) + 1;
-            self.answers.acquire().await.unwrap().forget();
-            Ok(SearchPage {
-                products: Vec::new(),
-                next_cursor: Some(format!("answer {request}")),
-                total_count: None,
-            })
-        }
-        async fn resolve(
-            &self,
-            _: &[String],
-            _: &BuyerContext,
-        ) -> Result<Vec<Resolved>, PlatformError> {
-            Ok(Vec::new())
-        }
-        async fn product(
-            &self,
-            _: &str,
-            _: &BuyerContext,
-        ) -> Result<Option<ProductHit>, PlatformError> {
-            Ok(None)
-        }
-    }
-
-    fn request(query: &str) -> SearchRequest {
-        SearchRequest {
-            query: Some(query.to_owned()),
-            filters: Filters::default(),
-            context: BuyerContext::default(),
-            upstream_cursor: None,
-            limit: 10,
-        }
-    }
-
-    async fn until(what: &str, done: impl Fn() -> bool) {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !done() {
-            assert!(tokio::time::Instant::now() < deadline, "{what}");
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
+    use crate::platform::held::{HeldStore, search, until};
 
     /// Issue 39 item 1: waiters share one store request; the first caller's deadline passing
     /// answers it on time and leaves the request to the others; a read after the answer asks
     /// the store again; another query is its own read.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn identical_reads_share_one_request_and_each_keeps_its_deadline() {
-        let store = Arc::new(HeldStore {
-            requests: AtomicUsize::new(0),
-            answers: Semaphore::new(0),
-        });
+        let store = Arc::new(HeldStore::new());
         let catalog = Arc::new(CoalescedCatalog::new(store.clone()));
-        let key = SearchKey::new(&request("camisa"));
+        let key = SearchKey::new(&search("camisa"));
         let first = {
             let catalog = catalog.clone();
             tokio::spawn(async move {
-                tokio::time::timeout(
-                    Duration::from_millis(50),
-                    catalog.search(&request("camisa")),
-                )
-                .await
+                tokio::time::timeout(Duration::from_millis(50), catalog.search(&search("camisa")))
+                    .await
             })
         };
         let others: Vec<_> = (0..9)
             .map(|_| {
                 let catalog = catalog.clone();
-                tokio::spawn(async move { catalog.search(&request("camisa")).await })
+                tokio::spawn(async move { catalog.search(&search("camisa")).await })
             })
             .collect();
         until("nine joined", || catalog.searches.joined(&key) == 9).await;
         // The store has not answered: the first caller's deadline passes all the same.
         assert!(first.await.unwrap().is_err(), "answered by its deadline");
-        assert_eq!(store.requests.load(Ordering::SeqCst), 1);
+        assert_eq!(store.requests(), 1);
         store.answers.add_permits(1);
         for other in others {
             let page = other.await.unwrap().unwrap();
@@ -325,10 +266,10 @@ mod tests {
         }
         // Asked after the answer came: a new store request, not the old answer.
         store.answers.add_permits(2);
-        let again = catalog.search(&request("camisa")).await.unwrap();
+        let again = catalog.search(&search("camisa")).await.unwrap();
         assert_eq!(again.next_cursor.as_deref(), Some("answer 2"));
-        let other_query = catalog.search(&request("chinelo")).await.unwrap();
+        let other_query = catalog.search(&search("chinelo")).await.unwrap();
         assert_eq!(other_query.next_cursor.as_deref(), Some("answer 3"));
-        assert_eq!(store.requests.load(Ordering::SeqCst), 3);
+        assert_eq!(store.requests(), 3);
     }
 }

@@ -16,6 +16,8 @@ pub mod factory;
 pub mod fence;
 pub mod footprint;
 pub mod freshness;
+#[cfg(test)]
+mod held;
 pub mod intent;
 pub mod port;
 pub mod sample;
