@@ -109,7 +109,9 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
         report.fail("configuration", "unknown store.platform");
         return report;
     };
-    let built = config.build_platform(config.server.base_url(config.server.listen));
+    let built = config
+        .build_platform(config.server.base_url(config.server.listen))
+        .await;
     let platform: SharedPlatform = match built {
         Ok(platform) => platform,
         Err(problems) => {

@@ -38,6 +38,7 @@ pub async fn sample_product(config: &BridgeConfig, product_id: &str) -> Result<S
         .map_err(|error| format!("cannot listen on loopback: {error}"))?;
     let stop = CancellationToken::new();
     let bridge = crate::startup::build(&config, bound, stop.clone())
+        .await
         .map_err(|error| format!("the bridge does not build: {error}"))?;
     let rest_base = bridge
         .endpoints

@@ -214,10 +214,11 @@ mod tests {
     use crate::platform::cache::CacheConfig;
     use crate::protocol::answer::Outcome;
 
-    fn catalog() -> Arc<CachedCatalog> {
+    async fn catalog() -> Arc<CachedCatalog> {
         let config = crate::startup::BridgeConfig::default();
         let platform = config
             .build_platform("http://127.0.0.1:1".to_owned())
+            .await
             .unwrap();
         Arc::new(CachedCatalog::new(
             platform.catalog.clone(),
@@ -265,7 +266,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_lives_no_longer_than_what_it_read() {
-        let catalog = catalog();
+        let catalog = catalog().await;
         let cache = AnswerCache::new(catalog.clone(), 1 << 20);
         let later = || Instant::now() + Duration::from_secs(60);
         // Nothing read from the cache, or something read past it: nothing kept.
@@ -301,7 +302,7 @@ mod tests {
 
     #[tokio::test]
     async fn an_answer_is_kept_on_its_second_miss() {
-        let cache = AnswerCache::new(catalog(), 1 << 20);
+        let cache = AnswerCache::new(catalog().await, 1 << 20);
         let later = || Instant::now() + Duration::from_secs(60);
         assert!(built(&cache, || freshness::read_cached(later())).await);
         assert!(
@@ -330,7 +331,7 @@ mod tests {
     #[tokio::test]
     async fn kept_answers_stay_within_their_byte_bound() {
         const BOUND: u64 = 64 << 10;
-        let cache = AnswerCache::new(catalog(), BOUND);
+        let cache = AnswerCache::new(catalog().await, BOUND);
         let body = Value::String("x".repeat(1000));
         let answer = Answer::encode(&body, Outcome::Success).unwrap();
         let one = u64::from(weight(

@@ -1,16 +1,22 @@
 //! How an adapter is configured and built: the one shape every platform folder exports as its
 //! `FACTORY`, listed by the top-level `registry`.
 
-use super::port::SharedPlatform;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
-use super::upstream::{SharedBudget, UpstreamConfig, UpstreamGuard, UpstreamPolicy};
+use super::port::SharedPlatform;
+use super::store_keys::ClientOptions;
+use super::upstream::{
+    SharedBudget, UpstreamClient, UpstreamConfig, UpstreamGuard, UpstreamPolicy,
+};
 use crate::settings::ConfigProblem;
 
 /// What an adapter may need besides its own `[store]` table when it is built.
 pub struct BuildContext<'a> {
     pub upstream: &'a UpstreamConfig,
-    /// Cap on one upstream response body.
+    /// At least this much of one upstream answer is read: `[limits] max_body_bytes`, which
+    /// raises the stores' own cap (`store_keys::MAX_RESPONSE_BYTES`) when set above it.
     pub max_response_bytes: usize,
     /// The bridge's public base URL (no trailing slash), known once the listener is bound.
     pub public_base_url: String,
@@ -55,14 +61,35 @@ impl BuildContext<'_> {
             })
             .clone()
     }
+
+    /// The store's one client, from the `[store]` keys every adapter shares, drawing on the
+    /// store's guard. Every part of the adapter takes a clone of it.
+    pub fn store_client(
+        &self,
+        name: &'static str,
+        options: &ClientOptions,
+    ) -> Result<UpstreamClient, Vec<ConfigProblem>> {
+        let options = ClientOptions {
+            max_response_bytes: options.max_response_bytes.max(self.max_response_bytes),
+            ..options.clone()
+        };
+        options
+            .client(name, self.upstream_guard())
+            .map_err(|error| vec![ConfigProblem::new("store", error)])
+    }
 }
+
+/// An adapter being built: it may read the store first (Shopify reads the shop's currency
+/// when none is configured), within the runtime start-up runs in.
+pub type Building<'a> =
+    Pin<Box<dyn Future<Output = Result<SharedPlatform, Vec<ConfigProblem>>> + Send + 'a>>;
 
 /// How a platform is configured and built from the `[store]` table of the config file.
 pub struct PlatformFactory {
     pub name: &'static str,
     /// Checks the `[store]` table without touching the network; each problem names its key.
     pub check: fn(&toml::Table) -> Vec<ConfigProblem>,
-    pub build: fn(&toml::Table, &BuildContext<'_>) -> Result<SharedPlatform, Vec<ConfigProblem>>,
+    pub build: for<'a> fn(&'a toml::Table, &'a BuildContext<'a>) -> Building<'a>,
     /// Query keys the store's own checkout URL carries: `[cart] checkout_params` may not
     /// overwrite them (the buyer would land on a broken checkout).
     pub reserved_checkout_params: &'static [&'static str],

@@ -23,6 +23,7 @@ pub mod port;
 pub mod sample;
 pub mod serial;
 pub mod shopify;
+pub mod store_keys;
 pub mod upstream;
 pub mod vtex;
 pub mod woocommerce;

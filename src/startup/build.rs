@@ -97,23 +97,23 @@ struct Common {
 }
 
 /// Builds the whole application for a listener bound at `bound`.
-pub fn build(
+pub async fn build(
     config: &BridgeConfig,
     bound: SocketAddr,
     shutdown: CancellationToken,
 ) -> Result<Bridge, StartError> {
-    build_with_tools(config, bound, shutdown, &DECLARED)
+    build_with_tools(config, bound, shutdown, &DECLARED).await
 }
 
 /// [`build`], serving `tools` instead of the bridge's own declarations.
-pub fn build_with_tools(
+pub async fn build_with_tools(
     config: &BridgeConfig,
     bound: SocketAddr,
     shutdown: CancellationToken,
     tools: &[&'static Declaration],
 ) -> Result<Bridge, StartError> {
     crate::observability::install();
-    let common = Common::connect(config, config.server.base_url(bound), shutdown, tools)?;
+    let common = Common::connect(config, config.server.base_url(bound), shutdown, tools).await?;
     let mut router = Router::new();
     let mut endpoints = Vec::new();
     let mut doors = Vec::new();
@@ -147,7 +147,7 @@ pub fn build_with_tools(
 }
 
 impl Common {
-    fn connect(
+    async fn connect(
         config: &BridgeConfig,
         base_url: String,
         shutdown: CancellationToken,
@@ -157,6 +157,7 @@ impl Common {
         let shared = config.redis.connect().map_err(StartError::Redis)?;
         let platform = config
             .build_platform_shared(base_url.clone(), shared.as_ref())
+            .await
             .map_err(StartError::Store)?;
         // Cart and checkout writes of one id take turns on the same locks (and leases).
         let write_locks = Arc::new(platform::serial::KeyedLocks::default());

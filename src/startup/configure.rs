@@ -357,38 +357,36 @@ impl BridgeConfig {
 
     /// The store adapter `[store]` names, built with its share of the rest of the file;
     /// `public_base_url` is where agents reach the bridge (known once the listener is bound).
-    pub fn build_platform(
+    pub async fn build_platform(
         &self,
         public_base_url: String,
     ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
-        self.build_platform_shared(public_base_url, None)
+        self.build_platform_shared(public_base_url, None).await
     }
 
     /// `build_platform` for one of several replicas: the upstream budget is `shared`'s.
-    pub fn build_platform_shared(
+    pub async fn build_platform_shared(
         &self,
         public_base_url: String,
         shared: Option<&Shared>,
     ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
         let factory = registry::factory(self.platform_name())
             .ok_or_else(|| vec![ConfigProblem::new("store.platform", "unknown platform")])?;
-        (factory.build)(
-            &self.store,
-            &BuildContext {
-                upstream: &self.upstream,
-                max_response_bytes: self.limits.max_body_bytes,
-                public_base_url,
-                shared_budget: shared
-                    .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
-                shared: shared.cloned(),
-                checkout: &self.checkout,
-                unpaid_gateway: self
-                    .pix
-                    .as_ref()
-                    .and_then(|pix| pix.store_gateway.as_deref()),
-                guard: Default::default(),
-            },
-        )
+        let context = BuildContext {
+            upstream: &self.upstream,
+            max_response_bytes: self.limits.max_body_bytes,
+            public_base_url,
+            shared_budget: shared
+                .map(|shared| SharedBudget::new(shared, &self.store_identity(factory))),
+            shared: shared.cloned(),
+            checkout: &self.checkout,
+            unpaid_gateway: self
+                .pix
+                .as_ref()
+                .and_then(|pix| pix.store_gateway.as_deref()),
+            guard: Default::default(),
+        };
+        (factory.build)(&self.store, &context).await
     }
 
     /// The platform and where the store is, spelled the same by every replica of it.

@@ -75,7 +75,7 @@ impl Startup {
         let telemetry =
             telemetry::install(&self.config.telemetry).map_err(StartError::Telemetry)?;
         let shutdown = CancellationToken::new();
-        let bridge = build(&self.config, bound, shutdown.clone())?;
+        let bridge = build(&self.config, bound, shutdown.clone()).await?;
         let watcher = tls.as_ref().map(|tls| tokio::spawn(tls.watch()));
         Ok(Built {
             config: self.config,

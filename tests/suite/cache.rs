@@ -81,10 +81,11 @@ impl CartPort for Counting {
     }
 }
 
-fn counting() -> (SharedPlatform, Arc<Counts>) {
+async fn counting() -> (SharedPlatform, Arc<Counts>) {
     let config = BridgeConfig::default();
     let sample = config
         .build_platform("http://127.0.0.1:1".to_owned())
+        .await
         .unwrap();
     let counts = Arc::new(Counts::default());
     let counting = Arc::new(Counting {
@@ -102,8 +103,8 @@ fn counting() -> (SharedPlatform, Arc<Counts>) {
     )
 }
 
-fn cached(ttl: Duration, search: bool) -> (Arc<CachedCatalog>, Arc<Counts>) {
-    let (inner, counts) = counting();
+async fn cached(ttl: Duration, search: bool) -> (Arc<CachedCatalog>, Arc<Counts>) {
+    let (inner, counts) = counting().await;
     let config = CacheConfig {
         search,
         ..CacheConfig::default()
@@ -124,7 +125,7 @@ fn brazil() -> BuyerContext {
 
 #[tokio::test]
 async fn concurrent_identical_get_product_calls_reach_the_store_once() {
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     let calls = (0..16).map(|_| {
         let cache = cache.clone();
         tokio::spawn(async move { cache.product(PRODUCT, &brazil()).await })
@@ -141,7 +142,7 @@ async fn concurrent_identical_get_product_calls_reach_the_store_once() {
 
 #[tokio::test]
 async fn buyer_context_is_part_of_the_key() {
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     cache.product(PRODUCT, &brazil()).await.unwrap();
     cache
         .product(PRODUCT, &BuyerContext::default())
@@ -152,7 +153,7 @@ async fn buyer_context_is_part_of_the_key() {
 
 #[tokio::test]
 async fn expired_entries_are_fetched_again() {
-    let (cache, counts) = cached(Duration::from_millis(200), false);
+    let (cache, counts) = cached(Duration::from_millis(200), false).await;
     cache.product(PRODUCT, &brazil()).await.unwrap();
     cache.product(PRODUCT, &brazil()).await.unwrap();
     assert_eq!(counts.product.load(Ordering::SeqCst), 1);
@@ -163,7 +164,7 @@ async fn expired_entries_are_fetched_again() {
 
 #[tokio::test]
 async fn unknown_products_are_cached_as_absent() {
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     assert!(
         cache
             .product("prod_nope", &brazil())
@@ -183,7 +184,7 @@ async fn unknown_products_are_cached_as_absent() {
 
 #[tokio::test]
 async fn resolve_is_cached_per_id_and_only_misses_go_upstream() {
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     let first = cache
         .resolve(&[PRODUCT.to_owned()], &brazil())
         .await
@@ -205,7 +206,7 @@ async fn resolve_is_cached_per_id_and_only_misses_go_upstream() {
 
 #[tokio::test]
 async fn carts_are_never_cached() {
-    let (store, counts) = counting();
+    let (store, counts) = counting().await;
     let config = CacheConfig {
         search: true,
         ..CacheConfig::default()
@@ -234,7 +235,7 @@ async fn carts_are_never_cached() {
 
 #[tokio::test]
 async fn invalidation_drops_every_context_every_alias_and_search_pages() {
-    let (cache, counts) = cached(Duration::from_secs(60), true);
+    let (cache, counts) = cached(Duration::from_secs(60), true).await;
     cache.product(PRODUCT, &brazil()).await.unwrap();
     cache
         .product(PRODUCT, &BuyerContext::default())
@@ -282,7 +283,7 @@ async fn invalidation_drops_every_context_every_alias_and_search_pages() {
 #[tokio::test]
 async fn search_pages_are_kept_by_default_and_any_product_change_drops_them_all() {
     assert!(CacheConfig::default().search);
-    let (cache, counts) = cached(Duration::from_secs(60), CacheConfig::default().search);
+    let (cache, counts) = cached(Duration::from_secs(60), CacheConfig::default().search).await;
     let search = SearchRequest {
         query: Some("no such product anywhere".into()),
         filters: Default::default(),
@@ -320,7 +321,7 @@ async fn serve_hooks(cache: Arc<CachedCatalog>, secret: &str) -> String {
 #[tokio::test]
 async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
     let secret = "whsec_test_value";
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     let base = serve_hooks(cache.clone(), secret).await;
     let client = reqwest::Client::new();
     cache.product(PRODUCT, &brazil()).await.unwrap();
@@ -379,7 +380,7 @@ async fn signed_webhooks_invalidate_and_unsigned_ones_change_nothing() {
 #[tokio::test]
 async fn a_replayed_product_webhook_delivery_drops_nothing_more() {
     let secret = "whsec_replay_value";
-    let (cache, counts) = cached(Duration::from_secs(60), false);
+    let (cache, counts) = cached(Duration::from_secs(60), false).await;
     let base = serve_hooks(cache.clone(), secret).await;
     let client = reqwest::Client::new();
     cache.product(PRODUCT, &brazil()).await.unwrap();

@@ -33,7 +33,7 @@ async fn start(extra: &str) -> Served {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = CancellationToken::new();
-    let bridge = startup::build(&config, addr, stop.clone()).unwrap();
+    let bridge = startup::build(&config, addr, stop.clone()).await.unwrap();
     let hygiene = accept::Hygiene::from(&config.server);
     let token = stop.clone();
     tokio::spawn(async move {

@@ -13,7 +13,7 @@ use bcp_bridge::platform::upstream::UpstreamConfig;
 
 use crate::support::shopify_standin::*;
 
-fn port(standin: &Standin) -> SharedCheckout {
+async fn port(standin: &Standin) -> SharedCheckout {
     let table: toml::Table = toml::from_str(&standin.config("")).unwrap();
     let upstream = UpstreamConfig::default();
     let checkout = CheckoutConfig::default();
@@ -31,6 +31,7 @@ fn port(standin: &Standin) -> SharedCheckout {
         table["store"].as_table().unwrap(),
         &context,
     )
+    .await
     .unwrap_or_else(|problems| panic!("{problems:?}"));
     platform.checkout.clone().unwrap()
 }
@@ -54,7 +55,7 @@ fn quirino() -> Address {
 #[tokio::test]
 async fn number_and_bairro_reach_shopifys_lines_as_its_brazilian_checkout_writes_them() {
     let standin = Standin::start();
-    let port = port(&standin);
+    let port = port(&standin).await;
     let created = port
         .create_checkout(&CheckoutDraft {
             source: CheckoutSource::Lines(vec![CartLineInput {

@@ -236,7 +236,8 @@ async fn without_a_configured_currency_an_unreachable_shop_stops_the_start() {
     let config = BridgeConfig::from_toml(&text).unwrap();
     let bound = "127.0.0.1:0".parse().unwrap();
     let result =
-        bcp_bridge::startup::build(&config, bound, tokio_util::sync::CancellationToken::new());
+        bcp_bridge::startup::build(&config, bound, tokio_util::sync::CancellationToken::new())
+            .await;
     let message = match result {
         Err(error) => error.to_string(),
         Ok(_) => panic!("started without knowing the shop's currency"),

@@ -29,7 +29,7 @@ const CNPJ: &str = "11222333000181";
 const ACCESS_KEY: &str = "35261211222333000181550010000012351000012354";
 const KEYS: &str = "app_key = \"vtexappkey-loja-TEST\"\napp_token = \"TOKEN-TEST\"";
 
-fn port(vtex: &VtexStandin, extra: &str) -> SharedCheckout {
+async fn port(vtex: &VtexStandin, extra: &str) -> SharedCheckout {
     let table: toml::Table = toml::from_str(&vtex.config(extra)).unwrap();
     let upstream = UpstreamConfig::default();
     let checkout = CheckoutConfig::default();
@@ -45,6 +45,7 @@ fn port(vtex: &VtexStandin, extra: &str) -> SharedCheckout {
     };
     let platform =
         (bcp_bridge::platform::vtex::FACTORY.build)(table["store"].as_table().unwrap(), &context)
+            .await
             .unwrap_or_else(|problems| panic!("{problems:?}"));
     platform.checkout.clone().unwrap()
 }
@@ -95,7 +96,7 @@ fn by_cep() -> Address {
 #[tokio::test]
 async fn a_cpf_and_a_brazilian_address_reach_the_order_forms_own_fields() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, "");
+    let port = port(&vtex, "").await;
     let id = checkout(&port, buyer(TaxpayerKind::Cpf, CPF)).await;
     let profile = vtex.profile_of(&id);
     assert_eq!(profile["documentType"], "cpf", "{profile:?}");
@@ -149,7 +150,7 @@ async fn a_cpf_and_a_brazilian_address_reach_the_order_forms_own_fields() {
 #[tokio::test]
 async fn a_cnpj_makes_the_profile_a_companys() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, "");
+    let port = port(&vtex, "").await;
     let id = checkout(&port, buyer(TaxpayerKind::Cnpj, CNPJ)).await;
     let profile = vtex.profile_of(&id);
     assert_eq!(profile["documentType"], "cnpj", "{profile:?}");
@@ -174,7 +175,7 @@ async fn a_cnpj_makes_the_profile_a_companys() {
 #[tokio::test]
 async fn an_unknown_cep_or_a_given_street_is_left_as_given() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, "");
+    let port = port(&vtex, "").await;
     let id = checkout(&port, buyer(TaxpayerKind::Cpf, CPF)).await;
     let unknown = Address {
         postal_code: Some("69900-000".into()),
@@ -232,7 +233,7 @@ async fn an_unknown_cep_or_a_given_street_is_left_as_given() {
 #[tokio::test]
 async fn a_document_the_store_refuses_leaves_the_checkout_asking_for_one() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, "");
+    let port = port(&vtex, "").await;
     let id = checkout(&port, buyer(TaxpayerKind::Cpf, REFUSED_CPF)).await;
     let profile = vtex.profile_of(&id);
     assert!(!profile.contains_key("document"), "{profile:?}");
@@ -266,7 +267,7 @@ async fn a_document_the_store_refuses_leaves_the_checkout_asking_for_one() {
 #[tokio::test]
 async fn the_orders_invoice_is_read_into_its_nfe_with_the_app_key() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, KEYS);
+    let port = port(&vtex, KEYS).await;
     assert!(port.reads_invoices());
     let id = checkout(&port, buyer(TaxpayerKind::Cpf, CPF)).await;
     port.set_destination(&id, &by_cep()).await.unwrap().unwrap();
@@ -305,7 +306,7 @@ async fn the_orders_invoice_is_read_into_its_nfe_with_the_app_key() {
 #[tokio::test]
 async fn without_the_app_key_no_invoice_is_read() {
     let vtex = VtexStandin::start().await;
-    let port = port(&vtex, "");
+    let port = port(&vtex, "").await;
     assert!(!port.reads_invoices());
     assert!(port.order("1468780500454-01").await.unwrap().is_none());
     assert!(

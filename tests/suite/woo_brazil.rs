@@ -45,7 +45,7 @@ fn schema() -> Value {
     schema_with(true)
 }
 
-fn brain(woo: &WooStandin) -> CheckoutBrain {
+async fn brain(woo: &WooStandin) -> CheckoutBrain {
     let config = CheckoutConfig {
         place_with: vec!["bacs".into()],
         pay_with: None,
@@ -62,7 +62,7 @@ fn brain(woo: &WooStandin) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    let port = checkout_port(build(table["store"].as_table().unwrap(), &context));
+    let port = checkout_port(build(table["store"].as_table().unwrap(), &context).await);
     CheckoutBrain::new(port as Arc<_>)
 }
 
@@ -79,7 +79,7 @@ async fn issue_37_requirements_come_from_the_schema_read_once_and_again_after_a_
     // A field only the store's page collects would hand the checkout off before any
     // placement (see the MCP test below); here every required field is one the bridge fills.
     woo.set_checkout_schema(schema_with(false));
-    let brain = brain(&woo);
+    let brain = brain(&woo).await;
     let draft = CheckoutDraft {
         source: CheckoutSource::Lines(vec![CartLineInput {
             item_id: "16".into(),
@@ -287,17 +287,18 @@ async fn issue_37_the_order_carries_the_nfe_from_the_named_meta_keys() {
         checkout: &config,
         guard: Default::default(),
     };
-    let placed_with = |store: &str| {
+    let placed_with = async |store: &str| {
         let table: toml::Table = toml::from_str(store).unwrap();
-        checkout_port(build(table["store"].as_table().unwrap(), &context))
+        checkout_port(build(table["store"].as_table().unwrap(), &context).await)
     };
     let invoiced = placed_with(&format!(
         "{}\n[store.nfe_meta]\naccess_key = \"_nfe_chave\"\ndanfe_url = \"_nfe_danfe\"\nissued_at = \"_nfe_emissao\"\n",
         woo.config(&format!(
             "consumer_key = \"{V3_KEY}\"\nconsumer_secret = \"{V3_SECRET}\""
         ))
-    ));
-    let plain = placed_with(&woo.config(""));
+    ))
+    .await;
+    let plain = placed_with(&woo.config("")).await;
     assert!(invoiced.reads_invoices());
     assert!(!plain.reads_invoices());
     for (port, invoices) in [(invoiced, true), (plain, false)] {

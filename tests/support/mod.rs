@@ -84,6 +84,7 @@ impl TestBridge {
         let addr = listener.local_addr().unwrap();
         let shutdown = CancellationToken::new();
         let bridge = startup::build_with_tools(&config, addr, shutdown.clone(), tools)
+            .await
             .expect("bridge builds");
         let token = shutdown.clone();
         let endpoints = bridge.endpoints.clone();

@@ -30,7 +30,8 @@ use crate::settings::{ConfigProblem, store_settings};
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "sample",
     check,
-    build,
+    // Reads no store over the network: built as soon as asked.
+    build: |store, context| Box::pin(std::future::ready(build(store, context))),
     reserved_checkout_params: &[],
     address_keys: &[],
     schema: <SampleSettings as schemars::JsonSchema>::json_schema,

@@ -10,12 +10,8 @@ use url::Url;
 
 use super::settings::Token;
 use crate::platform::port::PlatformError;
-use crate::platform::upstream::UpstreamGuard;
 use crate::platform::upstream::{CallKind, UpstreamClient, UpstreamResponse, retry_after};
-use std::sync::Arc;
 
-/// Catalog pages with their variants are larger than ordinary API answers.
-const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
 /// Shopify's throttle answer carries no `Retry-After`; its bucket refills within a second.
 const THROTTLE_RETRY: Duration = Duration::from_secs(1);
 /// Longest wait derived from a throttle answer's cost figures.
@@ -31,7 +27,8 @@ pub struct Storefront {
 }
 
 impl Storefront {
-    pub fn new(endpoint: Url, token: &Token, timeout: Duration) -> Result<Self, String> {
+    /// Calls `endpoint` through `upstream`, the store's one client.
+    pub fn new(upstream: UpstreamClient, endpoint: Url, token: &Token) -> Result<Self, String> {
         let (token_header, token_key, secret) = match token {
             Token::Public(secret) => (
                 "X-Shopify-Storefront-Access-Token",
@@ -50,19 +47,12 @@ impl Storefront {
         // Keeps the value out of reqwest's and hyper's debug output.
         token.set_sensitive(true);
         Ok(Self {
-            upstream: UpstreamClient::new("shopify", timeout, MAX_BODY_BYTES)?,
+            upstream,
             endpoint,
             token_header,
             token,
             token_key,
         })
-    }
-
-    /// The store's guard: the budget, capacity, Retry-After hold and read retries of
-    /// `[upstream]`.
-    pub fn with_guard(mut self, guard: Arc<UpstreamGuard>) -> Self {
-        self.upstream = self.upstream.with_guard(guard);
-        self
     }
 
     pub async fn run<Q: GraphQLQuery>(

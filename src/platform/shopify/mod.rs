@@ -23,7 +23,6 @@ use self::cart::Carts;
 use self::catalog::Catalog;
 use self::checkout::ShopifyCheckout;
 use self::client::Storefront;
-use self::settings::ShopifySettings;
 use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
@@ -33,7 +32,7 @@ use crate::settings::ConfigProblem;
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "shopify",
     check,
-    build,
+    build: |store, context| Box::pin(build(store, context)),
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.shop_domain", "store.endpoint"],
     schema: settings::schema,
@@ -47,49 +46,25 @@ fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::parse(store).err().unwrap_or_default()
 }
 
-/// Reads the shop's name, home page and currency before the bridge serves anything. `build`
-/// is synchronous and may run inside a runtime, so the call gets a thread and a runtime of its
-/// own; it happens once, and not at all when `currency` is configured.
-/// The thread uses a client of its own: pooled connections belong to the runtime that opened them.
-fn read_shop(
-    settings: &ShopifySettings,
-) -> Result<(String, String, iso_currency::Currency), String> {
-    let endpoint = settings.endpoint.clone();
-    let token = settings.token.clone();
-    let timeout = settings.timeout;
-    let worker = std::thread::spawn(move || {
-        let client = Storefront::new(endpoint, &token, timeout)?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|error| format!("cannot start a runtime: {error}"))?;
-        runtime
-            .block_on(catalog::shop_info(&client))
-            .map_err(|error| error.to_string())
-    });
-    worker
-        .join()
-        .map_err(|_| "the shop lookup failed unexpectedly".to_owned())?
-}
-
-fn build(
+async fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let settings = settings::parse(store)?;
     context.ignore_checkout_gateways("shopify");
-    let client = Storefront::new(settings.endpoint.clone(), &settings.token, settings.timeout)
-        .map_err(|message| vec![ConfigProblem::new("store.public_token", message)])?
-        // The store's own `timeout_ms` bounds each attempt.
-        .with_guard(context.upstream_guard());
+    let upstream = context.store_client("shopify", &settings.client)?;
+    let client = Storefront::new(upstream, settings.endpoint.clone(), &settings.token)
+        .map_err(|message| vec![ConfigProblem::new("store.public_token", message)])?;
     let client = Arc::new(client);
     let home = format!("https://{}/", settings.shop_domain);
+    // The shop's name, home page and currency, read before the bridge serves anything (once,
+    // and not at all when `currency` is configured).
     let (name, storefront_url, currency) = match settings.currency {
         Some(currency) => (settings.shop_domain.clone(), home, currency),
-        None => read_shop(&settings).map_err(|message| {
+        None => catalog::shop_info(&client).await.map_err(|error| {
             vec![ConfigProblem::new(
                 "store.currency",
-                format!("not set, and reading it from the shop failed: {message}"),
+                format!("not set, and reading it from the shop failed: {error}"),
             )]
         })?,
     };

@@ -1,14 +1,13 @@
 //! The `[store]` keys of `platform = "shopify"`.
 
-use std::time::Duration;
-
 use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
 use super::market::{country_code, language_code};
 use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, Secret, store_settings};
+use crate::platform::store_keys::{ClientOptions, read_store, store_schema};
+use crate::settings::{ConfigProblem, Secret};
 
 pub const DEFAULT_API_VERSION: &str = "2026-04";
 
@@ -31,8 +30,6 @@ struct Raw {
     currency: Option<String>,
     /// Overrides `https://{shop_domain}/api/{api_version}/graphql.json` (tests, proxies).
     endpoint: Option<Url>,
-    #[serde(default = "default_timeout")]
-    timeout_ms: u64,
     /// The secret Shopify signs the shop's order webhooks with (Settings → Notifications →
     /// Webhooks, or the app's secret): with it, `orders/*` webhooks sent to
     /// `/webhooks/shopify/orders` link each order the buyer placed on Shopify's page to the
@@ -42,10 +39,6 @@ struct Raw {
 
 fn default_version() -> String {
     DEFAULT_API_VERSION.to_owned()
-}
-
-fn default_timeout() -> u64 {
-    10_000
 }
 
 #[derive(Clone)]
@@ -61,7 +54,8 @@ pub struct ShopifySettings {
     pub country: Option<String>,
     pub language: Option<String>,
     pub currency: Option<Currency>,
-    pub timeout: Duration,
+    /// The shared keys the Storefront client is built from.
+    pub client: ClientOptions,
     pub orders_webhook_secret: Option<Secret>,
 }
 
@@ -94,7 +88,7 @@ fn valid_version(version: &str) -> bool {
 
 pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>> {
     let mut problems = Vec::new();
-    let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
+    let Some((shared, raw)) = read_store::<Raw>(store, &mut problems) else {
         return Err(problems);
     };
     if !valid_domain(&raw.shop_domain) {
@@ -109,7 +103,57 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             "must look like \"2026-04\" (a quarterly Storefront API version) or \"unstable\"",
         ));
     }
-    let token = match (raw.public_token, raw.private_token) {
+    let token = token(raw.public_token, raw.private_token, &mut problems);
+    let (country, language) = market(
+        raw.country.as_deref(),
+        raw.language.as_deref(),
+        &mut problems,
+    );
+    let currency = match raw.currency.as_deref().map(parse_currency) {
+        Some(Ok(currency)) => Some(currency),
+        Some(Err(error)) => {
+            problems.push(ConfigProblem::new("store.currency", error.to_string()));
+            None
+        }
+        None => None,
+    };
+    let client = shared.options(&mut problems);
+    let endpoint = endpoint(
+        raw.endpoint,
+        &raw.shop_domain,
+        &raw.api_version,
+        &mut problems,
+    );
+    match (token, endpoint) {
+        (Some(token), Some(endpoint)) if problems.is_empty() => Ok(ShopifySettings {
+            shop_domain: raw.shop_domain,
+            endpoint,
+            token,
+            country,
+            language,
+            currency,
+            client,
+            orders_webhook_secret: raw.orders_webhook_secret,
+        }),
+        _ => {
+            if problems.is_empty() {
+                problems.push(ConfigProblem::new(
+                    "store.shop_domain",
+                    "cannot build the Storefront endpoint URL",
+                ));
+            }
+            Err(problems)
+        }
+    }
+}
+
+/// Exactly one of the two Storefront tokens.
+fn token(
+    public: Option<Secret>,
+    private: Option<Secret>,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<Token> {
+    match (public, private) {
         (Some(token), None) => Some(Token::Public(token)),
         (None, Some(token)) => Some(Token::Private(token)),
         (Some(_), Some(_)) => {
@@ -126,48 +170,46 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             ));
             None
         }
-    };
-    let country = match &raw.country {
-        Some(code) => {
-            let known = country_code(code).filter(|known| known == code);
-            if known.is_none() {
-                problems.push(ConfigProblem::new(
-                    "store.country",
-                    "must be an uppercase ISO 3166-1 alpha-2 code Shopify knows, such as \"BR\"",
-                ));
-            }
-            known.map(str::to_owned)
-        }
-        None => None,
-    };
-    let language = match &raw.language {
-        Some(tag) => {
-            let code = language_code(tag).map(str::to_owned);
-            if code.is_none() {
-                problems.push(ConfigProblem::new(
-                    "store.language",
-                    "must be a language such as \"pt-BR\" or \"EN\"",
-                ));
-            }
-            code
-        }
-        None => None,
-    };
-    let currency = match raw.currency.as_deref().map(parse_currency) {
-        Some(Ok(currency)) => Some(currency),
-        Some(Err(error)) => {
-            problems.push(ConfigProblem::new("store.currency", error.to_string()));
-            None
-        }
-        None => None,
-    };
-    if raw.timeout_ms == 0 || raw.timeout_ms > 120_000 {
-        problems.push(ConfigProblem::new(
-            "store.timeout_ms",
-            "must be between 1 and 120000",
-        ));
     }
-    let endpoint = match raw.endpoint {
+}
+
+/// The buyer's default country and language, as Shopify spells them.
+fn market(
+    country: Option<&str>,
+    language: Option<&str>,
+    problems: &mut Vec<ConfigProblem>,
+) -> (Option<String>, Option<String>) {
+    let country = country.and_then(|code| {
+        let known = country_code(code).filter(|known| *known == code);
+        if known.is_none() {
+            problems.push(ConfigProblem::new(
+                "store.country",
+                "must be an uppercase ISO 3166-1 alpha-2 code Shopify knows, such as \"BR\"",
+            ));
+        }
+        known.map(str::to_owned)
+    });
+    let language = language.and_then(|tag| {
+        let code = language_code(tag).map(str::to_owned);
+        if code.is_none() {
+            problems.push(ConfigProblem::new(
+                "store.language",
+                "must be a language such as \"pt-BR\" or \"EN\"",
+            ));
+        }
+        code
+    });
+    (country, language)
+}
+
+/// The configured endpoint, or the shop's own Storefront URL.
+fn endpoint(
+    configured: Option<Url>,
+    shop_domain: &str,
+    api_version: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<Url> {
+    match configured {
         Some(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Some(url),
         Some(_) => {
             problems.push(ConfigProblem::new(
@@ -177,47 +219,22 @@ pub fn parse(store: &toml::Table) -> Result<ShopifySettings, Vec<ConfigProblem>>
             None
         }
         None => Url::parse(&format!(
-            "https://{}/api/{}/graphql.json",
-            raw.shop_domain, raw.api_version
+            "https://{shop_domain}/api/{api_version}/graphql.json"
         ))
         .ok(),
-    };
-    match (token, endpoint) {
-        (Some(token), Some(endpoint)) if problems.is_empty() => Ok(ShopifySettings {
-            shop_domain: raw.shop_domain,
-            endpoint,
-            token,
-            country,
-            language,
-            currency,
-            timeout: Duration::from_millis(raw.timeout_ms),
-            orders_webhook_secret: raw.orders_webhook_secret,
-        }),
-        _ => {
-            if problems.is_empty() {
-                problems.push(ConfigProblem::new(
-                    "store.shop_domain",
-                    "cannot build the Storefront endpoint URL",
-                ));
-            }
-            Err(problems)
-        }
     }
 }
 
-/// The schema of the `[store]` keys [`Raw`] reads.
+/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
 pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    <Raw as schemars::JsonSchema>::json_schema(generator)
+    store_schema::<Raw>(generator)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn table(text: &str) -> toml::Table {
-        text.parse().unwrap()
-    }
+    use crate::platform::store_keys::testing::table;
 
     #[test]
     fn minimal_config_builds_the_default_endpoint() {

@@ -36,42 +36,36 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
-use crate::platform::upstream::UpstreamClient;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "vtex",
     check: settings::check,
-    build,
+    build: |store, context| Box::pin(build(store, context)),
     // `/checkout/?orderFormId=<id>` carries the cart itself.
     reserved_checkout_params: &["orderFormId"],
     address_keys: &["store.account", "store.base_url"],
     schema: settings::schema,
 };
 
-fn build(
+async fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let settings = settings::parse(store)?;
     context.ignore_checkout_gateways("vtex");
-    let client = UpstreamClient::new(
-        "vtex",
-        Duration::from_millis(settings.timeout_ms),
-        context.max_response_bytes.max(8 * 1024 * 1024),
-    )
-    .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    .with_guard(context.upstream_guard());
+    let client = context.store_client("vtex", &settings.client)?;
     let api = Arc::new(VtexApi::new(
         client,
         settings.base_url.clone(),
         settings.app_keys.clone(),
     ));
     let stack = Arc::new(StackProbe::new(settings.search, settings.sales_channel));
-    // Probed once at start where there is a runtime to do it; otherwise on first use.
-    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+    // Probed once at start, without holding the start up; a failed probe is tried again on
+    // first use.
+    {
         let (api, stack) = (api.clone(), stack.clone());
-        runtime.spawn(async move {
+        tokio::spawn(async move {
             if let Err(error) = stack.get(&api).await {
                 tracing::warn!(%error, "VTEX search API probe failed; trying again on first use");
             }

@@ -4,8 +4,10 @@ use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
-use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
+use crate::platform::store_keys::{
+    ClientOptions, overheard, read_store, store_currency, store_schema, store_url,
+};
+use crate::settings::{ConfigProblem, Secret, both_or_neither};
 
 /// Which catalog API the store is searched with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -31,7 +33,13 @@ struct Raw {
     postal_code: Option<String>,
     /// ISO 3166-1 alpha-3, sent with `postal_code` (VTEX's own convention: "BRA").
     country: Option<String>,
+    /// A VTEX app key, sent as `X-VTEX-API-AppKey` with every call when set (both or neither
+    /// with `app_token`): a private sales channel needs it, and with it the bridge reads the
+    /// orders the buyer placed on the store's page (Orders API "View order") and their NF-e.
+    /// Only sent over https (or to a loopback `base_url`); usually `{ env = "VTEX_APP_KEY" }`.
     app_key: Option<Secret>,
+    /// The app key's token, sent as `X-VTEX-API-AppToken` (both or neither with `app_key`);
+    /// usually `{ env = "VTEX_APP_TOKEN" }`.
     app_token: Option<Secret>,
     #[serde(default = "default_currency")]
     currency: String,
@@ -42,8 +50,6 @@ struct Raw {
     seller: String,
     #[serde(default)]
     allow_insecure_http: bool,
-    #[serde(default = "default_timeout_ms")]
-    timeout_ms: u64,
     #[serde(default = "default_category_ttl")]
     category_cache_secs: u64,
     #[serde(default = "default_owner_ttl")]
@@ -61,9 +67,6 @@ fn default_search() -> SearchApi {
 }
 fn default_seller() -> String {
     "1".to_owned()
-}
-fn default_timeout_ms() -> u64 {
-    10_000
 }
 fn default_category_ttl() -> u64 {
     300
@@ -90,7 +93,8 @@ pub struct VtexSettings {
     pub search: SearchApi,
     /// The seller cart lines are written with when the catalog names no default one.
     pub seller: String,
-    pub timeout_ms: u64,
+    /// The shared keys the store's client is built from.
+    pub client: ClientOptions,
     pub category_cache_secs: u64,
     pub cart_ttl_secs: u64,
 }
@@ -104,51 +108,13 @@ fn valid_account(account: &str) -> bool {
             .all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit())
 }
 
-fn check_url(
-    key: &'static str,
-    text: &str,
-    insecure_ok: bool,
-    problems: &mut Vec<ConfigProblem>,
-) -> Option<Url> {
-    let url = match Url::parse(text) {
-        Ok(url) => url,
-        Err(error) => {
-            problems.push(ConfigProblem::new(key, format!("not a URL: {error}")));
-            return None;
-        }
-    };
-    let problem = if url.host_str().is_none() {
-        Some("must have a host")
-    } else if url.query().is_some() || url.fragment().is_some() {
-        Some("must not have a query or fragment")
-    } else if !url.username().is_empty() || url.password().is_some() {
-        Some("must not carry credentials")
-    } else {
-        match url.scheme() {
-            "https" => None,
-            "http" if is_loopback_url(&url) || insecure_ok => None,
-            "http" => Some(
-                "must be https (plain http only for loopback, or with store.allow_insecure_http = true)",
-            ),
-            _ => Some("must be an http(s) URL"),
-        }
-    };
-    match problem {
-        Some(message) => {
-            problems.push(ConfigProblem::new(key, message));
-            None
-        }
-        None => Some(url),
-    }
-}
-
 pub fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     parse(store).err().unwrap_or_default()
 }
 
 pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     let mut problems = Vec::new();
-    let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
+    let Some((shared, raw)) = read_store::<Raw>(store, &mut problems) else {
         return Err(problems);
     };
     let account_ok = valid_account(&raw.account);
@@ -164,7 +130,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         .unwrap_or_else(|| format!("https://{}.vtexcommercestable.com.br", raw.account));
     // A bad account is reported once, not again as the base URL made from it.
     let base_url = if account_ok || raw.base_url.is_some() {
-        check_url(
+        store_url(
             "store.base_url",
             &base_text,
             raw.allow_insecure_http,
@@ -174,13 +140,13 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         None
     };
     let storefront = match &raw.store_domain {
-        Some(domain) if domain.contains("://") => check_url(
+        Some(domain) if domain.contains("://") => store_url(
             "store.store_domain",
             domain,
             raw.allow_insecure_http,
             &mut problems,
         ),
-        Some(domain) => check_url(
+        Some(domain) => store_url(
             "store.store_domain",
             &format!("https://{domain}"),
             false,
@@ -188,28 +154,18 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         ),
         None => base_url.clone(),
     };
-    let currency = match parse_currency(&raw.currency) {
-        Ok(currency) => Some(currency),
-        Err(_) => {
-            problems.push(ConfigProblem::new(
-                "store.currency",
-                "must be an ISO 4217 code such as BRL (the sales channel's currency)",
-            ));
-            None
-        }
-    };
+    let currency = store_currency(
+        &raw.currency,
+        "BRL (the sales channel's currency)",
+        &mut problems,
+    );
     if raw.sales_channel == 0 {
         problems.push(ConfigProblem::new(
             "store.sales_channel",
             "must be a trade policy id (1 or more)",
         ));
     }
-    if !(100..=120_000).contains(&raw.timeout_ms) {
-        problems.push(ConfigProblem::new(
-            "store.timeout_ms",
-            "must be between 100 and 120000",
-        ));
-    }
+    let client = shared.options(&mut problems);
     if raw.seller.is_empty() || raw.seller.len() > 64 {
         problems.push(ConfigProblem::new("store.seller", "must be a seller id"));
     }
@@ -237,11 +193,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
         &mut problems,
     );
     // App keys over plain http would hand them to anyone on the path.
-    if app_keys.is_some()
-        && base_url
-            .as_ref()
-            .is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url))
-    {
+    if app_keys.is_some() && overheard(base_url.as_ref()) {
         problems.push(ConfigProblem::new(
             "store.app_key",
             "is only sent over https (or to a loopback base_url)",
@@ -265,7 +217,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
                 locale: raw.locale,
                 search: raw.search,
                 seller: raw.seller,
-                timeout_ms: raw.timeout_ms,
+                client,
                 category_cache_secs: raw.category_cache_secs,
                 cart_ttl_secs: raw.cart_ttl_secs,
             })
@@ -274,27 +226,19 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     }
 }
 
-/// The schema of the `[store]` keys [`Raw`] reads.
+/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
 pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    <Raw as schemars::JsonSchema>::json_schema(generator)
+    store_schema::<Raw>(generator)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn table(text: &str) -> toml::Table {
-        text.parse().unwrap()
-    }
+    use crate::platform::store_keys::testing::{problem_keys, table};
 
     fn keys(text: &str) -> Vec<String> {
-        parse(&table(text))
-            .err()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|problem| problem.key)
-            .collect()
+        problem_keys(parse, text)
     }
 
     #[test]

@@ -29,13 +29,12 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
-use crate::platform::upstream::UpstreamClient;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
     name: "woocommerce",
     check,
-    build,
+    build: |store, context| Box::pin(build(store, context)),
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.base_url"],
     schema: settings::schema,
@@ -49,39 +48,27 @@ fn check(store: &toml::Table) -> Vec<ConfigProblem> {
     settings::check(store)
 }
 
-/// Orders' NF-e, when the merchant named the meta keys (`check` requires the key pair then).
-fn invoices(
-    settings: &settings::WooSettings,
-    client: &UpstreamClient,
-) -> Option<invoice::Invoices> {
-    let keys = settings.nfe_meta.clone()?;
-    let (key, secret) = settings.rest_v3.clone()?;
-    let rest = rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)?;
-    Some(invoice::Invoices::new(rest, keys))
-}
-
-pub fn build(
+pub async fn build(
     store: &toml::Table,
     context: &BuildContext<'_>,
 ) -> Result<SharedPlatform, Vec<ConfigProblem>> {
     let settings = settings::parse(store)?;
-    let client = UpstreamClient::new(
-        "woocommerce",
-        Duration::from_millis(settings.timeout_ms),
-        context.max_response_bytes.max(4 * 1024 * 1024),
-    )
-    .map_err(|error| vec![ConfigProblem::new("store", error)])?
-    // The store's own `timeout_ms` bounds each attempt; the shared policy adds the budget,
+    // The store's own `timeout_ms` bounds each attempt; the store's guard adds the budget,
     // the Retry-After hold and read retries.
-    .with_guard(context.upstream_guard());
+    let client = context.store_client("woocommerce", &settings.client)?;
     if settings::v3_over_http(&settings) {
         tracing::warn!("store.consumer_key: {}", settings::V3_NEEDS_TLS);
     }
-    let invoices = invoices(&settings, &client);
-    let rest_client = client.clone();
+    // One REST API v3 client (default variations, NF-e, Pix order writes) when keys are set.
     let rest_v3 = settings.rest_v3.clone().and_then(|(key, secret)| {
         rest_v3::RestV3::new(client.clone(), &settings.base_url, key, secret)
     });
+    // Orders' NF-e, when the merchant named the meta keys (`check` requires the key pair then).
+    let invoices = settings
+        .nfe_meta
+        .clone()
+        .zip(rest_v3.clone())
+        .map(|(keys, rest)| invoice::Invoices::new(rest, keys));
     let api = Arc::new(
         StoreApi::new(client, &settings.base_url)
             .map_err(|error| vec![ConfigProblem::new("store.base_url", error)])?,
@@ -90,7 +77,7 @@ pub fn build(
         api.clone(),
         CategoryCache::new(Duration::from_secs(settings.category_cache_secs)),
         settings.currency,
-        rest_v3,
+        rest_v3.clone(),
     );
     let carts = Arc::new(Carts::new(
         api.clone(),
@@ -122,12 +109,7 @@ pub fn build(
     // Checkout only when the merchant named the gateways agents may use: without them an
     // agent could not place an order, and a capability the store cannot honour is not served.
     // Pix needs REST v3 to mark the order paid or cancel it (a read/write key).
-    let order_writes = context
-        .unpaid_gateway
-        .and(settings.rest_v3.clone())
-        .and_then(|(key, secret)| {
-            rest_v3::RestV3::new(rest_client.clone(), &settings.base_url, key, secret)
-        });
+    let order_writes = context.unpaid_gateway.and(rest_v3);
     let platform = if context.checkout.enabled() || context.unpaid_gateway.is_some() {
         platform.with_checkout(Arc::new(
             checkout::WooCheckout::new(

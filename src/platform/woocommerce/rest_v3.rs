@@ -42,6 +42,7 @@ struct OrderMeta {
     meta_data: Vec<MetaEntry>,
 }
 
+#[derive(Clone)]
 pub struct RestV3 {
     client: UpstreamClient,
     root: Url,

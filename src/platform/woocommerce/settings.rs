@@ -4,8 +4,10 @@ use iso_currency::Currency;
 use serde::Deserialize;
 use url::Url;
 
-use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
+use crate::platform::store_keys::{
+    ClientOptions, overheard, read_store, store_currency, store_schema, store_url,
+};
+use crate::settings::{ConfigProblem, Secret, both_or_neither};
 
 /// How the buyer's browser is handed the Store API cart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -26,8 +28,6 @@ struct Raw {
     name: Option<String>,
     #[serde(default)]
     allow_insecure_http: bool,
-    #[serde(default = "default_timeout_ms")]
-    timeout_ms: u64,
     #[serde(default = "default_checkout_mode")]
     checkout: CheckoutMode,
     #[serde(default = "default_checkout_path")]
@@ -74,9 +74,6 @@ impl NfeMeta {
     }
 }
 
-fn default_timeout_ms() -> u64 {
-    10_000
-}
 fn default_checkout_mode() -> CheckoutMode {
     CheckoutMode::Session
 }
@@ -93,7 +90,8 @@ pub struct WooSettings {
     pub base_url: Url,
     pub currency: Currency,
     pub name: String,
-    pub timeout_ms: u64,
+    /// The shared keys the store's client is built from.
+    pub client: ClientOptions,
     pub checkout: CheckoutMode,
     pub checkout_path: String,
     pub category_cache_secs: u64,
@@ -127,70 +125,21 @@ pub fn v3_over_http(settings: &WooSettings) -> bool {
 
 pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
     let mut problems = Vec::new();
-    let Some(raw) = store_settings::<Raw>(store, &mut problems) else {
+    let Some((shared, raw)) = read_store::<Raw>(store, &mut problems) else {
         return Err(problems);
     };
-    let base_url = match Url::parse(&raw.base_url) {
-        Ok(url) if url.host_str().is_none() => {
-            problems.push(ConfigProblem::new("store.base_url", "must have a host"));
-            None
-        }
-        Ok(url) if url.query().is_some() || url.fragment().is_some() => {
-            problems.push(ConfigProblem::new(
-                "store.base_url",
-                "must not have a query or fragment",
-            ));
-            None
-        }
-        Ok(url) if !url.username().is_empty() || url.password().is_some() => {
-            problems.push(ConfigProblem::new(
-                "store.base_url",
-                "must not carry credentials",
-            ));
-            None
-        }
-        Ok(url) => match url.scheme() {
-            "https" => Some(url),
-            "http" if is_loopback_url(&url) || raw.allow_insecure_http => Some(url),
-            "http" => {
-                problems.push(ConfigProblem::new(
-                    "store.base_url",
-                    "must be https (plain http only for loopback, or with store.allow_insecure_http = true)",
-                ));
-                None
-            }
-            _ => {
-                problems.push(ConfigProblem::new(
-                    "store.base_url",
-                    "must be an http(s) URL",
-                ));
-                None
-            }
-        },
-        Err(error) => {
-            problems.push(ConfigProblem::new(
-                "store.base_url",
-                format!("not a URL: {error}"),
-            ));
-            None
-        }
-    };
-    let currency = match parse_currency(&raw.currency) {
-        Ok(currency) => Some(currency),
-        Err(_) => {
-            problems.push(ConfigProblem::new(
-                "store.currency",
-                "must be an ISO 4217 code such as USD (the store's WooCommerce currency)",
-            ));
-            None
-        }
-    };
-    if !(100..=120_000).contains(&raw.timeout_ms) {
-        problems.push(ConfigProblem::new(
-            "store.timeout_ms",
-            "must be between 100 and 120000",
-        ));
-    }
+    let base_url = store_url(
+        "store.base_url",
+        &raw.base_url,
+        raw.allow_insecure_http,
+        &mut problems,
+    );
+    let currency = store_currency(
+        &raw.currency,
+        "USD (the store's WooCommerce currency)",
+        &mut problems,
+    );
+    let client = shared.options(&mut problems);
     let path = &raw.checkout_path;
     if !path.starts_with('/') || path.starts_with("//") || path.contains(['?', '#', '\\', ' ']) {
         problems.push(ConfigProblem::new(
@@ -205,34 +154,11 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
     );
     // Basic auth over plain http would hand the key pair to anyone on the path (and the
     // store refuses it anyway, see `V3_NEEDS_TLS`).
-    if rest_v3.is_some()
-        && base_url
-            .as_ref()
-            .is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url))
-    {
+    if rest_v3.is_some() && overheard(base_url.as_ref()) {
         problems.push(ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS));
     }
     if let Some(meta) = &raw.nfe_meta {
-        for (name, key) in meta.keys() {
-            // A meta key is one WordPress identifier: no spaces, nothing a query could split.
-            if key.is_empty()
-                || key.len() > 255
-                || !key
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "_-/.:".contains(c))
-            {
-                problems.push(ConfigProblem::new(
-                    format!("store.nfe_meta.{name}"),
-                    "must be an order meta key (letters, digits, _ - / . :), such as _nfe_chave",
-                ));
-            }
-        }
-        if rest_v3.is_none() {
-            problems.push(ConfigProblem::new(
-                "store.nfe_meta",
-                "order meta is read through REST API v3: set store.consumer_key and store.consumer_secret (a read key)",
-            ));
-        }
+        nfe_meta_problems(meta, rest_v3.is_some(), &mut problems);
     }
     match (base_url, currency) {
         (Some(mut base_url), Some(currency)) if problems.is_empty() => {
@@ -247,7 +173,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
                 base_url,
                 currency,
                 name,
-                timeout_ms: raw.timeout_ms,
+                client,
                 checkout: raw.checkout,
                 checkout_path: raw.checkout_path,
                 category_cache_secs: raw.category_cache_secs,
@@ -260,27 +186,42 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
     }
 }
 
-/// The schema of the `[store]` keys [`Raw`] reads.
+fn nfe_meta_problems(meta: &NfeMeta, with_rest_v3: bool, problems: &mut Vec<ConfigProblem>) {
+    for (name, key) in meta.keys() {
+        // A meta key is one WordPress identifier: no spaces, nothing a query could split.
+        if key.is_empty()
+            || key.len() > 255
+            || !key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-/.:".contains(c))
+        {
+            problems.push(ConfigProblem::new(
+                format!("store.nfe_meta.{name}"),
+                "must be an order meta key (letters, digits, _ - / . :), such as _nfe_chave",
+            ));
+        }
+    }
+    if !with_rest_v3 {
+        problems.push(ConfigProblem::new(
+            "store.nfe_meta",
+            "order meta is read through REST API v3: set store.consumer_key and store.consumer_secret (a read key)",
+        ));
+    }
+}
+
+/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
 pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    <Raw as schemars::JsonSchema>::json_schema(generator)
+    store_schema::<Raw>(generator)
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    fn table(text: &str) -> toml::Table {
-        text.parse().unwrap()
-    }
+    use crate::platform::store_keys::testing::{problem_keys, table};
 
     fn keys(text: &str) -> Vec<String> {
-        parse(&table(text))
-            .err()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|problem| problem.key)
-            .collect()
+        problem_keys(parse, text)
     }
 
     #[test]

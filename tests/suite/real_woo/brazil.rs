@@ -30,7 +30,7 @@ pub(super) fn assert_brazilian_market() {
     );
 }
 
-fn brain(base_url: &str) -> CheckoutBrain {
+async fn brain(base_url: &str) -> CheckoutBrain {
     let config = CheckoutConfig {
         place_with: vec!["bacs".into()],
         pay_with: None,
@@ -50,7 +50,7 @@ fn brain(base_url: &str) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    CheckoutBrain::new(checkout_port(build(&table, &context)))
+    CheckoutBrain::new(checkout_port(build(&table, &context).await))
 }
 
 fn buyer(document: Option<&str>) -> Buyer {
@@ -195,7 +195,7 @@ async fn issue_37_the_order_holds_cpf_number_and_bairro_in_the_plugins_fields() 
     assert_brazilian_market();
     let db = real_store_env("BCP_REAL_WOO_DB");
     let _guard = shared().await;
-    let brain = brain(&store.url);
+    let brain = brain(&store.url).await;
     let ready = addressed(&brain, store, buyer(Some(CPF)), address(Some("Centro"))).await;
     // The adapter read what the store requires from its own schema.
     assert!(
@@ -277,7 +277,7 @@ async fn issue_37_the_stores_refusals_are_messages_and_the_checkout_stays_usable
     // The second store, which requires the bairro.
     let url = real_store_env("BCP_REAL_WOO_BAIRRO_URL");
     let db = real_store_env("BCP_REAL_WOO_BAIRRO_DB");
-    let brain = brain(&url);
+    let brain = brain(&url).await;
     // Wrong check digits: the store's own validation, not the bridge's, refuses it here.
     let ready = addressed(&brain, store, buyer(Some("39053344700")), address(None)).await;
     assert!(
@@ -439,7 +439,7 @@ async fn issue_37_the_checkout_schema_is_read_once_not_per_call() {
     let store = real_store();
     let _alone = alone().await;
     let mark = store.mark();
-    let brain = brain(&store.url);
+    let brain = brain(&store.url).await;
     for _ in 0..2 {
         addressed(&brain, store, buyer(Some(CPF)), address(Some("Centro"))).await;
     }

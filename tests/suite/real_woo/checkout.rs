@@ -15,7 +15,7 @@ use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 
 use super::store::{RealStore, alone, real_store, shared};
 
-fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
+async fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
     let table: toml::Table = toml::from_str(&store.config("")).unwrap();
     let upstream = UpstreamConfig::default();
     let context = BuildContext {
@@ -28,7 +28,7 @@ fn brain(store: &RealStore, config: CheckoutConfig) -> CheckoutBrain {
         checkout: &config,
         guard: Default::default(),
     };
-    let port = checkout_port(build(table["store"].as_table().unwrap(), &context));
+    let port = checkout_port(build(table["store"].as_table().unwrap(), &context).await);
     CheckoutBrain::new(port as Arc<_>)
 }
 
@@ -92,7 +92,8 @@ async fn an_offline_gateway_places_a_real_order_that_reads_back() {
             place_with: vec!["bacs".into()],
             pay_with: None,
         },
-    );
+    )
+    .await;
     let mut mark = store.mark();
     let created = brain.create(&draft(store)).await.unwrap().0;
     // GET /cart for a session, one add-item, one read of the result, and (once per bridge,
@@ -216,7 +217,8 @@ async fn without_an_offline_gateway_the_buyer_pays_on_the_order_pay_page() {
             place_with: Vec::new(),
             pay_with: Some("pix_test".into()),
         },
-    );
+    )
+    .await;
     let created = brain.create(&draft(store)).await.unwrap().0;
     let id = created.state.id.clone();
     let addressed = brain
