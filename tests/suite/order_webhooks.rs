@@ -488,8 +488,10 @@ fn a_bad_or_missing_key_is_a_start_up_error_naming_the_key() {
 /// ORD-030). An order of a checkout no agent handed off is pushed nowhere.
 #[tokio::test]
 async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
-    use crate::shopify_checkout::{hmac_base64, shopify_order};
-    use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
+    use crate::support::shopify_orders::{
+        OrderWebhooks, cart_token, mug_shipped_express_to_new_york, shopify_order,
+    };
+    use crate::support::shopify_standin::Standin;
     const SECRET: &str = "shpss_events_secret";
     let (agent_url, hook) = agent(0).await;
     let key = key_file(false);
@@ -509,14 +511,7 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     let created = bridge
         .call(
             "create_checkout",
-            json!({"meta": meta(fresh()), "checkout": {
-                "line_items": [{"item": {"id": format!("gid://shopify/ProductVariant/{MUG_VARIANT}")}, "quantity": 1}],
-                "buyer": {"email": "ana@example.com"},
-                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
-                    "street_address": "350 5th Ave", "address_locality": "New York",
-                    "address_region": "NY", "postal_code": "10118", "address_country": "US"}],
-                    "groups": [{"selected_option_id": EXPRESS}]}]}
-            }}),
+            json!({"meta": meta(fresh()), "checkout": mug_shipped_express_to_new_york()}),
         )
         .await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -527,26 +522,14 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
         )
         .await;
     assert_eq!(handed["status"], "requires_escalation", "{handed}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(hook.received().is_empty(), "nothing is placed yet");
 
-    let token = id
-        .trim_start_matches("gid://shopify/Cart/")
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
-    let client = reqwest::Client::new();
-    let send = |body: Vec<u8>, topic: &'static str| {
-        client
-            .post(format!("{}/webhooks/shopify/orders", bridge.base_url))
-            .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &body))
-            .header("x-shopify-topic", topic)
-            .body(body)
-            .send()
-    };
-    let body = shopify_order(&token, &handed).to_string().into_bytes();
-    assert_eq!(send(body, "orders/create").await.unwrap().status(), 200);
+    // Nothing is placed at the hand-off: the first event the agent hears is the order that
+    // Shopify reports (checked below to be exactly what `get_order` answers).
+    let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
+    let placed = shopify_order(&cart_token(&id), &handed);
+    let placed = placed.to_string();
+    let status = shop.deliver_raw(placed.as_bytes(), Some("orders/create"), None);
+    assert_eq!(status.await, 200);
     let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "{received:?}");
     let business: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
@@ -569,8 +552,9 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     let mut cancelled = shopify_order("", &handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
-    let body = cancelled.to_string().into_bytes();
-    assert_eq!(send(body, "orders/cancelled").await.unwrap().status(), 200);
+    let cancelled = cancelled.to_string();
+    let status = shop.deliver_raw(cancelled.as_bytes(), Some("orders/cancelled"), None);
+    assert_eq!(status.await, 200);
     let received = wait_for(&hook, 2, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 2);
     let update: Value = serde_json::from_slice(&received[1].body).unwrap();
