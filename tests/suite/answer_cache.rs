@@ -82,13 +82,7 @@ impl Bridge {
             woo.config("")
         );
         std::fs::write(&config, text).unwrap();
-        let mut process = Running::start(&[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ]);
+        let mut process = Running::serve(&config);
         let endpoint = process.endpoint();
         let base_url = endpoint.trim_end_matches("/bcp/mcp").to_owned();
         Self {

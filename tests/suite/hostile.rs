@@ -301,13 +301,7 @@ async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
         "[server]\nshutdown_grace_ms = 800\nheader_read_timeout_ms = 60000\nidle_timeout_ms = 60000\n[store]\nplatform = \"sample\"\n[negotiation]\nenabled = false\n",
     )
     .unwrap();
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let listening = bridge
         .wait_for(|line| line.starts_with("bcp-bridge listening on "))
         .trim_start_matches("bcp-bridge listening on ")

@@ -94,13 +94,7 @@ async fn tls_bridge_metrics() -> BTreeSet<String> {
         ),
     )
     .unwrap();
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let base = bridge.endpoint().trim_end_matches("/bcp/mcp").to_owned();
     assert!(base.starts_with("https://"), "{base}");
     let page = reqwest::Client::builder()
@@ -148,13 +142,7 @@ async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
         ),
     )
     .unwrap();
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let mcp = bridge.endpoint();
     let base = mcp.trim_end_matches("/bcp/mcp").to_owned();
     let agent = "https://metrics-agent.example/profile.json";

@@ -126,13 +126,7 @@ struct Bridge {
 impl Bridge {
     fn start(redis: &RedisServer, key: &std::path::Path, name: &'static str) -> Self {
         let config = config_file(redis, key, name);
-        let mut process = Running::start(&[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ]);
+        let mut process = Running::serve(&config);
         let endpoint = process.endpoint();
         let _ = std::fs::remove_file(config);
         Self {
