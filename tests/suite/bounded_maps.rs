@@ -6,7 +6,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
-use crate::shopify_checkout::{hmac_base64, new_york, select, shopify_order, update};
+use crate::shopify_checkout::{new_york, select, update};
+use crate::support::shopify_orders::{OrderWebhooks, shopify_order};
 use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
 use crate::support::values::{key, sao_paulo};
 use crate::support::woo_standin::WooStandin;
@@ -144,17 +145,11 @@ async fn a_shopify_cart_id_without_its_key_does_not_read_the_placed_order() {
         .await;
     assert_eq!(handed["status"], "requires_escalation", "{handed}");
     let token = keyless.trim_start_matches("gid://shopify/Cart/");
-    let body = shopify_order(token, &ready).to_string().into_bytes();
-    let hook = reqwest::Client::new()
-        .post(format!("{}/webhooks/shopify/orders", bridge.base_url))
-        .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &body))
-        .header("x-shopify-topic", "orders/create")
-        .header("content-type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(hook.status(), 200);
+    let order = shopify_order(token, &ready).to_string();
+    let hook = OrderWebhooks::to(&bridge.base_url, SECRET)
+        .deliver_raw(order.as_bytes(), Some("orders/create"), None)
+        .await;
+    assert_eq!(hook, 200);
     let owner = bridge
         .call("get_checkout", json!({"meta": meta(), "id": id}))
         .await;

@@ -166,13 +166,7 @@ async fn issue_39_item_1_identical_searches_in_flight_cost_one_store_request_eac
     );
     let path = std::env::temp_dir().join(format!("bcp-coalesce-{}.toml", uuid::Uuid::new_v4()));
     std::fs::write(&path, config).unwrap();
-    let mut process = Running::start(&[
-        "serve",
-        "--config",
-        path.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut process = Running::serve(&path);
     let endpoint = process.endpoint();
     let _ = std::fs::remove_file(&path);
     let bridge = Arc::new(Bridge {

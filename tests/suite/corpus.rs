@@ -459,15 +459,7 @@ fn conforms(recorded: &Recorded, releases: &[&str]) {
     for release in releases {
         assert!(checked.contains(release), "no answer at release {release}");
     }
-    for tool in [
-        "search_catalog",
-        "lookup_catalog",
-        "get_product",
-        "create_cart",
-        "get_cart",
-        "update_cart",
-        "cancel_cart",
-    ] {
+    for tool in crate::support::values::CATALOG_AND_CART_TOOLS {
         assert!(checked.contains(&tool), "no answer of {tool}");
     }
 }

@@ -24,13 +24,7 @@ fn start(name: &str, server: &str) -> (Running, String) {
         format!("[server]\n{server}\n[negotiation]\nenabled = false\n"),
     )
     .unwrap();
-    let mut running = Running::start(&[
-        "serve",
-        "--config",
-        path.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut running = Running::serve(&path);
     let endpoint = running.endpoint();
     (running, endpoint)
 }

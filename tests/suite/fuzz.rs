@@ -101,21 +101,7 @@ fn params() -> impl Strategy<Value = String> {
 
 /// Every tool the sample store serves, checkout and order included.
 fn tool() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec![
-        "search_catalog",
-        "lookup_catalog",
-        "get_product",
-        "create_cart",
-        "get_cart",
-        "update_cart",
-        "cancel_cart",
-        "create_checkout",
-        "get_checkout",
-        "update_checkout",
-        "complete_checkout",
-        "cancel_checkout",
-        "get_order",
-    ])
+    prop::sample::select(crate::support::values::CHECKOUT_STORE_TOOLS.to_vec())
 }
 
 #[derive(Debug, Clone)]

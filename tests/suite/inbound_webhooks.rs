@@ -10,35 +10,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::order_webhooks::{agent, config, key_file, wait_for};
-use crate::shopify_checkout::{hmac_base64, shopify_order};
 use crate::support::TestBridge;
-use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
+use crate::support::shopify_orders::{
+    OrderWebhooks, cart_token, mug_shipped_express_to_new_york, shopify_order,
+};
+use crate::support::shopify_standin::Standin;
 
 const SECRET: &str = "shpss_replay_secret";
-
-struct Shop {
-    bridge: TestBridge,
-    client: reqwest::Client,
-}
-
-impl Shop {
-    /// Sends a body signed with the store's secret, under `delivery` and `topic`.
-    async fn deliver(&self, body: &Value, delivery: &str, topic: &str) -> u16 {
-        let body = body.to_string().into_bytes();
-        self.client
-            .post(format!("{}/webhooks/shopify/orders", self.bridge.base_url))
-            .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &body))
-            .header("x-shopify-webhook-id", delivery)
-            .header("x-shopify-topic", topic)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-            .status()
-            .as_u16()
-    }
-}
 
 /// An announced event's order, as `get_order` answers it.
 fn announced_order(body: &[u8]) -> Value {
@@ -73,14 +51,7 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     let created = bridge
         .call(
             "create_checkout",
-            json!({"meta": meta(fresh()), "checkout": {
-                "line_items": [{"item": {"id": format!("gid://shopify/ProductVariant/{MUG_VARIANT}")}, "quantity": 1}],
-                "buyer": {"email": "ana@example.com"},
-                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
-                    "street_address": "350 5th Ave", "address_locality": "New York",
-                    "address_region": "NY", "postal_code": "10118", "address_country": "US"}],
-                    "groups": [{"selected_option_id": EXPRESS}]}]}
-            }}),
+            json!({"meta": meta(fresh()), "checkout": mug_shipped_express_to_new_york()}),
         )
         .await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -91,35 +62,25 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
         )
         .await;
     assert_eq!(handed["status"], "requires_escalation", "{handed}");
-    let token = id
-        .trim_start_matches("gid://shopify/Cart/")
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
-    let shop = Shop {
-        bridge,
-        client: reqwest::Client::new(),
-    };
+    let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
 
     // The order as placed (10:00), paid a minute later, then cancelled the next day.
-    let placed = shopify_order(&token, &handed);
+    let placed = shopify_order(&cart_token(&id), &handed);
     let mut paid = shopify_order("", &handed);
     paid["updated_at"] = json!("2026-12-05T10:01:00-05:00");
     let mut cancelled = shopify_order("", &handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
 
-    assert_eq!(shop.deliver(&placed, "d-1", "orders/create").await, 200);
+    assert_eq!(shop.deliver(&placed, "orders/create", "d-1").await, 200);
     let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "the order is announced");
-    let checkout = shop
-        .bridge
+    let checkout = bridge
         .call("get_checkout", json!({"meta": meta(None), "id": id}))
         .await;
     let order_id = checkout["order"]["id"].as_str().unwrap().to_owned();
     let read = || async {
-        shop.bridge
+        bridge
             .call("get_order", json!({"meta": meta(None), "id": order_id}))
             .await
     };
@@ -128,20 +89,20 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
 
     // The same delivery again (a replayed copy, or the store's own retry), the same body under
     // a delivery id never used, and under another topic: 200, nothing changes.
-    assert_eq!(shop.deliver(&placed, "d-1", "orders/create").await, 200);
+    assert_eq!(shop.deliver(&placed, "orders/create", "d-1").await, 200);
     assert_eq!(
-        shop.deliver(&placed, "d-forged", "orders/create").await,
+        shop.deliver(&placed, "orders/create", "d-forged").await,
         200
     );
     assert_eq!(
-        shop.deliver(&placed, "d-forged-2", "orders/cancelled")
+        shop.deliver(&placed, "orders/cancelled", "d-forged-2")
             .await,
         200
     );
     assert_eq!(read().await, as_placed);
 
     assert_eq!(
-        shop.deliver(&cancelled, "d-2", "orders/cancelled").await,
+        shop.deliver(&cancelled, "orders/cancelled", "d-2").await,
         200
     );
     let as_cancelled = read().await;
@@ -154,7 +115,7 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
         (&paid, "d-late-2", "orders/paid"),
         (&placed, "d-1", "orders/updated"),
     ] {
-        assert_eq!(shop.deliver(body, delivery, topic).await, 200, "{delivery}");
+        assert_eq!(shop.deliver(body, topic, delivery).await, 200, "{delivery}");
         assert_eq!(
             read().await,
             as_cancelled,
@@ -163,10 +124,10 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     }
     // The cancellation replayed: nothing either.
     assert_eq!(
-        shop.deliver(&cancelled, "d-2", "orders/cancelled").await,
+        shop.deliver(&cancelled, "orders/cancelled", "d-2").await,
         200
     );
-    assert_eq!(shop.deliver(&cancelled, "d-3", "orders/updated").await, 200);
+    assert_eq!(shop.deliver(&cancelled, "orders/updated", "d-3").await, 200);
 
     // A real later change is applied and announced; by the time its event arrives every
     // event queued before it has arrived too (one delivery at a time): exactly three.
@@ -174,7 +135,7 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     refunded["financial_status"] = json!("refunded");
     refunded["shipping_lines"][0]["title"] = json!("Express (refunded)");
     refunded["updated_at"] = json!("2026-12-07T08:00:00-05:00");
-    assert_eq!(shop.deliver(&refunded, "d-4", "orders/updated").await, 200);
+    assert_eq!(shop.deliver(&refunded, "orders/updated", "d-4").await, 200);
     let as_refunded = read().await;
     assert_ne!(as_refunded, as_cancelled);
     let received = wait_for(&hook, 3, Duration::from_secs(10)).await;
@@ -194,15 +155,11 @@ async fn signed_bodies_that_are_no_orderable_order_change_nothing() {
     let standin = Standin::start();
     let bridge =
         TestBridge::start(&standin.config(&format!("orders_webhook_secret = \"{SECRET}\""))).await;
-    let shop = Shop {
-        bridge,
-        client: reqwest::Client::new(),
-    };
+    let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
     let product = json!({"id": 632910392_u64, "admin_graphql_api_id": "gid://shopify/Product/632910392",
                          "title": "Mug", "updated_at": "2026-12-05T10:00:00-05:00"});
-    assert_eq!(shop.deliver(&product, "p-1", "orders/create").await, 200);
-    let unknown = shop
-        .bridge
+    assert_eq!(shop.deliver(&product, "orders/create", "p-1").await, 200);
+    let unknown = bridge
         .call(
             "get_order",
             json!({"meta": crate::support::meta(), "id": "gid://shopify/Product/632910392"}),
@@ -210,16 +167,7 @@ async fn signed_bodies_that_are_no_orderable_order_change_nothing() {
         .await;
     assert_eq!(unknown["messages"][0]["code"], "not_found", "{unknown}");
     let timeless = json!({"id": 820982911946154508_u64, "cart_token": "c"});
-    assert_eq!(shop.deliver(&timeless, "p-2", "orders/create").await, 200);
-    let junk = b"{\"id\": 1".to_vec();
-    let bad = shop
-        .client
-        .post(format!("{}/webhooks/shopify/orders", shop.bridge.base_url))
-        .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &junk))
-        .header("x-shopify-webhook-id", "p-3")
-        .body(junk)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(bad.status(), 400);
+    assert_eq!(shop.deliver(&timeless, "orders/create", "p-2").await, 200);
+    let bad = shop.deliver_raw(b"{\"id\": 1", None, Some("p-3")).await;
+    assert_eq!(bad, 400);
 }

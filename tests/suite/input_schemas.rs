@@ -21,15 +21,7 @@ use serde_json::{Map, Value, json};
 
 const DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
 
-const TOOLS: [&str; 7] = [
-    "search_catalog",
-    "lookup_catalog",
-    "get_product",
-    "create_cart",
-    "get_cart",
-    "update_cart",
-    "cancel_cart",
-];
+use crate::support::values::CATALOG_AND_CART_TOOLS as TOOLS;
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap())

@@ -6,21 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 // The sample store implements the checkout port, so its checkout tools are listed too.
-const TOOLS: [&str; 13] = [
-    "search_catalog",
-    "lookup_catalog",
-    "get_product",
-    "create_cart",
-    "get_cart",
-    "update_cart",
-    "cancel_cart",
-    "create_checkout",
-    "get_checkout",
-    "update_checkout",
-    "complete_checkout",
-    "cancel_checkout",
-    "get_order",
-];
+use crate::support::values::CHECKOUT_STORE_TOOLS as TOOLS;
 
 fn formats(schema: &Value, found: &mut Vec<String>) {
     match schema {

@@ -94,13 +94,7 @@ async fn tls_bridge_metrics() -> BTreeSet<String> {
         ),
     )
     .unwrap();
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let base = bridge.endpoint().trim_end_matches("/bcp/mcp").to_owned();
     assert!(base.starts_with("https://"), "{base}");
     let page = reqwest::Client::builder()
@@ -131,12 +125,11 @@ async fn tls_bridge_metrics() -> BTreeSet<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
-    // As the other Redis tests: .ci/run installs redis-server; without it there is no
-    // bcp_redis_up to compare against.
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    // A real Redis, so that bcp_redis_up and the other Redis series are exported to compare
+    // against.
+    let redis = RedisServer::run(None);
     let woo = WooStandin::start().await;
     let config =
         std::env::temp_dir().join(format!("bcp-observability-{}.toml", std::process::id()));
@@ -149,13 +142,7 @@ async fn dashboard_and_alerts_name_only_metrics_the_bridge_exports() {
         ),
     )
     .unwrap();
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let mcp = bridge.endpoint();
     let base = mcp.trim_end_matches("/bcp/mcp").to_owned();
     let agent = "https://metrics-agent.example/profile.json";

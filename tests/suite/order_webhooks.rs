@@ -396,9 +396,13 @@ async fn a_placed_order_is_pushed_signed_and_retried_under_one_idempotency_key()
         .await;
     // (get_order's answers hold to the order schema: ucp_2026_08_25.rs checks them.)
     assert_eq!(event, order);
-    // No more deliveries once one was acknowledged.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(hook.received().len(), 2);
+    // No more deliveries once one was acknowledged: the next event the agent hears is the
+    // next order's, not this one again.
+    let next = place_order(&bridge, &profile).await;
+    let received = wait_for(&hook, 3, Duration::from_secs(10)).await;
+    assert_eq!(received.len(), 3, "{received:?}");
+    let third: Value = serde_json::from_slice(&received[2].body).unwrap();
+    assert_eq!(third["id"], json!(next), "{third}");
     let _ = std::fs::remove_file(key);
 }
 
@@ -412,8 +416,6 @@ async fn nothing_is_sent_without_a_declared_webhook_or_to_a_forbidden_one() {
     // The webhook names `localhost`, which resolves to loopback and is not among
     // negotiation.allow_private_hosts: the fetch rules forbid it, nothing connects.
     place_order(&bridge, &format!("{agent_url}/private-hook")).await;
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    assert!(hook.received().is_empty(), "{:?}", hook.received());
     // An Ed25519 key is published too (OKP, RFC 8037), at both releases' fields.
     let current: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
     assert_eq!(current["keys"][0]["kty"], "OKP");
@@ -426,10 +428,13 @@ async fn nothing_is_sent_without_a_declared_webhook_or_to_a_forbidden_one() {
         .unwrap();
     // SIG-008: 2026-04-08 reads `signing_keys`.
     assert_eq!(older["signing_keys"], current["keys"]);
-    // The same agent with a webhook does get the Ed25519-signed event.
-    place_order(&bridge, &format!("{agent_url}/with-hook")).await;
+    // The same agent with a webhook does get the Ed25519-signed event, and it is the only
+    // event the hook ever heard: the two orders before it sent nothing.
+    let heard = place_order(&bridge, &format!("{agent_url}/with-hook")).await;
     let received = wait_for(&hook, 1, Duration::from_secs(5)).await;
     assert_eq!(received.len(), 1);
+    let event: Value = serde_json::from_slice(&received[0].body).unwrap();
+    assert_eq!(event["id"], json!(heard), "{event}");
     verify(&received[0], current["keys"].as_array().unwrap());
     let _ = std::fs::remove_file(key);
 }
@@ -488,8 +493,10 @@ fn a_bad_or_missing_key_is_a_start_up_error_naming_the_key() {
 /// ORD-030). An order of a checkout no agent handed off is pushed nowhere.
 #[tokio::test]
 async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
-    use crate::shopify_checkout::{hmac_base64, shopify_order};
-    use crate::support::shopify_standin::{EXPRESS, MUG_VARIANT, Standin};
+    use crate::support::shopify_orders::{
+        OrderWebhooks, cart_token, mug_shipped_express_to_new_york, shopify_order,
+    };
+    use crate::support::shopify_standin::Standin;
     const SECRET: &str = "shpss_events_secret";
     let (agent_url, hook) = agent(0).await;
     let key = key_file(false);
@@ -509,14 +516,7 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     let created = bridge
         .call(
             "create_checkout",
-            json!({"meta": meta(fresh()), "checkout": {
-                "line_items": [{"item": {"id": format!("gid://shopify/ProductVariant/{MUG_VARIANT}")}, "quantity": 1}],
-                "buyer": {"email": "ana@example.com"},
-                "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
-                    "street_address": "350 5th Ave", "address_locality": "New York",
-                    "address_region": "NY", "postal_code": "10118", "address_country": "US"}],
-                    "groups": [{"selected_option_id": EXPRESS}]}]}
-            }}),
+            json!({"meta": meta(fresh()), "checkout": mug_shipped_express_to_new_york()}),
         )
         .await;
     let id = created["id"].as_str().unwrap().to_owned();
@@ -527,26 +527,14 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
         )
         .await;
     assert_eq!(handed["status"], "requires_escalation", "{handed}");
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(hook.received().is_empty(), "nothing is placed yet");
 
-    let token = id
-        .trim_start_matches("gid://shopify/Cart/")
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
-    let client = reqwest::Client::new();
-    let send = |body: Vec<u8>, topic: &'static str| {
-        client
-            .post(format!("{}/webhooks/shopify/orders", bridge.base_url))
-            .header("x-shopify-hmac-sha256", hmac_base64(SECRET, &body))
-            .header("x-shopify-topic", topic)
-            .body(body)
-            .send()
-    };
-    let body = shopify_order(&token, &handed).to_string().into_bytes();
-    assert_eq!(send(body, "orders/create").await.unwrap().status(), 200);
+    // Nothing is placed at the hand-off: the first event the agent hears is the order that
+    // Shopify reports (checked below to be exactly what `get_order` answers).
+    let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
+    let placed = shopify_order(&cart_token(&id), &handed);
+    let placed = placed.to_string();
+    let status = shop.deliver_raw(placed.as_bytes(), Some("orders/create"), None);
+    assert_eq!(status.await, 200);
     let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "{received:?}");
     let business: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
@@ -569,8 +557,9 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     let mut cancelled = shopify_order("", &handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
-    let body = cancelled.to_string().into_bytes();
-    assert_eq!(send(body, "orders/cancelled").await.unwrap().status(), 200);
+    let cancelled = cancelled.to_string();
+    let status = shop.deliver_raw(cancelled.as_bytes(), Some("orders/cancelled"), None);
+    assert_eq!(status.await, 200);
     let received = wait_for(&hook, 2, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 2);
     let update: Value = serde_json::from_slice(&received[1].body).unwrap();

@@ -5,6 +5,7 @@
 //! requirements/checkout.json.
 
 use crate::support::debug_bridge::DebugBridge;
+use crate::support::shopify_orders::{OrderWebhooks, cart_token, shopify_order};
 use crate::support::shopify_standin::*;
 use crate::support::values::{amount as total, key, line, messages};
 use crate::support::{TestBridge, meta, meta_with_key};
@@ -643,63 +644,6 @@ async fn checkout_gateways_set_for_shopify_are_reported_ignored() {
     );
 }
 
-pub(crate) fn hmac_base64(secret: &str, body: &[u8]) -> String {
-    use base64::Engine;
-    use hmac::{KeyInit, Mac};
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-}
-
-/// Shopify's `orders/create` body (its REST order, trimmed to what a real one always has)
-/// for the checkout's lines as the buyer paid them on Shopify's page.
-pub(crate) fn shopify_order(cart_token: &str, checkout: &Value) -> Value {
-    let lines: Vec<Value> = checkout["line_items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .enumerate()
-        .map(|(index, line)| {
-            let variant = line["item"]["id"].as_str().unwrap();
-            let number: u64 = variant.rsplit('/').next().unwrap().parse().unwrap();
-            let price = line["item"]["price"].as_i64().unwrap();
-            json!({
-                "id": 466157049 + index as u64,
-                "admin_graphql_api_id": format!("gid://shopify/LineItem/{}", 466157049 + index as u64),
-                "variant_id": number, "product_id": 632910392, "sku": null,
-                "name": line["item"]["title"], "title": line["item"]["title"],
-                "quantity": line["quantity"], "price": format!("{}.{:02}", price / 100, price % 100),
-                "total_discount": "0.00", "fulfillment_status": null
-            })
-        })
-        .collect();
-    let money = |cents: i64| format!("{}.{:02}", cents / 100, cents % 100);
-    let amount = |kind: &str| total(checkout, kind).unwrap_or(0);
-    json!({
-        "id": 820982911946154508_u64,
-        "admin_graphql_api_id": "gid://shopify/Order/820982911946154508",
-        "name": "#1001", "confirmed": true,
-        "cart_token": cart_token, "checkout_token": "bd5a8aa1ecd019dd3520ff791ee3a24c",
-        "order_status_url": "https://standin-shop.myshopify.com/548380009/orders/123456abcd/authenticate?key=abcdefg",
-        "currency": "USD", "presentment_currency": "USD",
-        "financial_status": "paid", "fulfillment_status": null, "cancelled_at": null,
-        "created_at": "2026-12-05T10:00:00-05:00", "updated_at": "2026-12-05T10:00:00-05:00",
-        "email": "ana@example.com", "contact_email": "ana@example.com",
-        "current_subtotal_price": money(amount("subtotal")),
-        "current_total_discounts": "0.00", "current_total_tax": "0.00",
-        "current_total_price": money(amount("total")),
-        "total_shipping_price_set": {
-            "shop_money": {"amount": money(amount("fulfillment")), "currency_code": "USD"},
-            "presentment_money": {"amount": money(amount("fulfillment")), "currency_code": "USD"}
-        },
-        "shipping_lines": [{"title": "Express", "price": money(amount("fulfillment")), "code": "Express"}],
-        "discount_codes": [],
-        "line_items": lines,
-        "shipping_address": {"first_name": "Ana", "last_name": "Souza", "address1": "350 5th Ave",
-                             "city": "New York", "province_code": "NY", "zip": "10118", "country_code": "US"}
-    })
-}
-
 /// With `orders_webhook_secret`, the order the buyer placed on Shopify's page comes back by
 /// Shopify's signed `orders/*` webhooks: the checkout it was handed off from answers
 /// `completed` with it, `get_order` (MCP and REST) reads it, and a later event updates it.
@@ -746,42 +690,22 @@ async fn an_order_placed_on_shopifys_page_comes_back_by_webhook() {
         .await;
     assert_eq!(handed["status"], "requires_escalation", "{handed}");
 
-    let hook = format!("{}/webhooks/shopify/orders", bridge.base_url);
-    let client = reqwest::Client::new();
-    let send = |body: Vec<u8>, signature: String, topic: &'static str| {
-        client
-            .post(&hook)
-            .header("x-shopify-hmac-sha256", signature)
-            .header("x-shopify-topic", topic)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-    };
-    let token = id
-        .trim_start_matches("gid://shopify/Cart/")
-        .split('?')
-        .next()
-        .unwrap()
-        .to_owned();
-    let body = shopify_order(&token, &ready).to_string().into_bytes();
+    let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
+    let forger = OrderWebhooks::to(&bridge.base_url, "another");
+    let create = Some("orders/create");
+    let body = shopify_order(&cart_token(&id), &ready).to_string();
     // Unsigned or wrongly signed: refused, nothing kept.
-    let refused = send(body.clone(), hmac_base64("another", &body), "orders/create")
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), 401);
+    let refused = forger.deliver_raw(body.as_bytes(), create, None).await;
+    assert_eq!(refused, 401);
     let still = bridge
         .call("get_checkout", json!({"meta": meta(), "id": id}))
         .await;
     assert_eq!(still["status"], "requires_escalation", "{still}");
     // An order of a cart the bridge never made is accepted (Shopify must not retry it) but
     // not kept: no agent reads other buyers' orders.
-    let other = shopify_order("a-cart-from-the-web-shop", &ready)
-        .to_string()
-        .into_bytes();
-    let accepted = send(other.clone(), hmac_base64(SECRET, &other), "orders/create")
-        .await
-        .unwrap();
-    assert_eq!(accepted.status(), 200);
+    let other = shopify_order("a-cart-from-the-web-shop", &ready).to_string();
+    let accepted = shop.deliver_raw(other.as_bytes(), create, None).await;
+    assert_eq!(accepted, 200);
     let unknown = bridge
         .call(
             "get_order",
@@ -790,17 +714,12 @@ async fn an_order_placed_on_shopifys_page_comes_back_by_webhook() {
         .await;
     assert_eq!(unknown["messages"][0]["code"], "not_found", "{unknown}");
     // Not an order at all: 400.
-    let junk = b"{\"id\": \"nope\"".to_vec();
-    let bad = send(junk.clone(), hmac_base64(SECRET, &junk), "orders/create")
-        .await
-        .unwrap();
-    assert_eq!(bad.status(), 400);
+    let bad = shop.deliver_raw(b"{\"id\": \"nope\"", create, None).await;
+    assert_eq!(bad, 400);
 
     // Shopify's own webhook for this checkout's cart.
-    let linked = send(body.clone(), hmac_base64(SECRET, &body), "orders/create")
-        .await
-        .unwrap();
-    assert_eq!(linked.status(), 200);
+    let linked = shop.deliver_raw(body.as_bytes(), create, None).await;
+    assert_eq!(linked, 200);
     let completed = bridge
         .call("get_checkout", json!({"meta": meta(), "id": id}))
         .await;
@@ -857,15 +776,14 @@ async fn an_order_placed_on_shopifys_page_comes_back_by_webhook() {
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["financial_status"] = json!("refunded");
-    let cancelled = cancelled.to_string().into_bytes();
-    let updated = send(
-        cancelled.clone(),
-        hmac_base64(SECRET, &cancelled),
-        "orders/cancelled",
-    )
-    .await
-    .unwrap();
-    assert_eq!(updated.status(), 200);
+    let updated = shop
+        .deliver_raw(
+            cancelled.to_string().as_bytes(),
+            Some("orders/cancelled"),
+            None,
+        )
+        .await;
+    assert_eq!(updated, 200);
     let after = bridge
         .call("get_order", json!({"meta": meta(), "id": order_id}))
         .await;

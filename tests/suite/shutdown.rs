@@ -24,13 +24,7 @@ async fn sigterm_finishes_in_flight_calls_then_exits_cleanly() {
         + "\n[negotiation]\nenabled = false\n";
     std::fs::write(&config, text).unwrap();
 
-    let mut bridge = Running::start(&[
-        "serve",
-        "--config",
-        config.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let mut bridge = Running::serve(&config);
     let endpoint = bridge.endpoint();
 
     let call = tokio::spawn(async move {

@@ -32,16 +32,12 @@ fn mug(n: u32) -> String {
 
 /// Waits for the search-API probe the adapter starts at build, so counts start clean.
 async fn settle(vtex: &VtexStandin) {
-    for _ in 0..50 {
-        if vtex
-            .requests()
+    crate::support::wait::until("the adapter's search-API probe", || {
+        vtex.requests()
             .iter()
             .any(|line| line.contains("product-search") || line.contains("catalog_system"))
-        {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    })
+    .await;
     vtex.take();
 }
 

@@ -37,6 +37,17 @@ impl Running {
         }
     }
 
+    /// `serve --config <config> --listen 127.0.0.1:0`: the bridge on a free loopback port.
+    pub fn serve(config: &std::path::Path) -> Self {
+        Self::start(&[
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+    }
+
     /// The first stdout line `matches` accepts, among those read already or, failing that,
     /// the ones still to come; panics if stdout ends first.
     pub fn wait_for(&mut self, matches: impl Fn(&str) -> bool) -> String {

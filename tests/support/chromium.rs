@@ -1,8 +1,9 @@
 //! A real headless Chromium driven over the DevTools protocol. The protocol runs over
 //! `--remote-debugging-pipe` (NUL-terminated JSON on the child's descriptors 3 and 4, which a
 //! `sh` wrapper maps onto its stdin and stdout), so no websocket client and no debugging port
-//! are needed. Without Chromium installed the browser tests are skipped locally, but never in
-//! CI (`CI` set), where `.ci/run` installs Debian's `chromium`.
+//! are needed. Chromium is an outside part (tests/support/outside.rs): a test that launches
+//! it is `#[ignore = "needs Chromium: …"]` and fails here, naming the install, when no Chromium
+//! is on the PATH (`.ci/run` installs Debian's `chromium`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -54,20 +55,19 @@ fn installed() -> Option<&'static str> {
 }
 
 impl Browser {
-    /// `None` (skip) only when no Chromium is installed outside CI.
-    pub fn launch() -> Option<Self> {
+    pub fn launch() -> Self {
         Self::launch_speaking("en-US")
     }
 
     /// A browser whose user asks for pages in `language` (its `Accept-Language`).
-    pub fn launch_speaking(language: &str) -> Option<Self> {
+    pub fn launch_speaking(language: &str) -> Self {
         let Some(binary) = installed() else {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "chromium must be installed in CI (.ci/run installs it)"
+            panic!(
+                "no Chromium on the PATH ({}): this test needs one; install it \
+                 (apt-get install chromium, as .ci/run does) and run \
+                 cargo test -- --include-ignored",
+                BINARIES.join(", ")
             );
-            eprintln!("chromium not installed: skipping this browser test");
-            return None;
         };
         let profile_dir = std::env::temp_dir().join(format!(
             "bcp-chromium-{}-{}",
@@ -128,7 +128,7 @@ impl Browser {
         browser.session = Some(attached["sessionId"].as_str().unwrap().to_owned());
         browser.command("Runtime.enable", json!({}));
         browser.command("Log.enable", json!({}));
-        Some(browser)
+        browser
     }
 
     fn note(&mut self, event: &Value) {

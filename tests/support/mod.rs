@@ -8,6 +8,7 @@ pub mod hostile;
 pub mod outside;
 pub mod pix_psp;
 pub mod redis;
+pub mod shopify_orders;
 pub mod shopify_standin;
 pub mod signer;
 pub mod values;

@@ -19,6 +19,8 @@
 //! | the real WooCommerce | `"needs the real WooCommerce: bash .ci/real-woo.sh test"` | `real_woo::store::real_store()` |
 //! | `../shared` | `"needs ../shared (the upstream Shopify schema): cargo test -- --include-ignored with ../shared beside the clone"` | [`shared_file`] |
 //! | an OTLP decoder | `"needs BCP_OTLP_PYTHON (a python with opentelemetry-proto): .ci/run sets it up"` | [`required_env`] |
+//! | redis-server | `"needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"` | `redis::RedisServer::run` |
+//! | Chromium | `"needs Chromium: cargo test -- --include-ignored with chromium on the PATH (.ci/run installs it)"` | `chromium::Browser::launch` |
 
 use std::path::PathBuf;
 

@@ -3,6 +3,35 @@
 
 use serde_json::{Value, json};
 
+/// The tools every store serves, in the order `tools/list` lists them, written out from the
+/// specs rather than read from the bridge's declarations.
+pub const CATALOG_AND_CART_TOOLS: [&str; 7] = [
+    "search_catalog",
+    "lookup_catalog",
+    "get_product",
+    "create_cart",
+    "get_cart",
+    "update_cart",
+    "cancel_cart",
+];
+
+/// Every tool of a store with checkout (the sample store's), in `tools/list` order.
+pub const CHECKOUT_STORE_TOOLS: [&str; 13] = [
+    "search_catalog",
+    "lookup_catalog",
+    "get_product",
+    "create_cart",
+    "get_cart",
+    "update_cart",
+    "cancel_cart",
+    "create_checkout",
+    "get_checkout",
+    "update_checkout",
+    "complete_checkout",
+    "cancel_checkout",
+    "get_order",
+];
+
 /// One cart line item as agents send it.
 pub fn line(id: &str, quantity: u32) -> Value {
     json!({"item": {"id": id}, "quantity": quantity})

@@ -18,3 +18,15 @@ pub async fn until(event: &str, mut holds: impl FnMut() -> bool) {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// `until` for an event the test reads with an async call (a tool call, a Redis query).
+pub async fn until_answered(event: &str, mut holds: impl AsyncFnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !holds().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "waited {DEADLINE:?} for {event}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

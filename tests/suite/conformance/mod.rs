@@ -92,6 +92,7 @@ mod escalation_page {
     macro_rules! hand_off_platforms {
         ($($platform:ident),* $(,)?) => {$(
             #[tokio::test]
+            #[ignore = "needs Chromium: cargo test -- --include-ignored with chromium on the PATH (.ci/run installs it)"]
             async fn $platform() {
                 let fixture = crate::conformance::$platform::fixture();
                 let store = (fixture.checkout.start)().await;

@@ -30,10 +30,9 @@ async fn title(replicas: &Replicas, index: usize) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn a_webhook_to_one_replica_changes_what_the_others_answer() {
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let woo = WooStandin::start().await;
     let replicas = Replicas::start(&config(
         &woo,
@@ -99,10 +98,9 @@ async fn prices(replicas: &Replicas, index: usize) -> Vec<u64> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let woo = WooStandin::start().await;
     let replicas = Replicas::start(&config(
         &woo,
@@ -152,10 +150,9 @@ async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
 /// replicas together: a copy of it replayed to another replica drops nothing there, while
 /// the store's next delivery (another id) does.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn a_webhook_delivery_replayed_to_another_replica_is_refused() {
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let woo = WooStandin::start().await;
     let replicas = Replicas::start(&config(
         &woo,

@@ -72,13 +72,7 @@ impl Replicas {
         std::fs::write(&config, config_text).unwrap();
         let replicas = (0..3)
             .map(|_| {
-                let mut process = Running::start(&[
-                    "serve",
-                    "--config",
-                    config.to_str().unwrap(),
-                    "--listen",
-                    "127.0.0.1:0",
-                ]);
+                let mut process = Running::serve(&config);
                 let endpoint = process.endpoint();
                 let base_url = endpoint.trim_end_matches("/bcp/mcp").to_owned();
                 Replica {

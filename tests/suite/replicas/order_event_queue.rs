@@ -126,13 +126,7 @@ struct Bridge {
 impl Bridge {
     fn start(redis: &RedisServer, key: &std::path::Path, name: &'static str) -> Self {
         let config = config_file(redis, key, name);
-        let mut process = Running::start(&[
-            "serve",
-            "--config",
-            config.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ]);
+        let mut process = Running::serve(&config);
         let endpoint = process.endpoint();
         let _ = std::fs::remove_file(config);
         Self {
@@ -240,10 +234,9 @@ fn once_each(delivered: &[(String, String)], events: &[String]) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn issue_36_item_4_a_replica_killed_holding_deliveries_leaves_them_to_another_once_each() {
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let (profile, receiver) = Receiver::start(Closed::Hang).await;
     let key = key_file(false);
     let mut doomed = Bridge::start(&redis, &key, "doomed");
@@ -299,10 +292,9 @@ async fn issue_36_item_4_a_replica_killed_holding_deliveries_leaves_them_to_anot
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn issue_36_item_4_queued_deliveries_survive_a_restart_of_the_bridge_and_of_redis() {
-    let Some(mut redis) = RedisServer::start_persistent() else {
-        return;
-    };
+    let mut redis = RedisServer::run_persistent();
     let (profile, receiver) = Receiver::start(Closed::Refuse).await;
     let key = key_file(true);
     let mut first = Bridge::start(&redis, &key, "first");
@@ -349,10 +341,9 @@ async fn issue_36_item_4_queued_deliveries_survive_a_restart_of_the_bridge_and_o
 /// Issue 36 item 4: the event is in the shared queue before the completion answers, so a
 /// replica killed the moment it answered loses nothing; another replica delivers it, once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]
 async fn issue_36_item_4_an_event_is_queued_before_the_completion_answers() {
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let (profile, receiver) = Receiver::start(Closed::Refuse).await;
     let key = key_file(false);
     let mut doomed = Bridge::start(&redis, &key, "doomed");
