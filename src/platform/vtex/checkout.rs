@@ -9,6 +9,12 @@
 //! an order without a payment: complete hands the buyer to that page's payment step for this
 //! orderForm and places nothing. The order comes to exist when the buyer pays there.
 
+mod address;
+mod brazil;
+mod invoices;
+mod orders;
+mod state;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,13 +24,10 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::address;
-use super::brazil;
+use self::orders::Placements;
+use self::state::{Kept, PICKUP_CHANNEL, channel, info_of};
 use super::cart::Carts;
-use super::checkout_state::{self, Kept, PICKUP_CHANNEL, channel, info_of};
 use super::client::VtexApi;
-use super::invoices;
-use super::placed::{self, Placements};
 use super::wire::OrderForm;
 use crate::model::CartLineInput;
 use crate::model::checkout::MethodKind;
@@ -121,7 +124,7 @@ impl VtexCheckout {
             (None, Some(buyer)) => Some(buyer.clone()),
             (None, None) => Some(raw.buyer()),
         };
-        Ok(Some(placed::state(id, &order, open, buyer)))
+        Ok(Some(orders::state(id, &order, open, buyer)))
     }
 
     async fn kept(&self, id: &str) -> Arc<Kept> {
@@ -142,7 +145,7 @@ impl VtexCheckout {
 
     async fn state(&self, form: &OrderForm) -> Result<CheckoutState, PlatformError> {
         let id = &form.order_form_id;
-        checkout_state::state(
+        state::state(
             form,
             self.carts.currency(),
             self.payment_url(id),
@@ -456,7 +459,7 @@ impl CheckoutPort for VtexCheckout {
         let Some(form) = self.fetch(id).await? else {
             return Ok(None);
         };
-        let codes = checkout_state::codes(&form);
+        let codes = state::codes(&form);
         if !held(&codes, code) {
             return self.state(&form).await.map(Some);
         }

@@ -4,20 +4,15 @@
 //! `/checkout/?orderFormId=…#/cart`, and as the checkout, handed off at its `#/payment` step.
 //! Fetch and normalise only; protocol rules live in the brain.
 
-mod address;
-mod brazil;
 mod cart;
 mod catalog;
 mod categories;
 mod checkout;
-mod checkout_state;
 mod client;
 mod ids;
 mod installments;
-mod invoices;
 mod mapping;
 mod owners;
-mod placed;
 mod settings;
 mod stack;
 mod wire;

@@ -8,6 +8,11 @@
 //! order-pay page. The order is read back with the order key and billing email the bridge
 //! keeps in memory (`sessions`: bounded, for the order's life; a guest order needs both).
 
+mod brazil;
+pub(super) mod invoices;
+mod refusals;
+mod sessions;
+
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -17,14 +22,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::brazil::{CheckoutFields, FieldsCache};
+use self::brazil::{CheckoutFields, FieldsCache};
+use self::invoices::Invoices;
+use self::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::cart::{Carts, same_session};
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
-use super::invoice::Invoices;
 use super::mapping;
-use super::refusal;
-use super::sessions::{MAX_BYTES, Placed, Session, Sessions};
 use super::text::decode_entities;
 use super::wire::{ErrorBody, StoreCart};
 use crate::model::checkout::{
@@ -700,7 +704,7 @@ impl CheckoutPort for WooCheckout {
                 key: field.key.clone(),
                 label: field.label.clone(),
                 required: field.required,
-                filled_from: super::brazil::filled_from(&field.key),
+                filled_from: brazil::filled_from(&field.key),
             })
             .collect())
     }
@@ -1023,7 +1027,7 @@ impl CheckoutPort for WooCheckout {
                 }));
             }
             // A field the store wants: its schema may have changed since it was read.
-            if let Some(unmet) = refusal::unmet(&value, &fields) {
+            if let Some(unmet) = refusals::unmet(&value, &fields) {
                 self.fields.invalidate();
                 return Ok(Some(Placement::Refused { unmet }));
             }

@@ -2,21 +2,20 @@
 //! same data and cart a shopper's browser gets. Fetch and normalise only; protocol rules
 //! live in the brain.
 
-mod brazil;
 mod cart;
 mod catalog;
 mod categories;
 pub mod checkout;
 mod client;
 mod ids;
-mod invoice;
 mod mapping;
-mod refusal;
 mod rest_v3;
-mod sessions;
 mod settings;
 mod text;
 mod wire;
+
+// An order's NF-e is read for checkout; the factory hands it the store's keys.
+use self::checkout::invoices as invoice;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -8,9 +8,9 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::super::client::VtexApi;
+use super::super::wire::OrderForm;
 use super::address::alpha3;
-use super::client::VtexApi;
-use super::wire::OrderForm;
 use crate::model::checkout::{Address, Buyer};
 use crate::model::fiscal::{Requirement, TaxpayerId, TaxpayerKind};
 use crate::platform::checkout::StoreField;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Map, Value, json};
 
-use super::client::StoreApi;
+use super::super::client::StoreApi;
 use crate::model::checkout::{Address, Buyer};
 use crate::model::fiscal::{Requirement, TaxpayerKind};
 
@@ -252,7 +252,7 @@ impl CheckoutFields {
                 .and_then(Value::as_str)
                 .map(str::trim)
                 .filter(|text| !text.is_empty())
-                .map(super::text::decode_entities)
+                .map(super::super::text::decode_entities)
         };
         if self.has_address(NUMBER) {
             address.number = field(NUMBER);

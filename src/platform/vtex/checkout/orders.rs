@@ -11,7 +11,7 @@ use moka::future::Cache;
 use reqwest::StatusCode;
 use serde::Deserialize;
 
-use super::client::VtexApi;
+use super::super::client::VtexApi;
 use super::invoices::OmsOrder;
 use crate::model::checkout::{Buyer, CheckoutState, Order, Stage};
 use crate::platform::port::PlatformError;

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
+use super::super::text::decode_entities;
 use super::brazil::{CNPJ, COMPANY_NAME, CPF, CheckoutFields, NEIGHBORHOOD, NUMBER, PERSON_TYPE};
-use super::text::decode_entities;
 use crate::model::checkout::Unmet;
 use crate::model::fiscal::{Requirement, TaxpayerKind};
 

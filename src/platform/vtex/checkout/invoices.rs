@@ -10,9 +10,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::super::mapping::cents;
+use super::super::wire::VtexAddress;
 use super::address::from_vtex;
-use super::mapping::cents;
-use super::wire::VtexAddress;
 use crate::model::checkout::{CheckoutTotals, Order, OrderLine};
 use crate::model::fiscal::Nfe;
 use crate::money::parse_currency;

@@ -12,9 +12,9 @@ use serde_json::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::super::mapping::{self, cents};
+use super::super::wire::{CartItem, LogisticsInfo, OrderForm, Sla};
 use super::address::{from_vtex, street_line};
-use super::mapping::{self, cents};
-use super::wire::{CartItem, LogisticsInfo, OrderForm, Sla};
 use crate::model::checkout::{
     Address, Allocation, AllocationTarget, AppliedDiscount, Buyer, CheckoutState, CheckoutTotals,
     Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod, FulfillmentOption,

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::wire::VtexAddress;
+use super::super::wire::VtexAddress;
 use crate::model::checkout::{Address, Buyer};
 use crate::platform::port::PlatformError;
 

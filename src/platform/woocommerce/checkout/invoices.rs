@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use time::format_description::well_known::Rfc3339;
 use time::{OffsetDateTime, PrimitiveDateTime};
 
-use super::rest_v3::RestV3;
-use super::settings::NfeMeta;
+use super::super::rest_v3::RestV3;
+use super::super::settings::NfeMeta;
 use crate::model::fiscal::Nfe;
 
 pub struct Invoices {

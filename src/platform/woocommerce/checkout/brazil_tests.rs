@@ -8,7 +8,7 @@ use crate::model::fiscal::TaxpayerId;
 /// required), cut to the properties the adapter reads.
 fn bairro_required() -> Value {
     serde_json::from_str(include_str!(
-        "../../../tests/fixtures/woo-brazil/options-checkout-bairro-required.json"
+        "../../../../tests/fixtures/woo-brazil/options-checkout-bairro-required.json"
     ))
     .unwrap()
 }
@@ -155,7 +155,7 @@ fn issue_37_number_and_bairro_reach_the_stores_fields_or_the_address_lines() {
 /// The store's 400s at `POST /checkout`, as the real 10.9.4 answered them.
 #[test]
 fn issue_37_a_refused_order_names_what_it_lacked() {
-    use super::super::refusal::unmet;
+    use super::super::refusals::unmet;
     let fields = CheckoutFields::from_schema(&bairro_required());
     let cpf = Requirement::TaxpayerId {
         kinds: vec![TaxpayerKind::Cpf],
