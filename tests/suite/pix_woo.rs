@@ -48,14 +48,11 @@ pub async fn woo_ready(call: impl AsyncFn(&str, Value) -> Value, agent: &Agent) 
                 "address_region": "SP", "postal_code": "13015-081", "address_country": "BR"}]}]}}}),
     )
     .await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let method = &created["fulfillment"]["methods"][0];
-    let ready = call(
-        "update_checkout",
-        json!({"meta": meta(agent, None), "id": id, "checkout": {"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"], "selected_option_id": RATES[0].0}]}]}}}),
-    )
-    .await;
+    // The store selected its first rate (PAC) itself: nothing else to choose. Its own page
+    // is not where the buyer pays: Pix is offered, so the checkout is ready.
+    let ready = created;
     assert_eq!(ready["status"], "ready_for_complete", "{ready}");
+    assert_eq!(amount(&ready, "fulfillment"), Some(RATES[0].4), "{ready}");
     assert_eq!(ready["currency"], "BRL", "{ready}");
     ready
 }

@@ -20,7 +20,9 @@ use super::pix_book::{ChargeRecord, ChargeState, Claim, PixBook};
 use super::terminal::Terminal;
 use super::{CheckoutBrain, Judged, Status, gone, with_message};
 use crate::brain::BrainError;
-use crate::model::checkout::{Buyer, CheckoutState, Order, PaymentHandler, Placement, Stage};
+use crate::model::checkout::{
+    Buyer, CheckoutState, EscalationReason, Order, PaymentHandler, Placement, Stage,
+};
 use crate::model::fiscal::TaxpayerKind;
 use crate::money::Money;
 use crate::pix::port::{ChargeRequest, ChargeStatus, Debtor, PixError, PixProvider};
@@ -193,6 +195,11 @@ impl CheckoutBrain {
             || state.handlers.iter().any(|held| held.id == flow.handler_id)
         {
             return;
+        }
+        // A store with no handler of its own escalates for payment (the buyer would pay on its
+        // page); with Pix the buyer pays in the conversation, so that is no reason now.
+        if state.handlers.is_empty() && state.escalation == Some(EscalationReason::Payment) {
+            state.escalation = None;
         }
         state.handlers.push(PaymentHandler {
             id: flow.handler_id.clone(),
