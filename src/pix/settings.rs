@@ -48,6 +48,15 @@ pub struct PixConfig {
     /// Absent, `client_secret` keys them (rotating it then changes the txids of orders not
     /// yet charged).
     pub txid_secret: Option<Secret>,
+    /// Whether checkout answers carry the charge's QR image (`qr_code_base64`, a PNG of a few
+    /// KB) beside the BR Code. BCP leaves it optional (the agent can render it from
+    /// `copia_e_cola`): false keeps answers small.
+    #[serde(default = "default_qr_code")]
+    pub qr_code: bool,
+}
+
+fn default_qr_code() -> bool {
+    true
 }
 
 fn default_expires_secs() -> u32 {

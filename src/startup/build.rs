@@ -176,7 +176,7 @@ impl Common {
         let reserved_checkout_params = crate::registry::factory(config.platform_name())
             .map_or(&[][..], |factory| factory.reserved_checkout_params);
         // One set of checkout rules (and completion ledger) for every namespace.
-        let mut pix = super::pix::flow(config, shared.as_ref(), &base_url)?;
+        let mut pix = super::pix::flow(config, shared.as_ref())?;
         let checkouts = platform.checkout.clone().map(|port| {
             let handles = match &shared {
                 Some(shared) => OrderHandles::shared(shared.link.clone()),

@@ -389,6 +389,14 @@ impl BridgeConfig {
         (factory.build)(&self.store, &context).await
     }
 
+    /// The store as every replica of it spells it, whatever address each listens on.
+    pub fn store_identity_of_config(&self) -> String {
+        match crate::registry::factory(self.platform_name()) {
+            Some(factory) => self.store_identity(factory),
+            None => self.platform_name().to_owned(),
+        }
+    }
+
     /// The platform and where the store is, spelled the same by every replica of it.
     fn store_identity(&self, factory: &PlatformFactory) -> String {
         let mut identity = factory.name.to_owned();

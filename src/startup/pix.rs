@@ -24,7 +24,6 @@ const SWEEP_EVERY: Duration = Duration::from_secs(30);
 pub fn flow(
     config: &BridgeConfig,
     shared: Option<&Shared>,
-    base_url: &str,
 ) -> Result<Option<(PixFlow, Arc<ApiPix>)>, StartError> {
     let Some(pix) = &config.pix else {
         return Ok(None);
@@ -32,16 +31,19 @@ pub fn flow(
     let api = ApiPix::new(pix, Duration::from_millis(config.upstream.timeout_ms))
         .map_err(|error| StartError::Store(vec![ConfigProblem::new("pix", error)]))?;
     let api = Arc::new(api);
-    // The same store gives the same txid on every replica (the public URL is theirs alike).
-    let store = format!("{}|{base_url}", config.platform_name());
+    // The same store gives the same txid on every replica and after a restart: the store's
+    // own address, not the one this replica listens on (replicas and a restarted one may
+    // listen elsewhere and still settle each other's charges).
+    let store = config.store_identity_of_config();
     let keyed = pix.clone();
-    let mut flow = PixFlow::new(api.clone(), pix.handler_id.clone(), pix.expires_secs)
-        .with_txids(Arc::new(move |reference: &str| {
-            crate::pix::txid::derive_for(&keyed, &store, reference)
-        }))
-        .with_qr(Arc::new(|payload: &str| {
+    let mut flow = PixFlow::new(api.clone(), pix.handler_id.clone(), pix.expires_secs).with_txids(
+        Arc::new(move |reference: &str| crate::pix::txid::derive_for(&keyed, &store, reference)),
+    );
+    if pix.qr_code {
+        flow = flow.with_qr(Arc::new(|payload: &str| {
             crate::pix::qr::png_base64(payload).ok()
         }));
+    }
     if let Some(shared) = shared {
         flow = flow.with_book(PixBook::shared(shared.link.clone()));
     }

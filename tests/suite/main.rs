@@ -51,6 +51,7 @@ mod pix;
 mod pix_api;
 mod pix_brcode;
 mod pix_config;
+mod pix_woo;
 mod real_woo;
 mod replicas;
 mod rest;

@@ -343,6 +343,18 @@ impl PixPsp {
     /// A payer pays `txid` with `amount` ("12.34"): the charge turns CONCLUIDA with a `pix[]`
     /// entry, and the PSP notifies the registered webhook. Returns the `endToEndId`.
     pub async fn pay(&self, txid: &str, amount: &str) -> String {
+        let notification = self.settle(txid, amount);
+        let end_to_end_id = notification["pix"][0]["endToEndId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        self.notify(notification).await;
+        end_to_end_id
+    }
+
+    /// `pay` without the notification: the charge is CONCLUIDA and the body the PSP would
+    /// post is returned, for a test to deliver where and when it wants.
+    pub fn settle(&self, txid: &str, amount: &str) -> Value {
         // E + the payer PSP's ISPB + yyyyMMddHHmm + 11 characters: 32 in all.
         let now = OffsetDateTime::now_utc();
         let end_to_end_id = format!(
@@ -370,8 +382,7 @@ impl PixPsp {
                 None => charge.cob["pix"] = json!([received.clone()]),
             }
         });
-        self.notify(json!({"pix": [received]})).await;
-        end_to_end_id
+        json!({"pix": [received]})
     }
 
     /// POSTs `body` to `{webhookUrl}/pix` (a replayed or forged notification included).

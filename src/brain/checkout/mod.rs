@@ -299,7 +299,7 @@ impl CheckoutBrain {
             (Some(state), Some(ended)) => Ok(ended.over(state)),
             (Some(state), None) => Ok(state),
             (None, Some(ended)) => ended.restored(id).ok_or_else(|| gone(id)),
-            (None, None) => Err(gone(id)),
+            (None, None) => self.pix_placed(id).await.ok_or_else(|| gone(id)),
         }
     }
 

@@ -20,7 +20,9 @@ use super::pix_book::{ChargeRecord, ChargeState, Claim, PixBook};
 use super::terminal::Terminal;
 use super::{CheckoutBrain, Judged, Status, gone, with_message};
 use crate::brain::BrainError;
-use crate::model::checkout::{CheckoutState, Order, PaymentHandler, Placement, Stage};
+use crate::model::checkout::{
+    Buyer, CheckoutState, EscalationReason, Order, PaymentHandler, Placement, Stage,
+};
 use crate::model::fiscal::TaxpayerKind;
 use crate::money::Money;
 use crate::pix::port::{ChargeRequest, ChargeStatus, Debtor, PixError, PixProvider};
@@ -194,6 +196,11 @@ impl CheckoutBrain {
         {
             return;
         }
+        // A store with no handler of its own escalates for payment (the buyer would pay on its
+        // page); with Pix the buyer pays in the conversation, so that is no reason now.
+        if state.handlers.is_empty() && state.escalation == Some(EscalationReason::Payment) {
+            state.escalation = None;
+        }
         state.handlers.push(PaymentHandler {
             id: flow.handler_id.clone(),
             name: "Pix".to_owned(),
@@ -204,6 +211,16 @@ impl CheckoutBrain {
         let flow = self.pix.as_deref()?;
         // A read goes on while Redis cannot say: the checkout answers as the store holds it.
         flow.book.get(id).await.ok().flatten()
+    }
+
+    /// A checkout whose order awaits its Pix payment, as its charge's record and the store's
+    /// order say, for a replica that did not place it (or restarted since): the store's cart
+    /// is empty once the order is placed, and what the placing replica kept of the checkout
+    /// was in its memory. The order is read with the access every replica shares.
+    pub(super) async fn pix_placed(&self, id: &str) -> Option<CheckoutState> {
+        let record = self.charge_of(id).await?;
+        let order = self.port.order(&record.order_id).await.ok().flatten()?;
+        Some(CheckoutState::of_order(id, &order, Buyer::default()))
     }
 
     /// The checkout as its charge stands: pending (`complete_in_progress`, the charge shown),
@@ -594,10 +611,13 @@ impl CheckoutBrain {
         if flow.book.put(&record).await.is_err() {
             return Settlement::Unavailable;
         }
-        if let Ok(state) = self.read(&record.checkout_id).await
-            && matches!(state.stage, Stage::Placed(_))
-            && let Some(ended) = Terminal::of(&state, true)
-        {
+        // Recorded completed on every replica, even one whose store no longer holds the
+        // checkout (it was placed elsewhere): the paid order stands for it.
+        let state = match self.read(&record.checkout_id).await {
+            Ok(state) if matches!(state.stage, Stage::Placed(_)) => state,
+            _ => CheckoutState::of_order(&record.checkout_id, &order, Buyer::default()),
+        };
+        if let Some(ended) = Terminal::of(&state, true) {
             self.terminals.remember(&record.checkout_id, ended).await;
         }
         order.checkout_id = record.checkout_id.clone();

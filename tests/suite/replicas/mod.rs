@@ -15,6 +15,7 @@ mod ledger;
 mod order_event_queue;
 mod order_webhooks;
 mod outages;
+mod pix;
 mod shopify_orders;
 
 use std::path::PathBuf;

@@ -7,7 +7,8 @@ const PRODUCTS: &str = include_str!("fixtures/store-products.json");
 const VARIATIONS_OF_11: &str = include_str!("fixtures/store-products-variations-of-11.json");
 const V3_PRODUCT_VARIABLE: &str = include_str!("fixtures/v3-product-variable.json");
 const V3_NOAUTH: &str = include_str!("fixtures/v3-products-noauth-401.json");
-/// Read-only REST v3 key pair the stand-in accepts (same shape as WooCommerce's).
+/// Read-only REST v3 key pair the stand-in accepts (same shape as WooCommerce's); the
+/// read/write one is `rest_v3::V3_WRITE_KEY`.
 pub const V3_KEY: &str = "ck_0123456789abcdef0123456789abcdef01234567";
 pub const V3_SECRET: &str = "cs_76543210fedcba9876543210fedcba9876543210";
 
@@ -325,11 +326,7 @@ pub(super) fn seed_catalog() -> (Vec<Value>, Vec<Value>, HashMap<u64, u32>) {
 /// `GET /wc/v3/products`: Basic auth with the stand-in's key pair, `include`, `_fields`.
 /// `GET /wc/v3/orders/{id}` with the key pair: the order's `meta_data` only (`_fields`).
 pub(super) fn v3_order(id: &str, headers: &HeaderMap, meta: Value) -> Response {
-    let expected = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{V3_KEY}:{V3_SECRET}"))
-    );
-    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+    if super::rest_v3::access(headers).is_none() {
         return json_response(
             StatusCode::UNAUTHORIZED,
             &serde_json::from_str(V3_NOAUTH).unwrap(),
@@ -341,11 +338,7 @@ pub(super) fn v3_order(id: &str, headers: &HeaderMap, meta: Value) -> Response {
 }
 
 pub(super) fn v3_products(uri: &Uri, headers: &HeaderMap) -> Response {
-    let expected = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{V3_KEY}:{V3_SECRET}"))
-    );
-    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(expected.as_str()) {
+    if super::rest_v3::access(headers).is_none() {
         return json_response(
             StatusCode::UNAUTHORIZED,
             &serde_json::from_str(V3_NOAUTH).unwrap(),

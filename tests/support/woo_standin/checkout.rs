@@ -42,10 +42,14 @@ pub(super) struct Customer {
 
 /// A placed order: the cart as it was, and how it is read back.
 pub(super) struct Placed {
-    status: String,
+    pub(super) status: String,
     key: String,
     email: String,
-    cart: Value,
+    pub(super) cart: Value,
+    pub(super) payment_method: String,
+    /// Set once REST v3 `set_paid` takes the payment (store time, no offset, as WooCommerce).
+    pub(super) date_paid: Option<String>,
+    pub(super) transaction_id: String,
 }
 
 fn body_of(fixture: &str) -> Value {
@@ -366,6 +370,9 @@ impl Inner {
                 key,
                 email,
                 cart,
+                payment_method: gateway.to_owned(),
+                date_paid: None,
+                transaction_id: String::new(),
             },
         );
         // After the order the session's cart is empty; its addresses stay.

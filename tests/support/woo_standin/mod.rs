@@ -23,10 +23,12 @@ use tokio_util::sync::CancellationToken;
 mod cart;
 mod catalog;
 mod checkout;
+mod rest_v3;
 
 pub use cart::{GUEST_NONCE, token_for};
 pub use catalog::{V3_KEY, V3_SECRET};
 pub use checkout::{COUPON, EXPIRED_COUPON, RATES};
+pub use rest_v3::{V3_WRITE_KEY, V3_WRITE_SECRET};
 
 const PREFIX: &str = "/wp-json/wc/store/v1";
 
@@ -85,6 +87,8 @@ struct Inner {
     checkout_refusal: Option<Value>,
     /// The `meta_data` REST v3 answers for every order (an NF-e plugin's keys).
     order_meta: Value,
+    /// The store's currency when not the captured store's USD (`sell_in`).
+    currency: Option<String>,
 }
 
 pub struct WooStandin {
@@ -154,6 +158,11 @@ async fn handle(
         inner.exchanges.len() - 1
     };
     let response = respond(inner.clone(), method, uri, headers, body).await;
+    let currency = inner.lock().unwrap().currency.clone();
+    let response = match currency {
+        Some(code) => in_currency(response, &code).await,
+        None => response,
+    };
     let mut inner = inner.lock().unwrap();
     let answered = inner.next_event;
     inner.next_event += 1;
@@ -162,6 +171,21 @@ async fn handle(
         exchange.1 = Some(answered);
     }
     response
+}
+
+/// The answer as a store selling in `code` gives it: the captured answers' USD replaced.
+async fn in_currency(response: Response, code: &str) -> Response {
+    let (mut parts, body) = response.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let text = String::from_utf8_lossy(&bytes)
+        .replace(
+            r#""currency_code":"USD""#,
+            &format!(r#""currency_code":"{code}""#),
+        )
+        .replace(r#""currency_symbol":"$""#, r#""currency_symbol":"R$""#)
+        .replace(r#""currency_prefix":"$""#, r#""currency_prefix":"R$ ""#);
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
 }
 
 async fn respond(
@@ -240,6 +264,14 @@ async fn respond(
         let meta = inner.lock().unwrap().order_meta.clone();
         return catalog::v3_order(id, &headers, meta);
     }
+    if method == Method::PUT
+        && let Some(id) = uri.path().strip_prefix("/wp-json/wc/v3/orders/")
+    {
+        return inner
+            .lock()
+            .unwrap()
+            .v3_order_update(id, &uri, &headers, &body);
+    }
     let Some(path) = uri.path().strip_prefix(PREFIX) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -307,6 +339,7 @@ impl WooStandin {
                 "additional_fields": {"type": "object", "properties": {}}}}}),
             checkout_refusal: None,
             order_meta: serde_json::json!([]),
+            currency: None,
         }));
         let app = Router::new().fallback(handle).with_state(inner.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -343,6 +376,40 @@ impl WooStandin {
     /// The `meta_data` of every order as REST v3 answers it.
     pub fn set_order_meta(&self, meta: Value) {
         self.inner.lock().unwrap().order_meta = meta;
+    }
+
+    /// The store sells in `code` (e.g. "BRL") from now on: prices and totals say so.
+    pub fn sell_in(&self, code: &str) {
+        self.inner.lock().unwrap().currency = Some(code.to_owned());
+    }
+
+    /// An order's status as the store holds it (`wc_order_<n>` or `<n>`).
+    pub fn order_status(&self, order: &str) -> Option<String> {
+        let number: u64 = order.trim_start_matches("wc_order_").parse().ok()?;
+        let inner = self.inner.lock().unwrap();
+        inner
+            .orders
+            .get(&number)
+            .map(|placed| placed.status.clone())
+    }
+
+    /// An order's `date_paid` and `transaction_id`, once REST v3 marked it paid.
+    pub fn order_payment(&self, order: &str) -> Option<(String, String)> {
+        let number: u64 = order.trim_start_matches("wc_order_").parse().ok()?;
+        let inner = self.inner.lock().unwrap();
+        let placed = inner.orders.get(&number)?;
+        Some((placed.date_paid.clone()?, placed.transaction_id.clone()))
+    }
+
+    /// The number of the order placed last (`POST /checkout`).
+    pub fn last_order(&self) -> Option<String> {
+        let inner = self.inner.lock().unwrap();
+        inner.orders.keys().max().map(u64::to_string)
+    }
+
+    /// Units in stock of a purchasable id.
+    pub fn stock(&self, id: u64) -> Option<u32> {
+        self.inner.lock().unwrap().stock.get(&id).copied()
     }
 
     /// Refuses the next `POST /checkout` with this 400 body.
