@@ -265,7 +265,7 @@ fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::negotiation::RefusalCode;
+    use crate::negotiation::NegotiationCode;
     use crate::pipeline::tools::{CREATE_CART, GET_CART, SEARCH_CATALOG};
 
     fn body_of(refusal: &Refusal) -> Value {
@@ -296,7 +296,7 @@ mod tests {
     #[test]
     fn discovery_failures_keep_their_status_and_plain_body() {
         let error = ProtocolError::Negotiation {
-            code: RefusalCode::ProfileUnreachable,
+            code: NegotiationCode::ProfileUnreachable,
             content: "down".into(),
         };
         let refusal = Refusal::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
