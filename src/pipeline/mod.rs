@@ -12,7 +12,7 @@
 //! 8. **idempotency** — a keyed mutation runs once, its replay is the recorded answer;
 //! 9. **brain** — the arguments decoded into the tool's input type and handed to its brain
 //!    entry (both declared in [`tools`]); a catalog read
-//!    may be answered from the answer cache instead ([`answers`]), the brain's work alone
+//!    may be answered from the answer cache instead ([`answer_cache`]), the brain's work alone
 //!    skipped;
 //! 10. **activity** — metrics, the merchant page's counts, the log line.
 //!
@@ -36,7 +36,7 @@
 //! [`Pipeline::admit`], the signature step alone.
 
 pub mod agents;
-pub mod answers;
+pub mod answer_cache;
 mod call;
 mod checked;
 pub mod protocol_error;
@@ -51,7 +51,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use self::agents::{AgentsConfig, MetaSource};
-use self::answers::AnswerCache;
+use self::answer_cache::AnswerCache;
 pub use self::call::{Call, Covered, Passage};
 pub use self::protocol_error::ProtocolError;
 use self::tool_table::ToolTable;

@@ -32,7 +32,7 @@ use crate::mcp::token::require_token;
 use crate::negotiation::{Negotiator, ProfileClient};
 use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
-use crate::pipeline::answers::AnswerCache;
+use crate::pipeline::answer_cache::AnswerCache;
 use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::tools::{DECLARED, Declaration};
 use crate::pipeline::{Pipeline, Steps};
