@@ -24,6 +24,7 @@ use crate::brain::checkout::CheckoutBrain;
 use crate::brain::checkout::handles::OrderHandles;
 use crate::discovery::{self, Binding};
 use crate::inbound::limits::CallLimits;
+use crate::inbound_webhooks::invalidations::Invalidations;
 use crate::mcp::BcpMcp;
 use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
@@ -43,7 +44,6 @@ use crate::replicas::Shared;
 use crate::rest::{self, RestFront};
 use crate::signatures::SignatureCheck;
 use crate::status_page::{self, Door, PageContext};
-use crate::webhooks::invalidations::Invalidations;
 
 /// Everything the running bridge is made of, built once at start-up.
 pub struct Bridge {
@@ -487,7 +487,7 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 negotiation: config.negotiation.enabled,
             },
         ))
-        .merge(crate::webhooks::shared_routes(
+        .merge(crate::inbound_webhooks::shared_routes(
             common
                 .cache
                 .clone()
@@ -498,11 +498,11 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
         .merge(match &common.checkouts {
             Some(checkouts) => {
                 let rules = checkouts.clone();
-                let arrived: crate::webhooks::OrderArrived = Arc::new(move |order| {
+                let arrived: crate::inbound_webhooks::OrderArrived = Arc::new(move |order| {
                     let rules = rules.clone();
                     Box::pin(async move { rules.order_arrived(&order).await })
                 });
-                crate::webhooks::order_routes(
+                crate::inbound_webhooks::order_routes(
                     checkouts.port().order_feed(),
                     arrived,
                     common.shared.clone(),
