@@ -5,7 +5,7 @@
 //! `mcp`; the call `pipeline` every front calls; its steps `inbound`, `access`,
 //! `idempotency`, `negotiation`, `signatures` (and `order_webhooks`, which pushes placed
 //! orders the brain hands it, signed, to the agent's webhook); the protocol `brain`; the `platform` layer;
-//! `observability`, `telemetry` (OTLP traces), `discovery` and `inbound_webhooks` (the webhooks
+//! `prometheus` (metrics), `telemetry` (OTLP traces), `discovery` and `inbound_webhooks` (the webhooks
 //! stores and the Pix provider send the bridge); `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
 //! configuration vocabulary).
@@ -22,11 +22,11 @@ pub mod mcp;
 pub mod model;
 pub mod money;
 pub mod negotiation;
-pub mod observability;
 pub mod order_webhooks;
 pub mod pipeline;
 pub mod pix;
 pub mod platform;
+pub mod prometheus;
 pub mod protocol;
 pub mod registry;
 pub mod replicas;

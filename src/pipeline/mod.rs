@@ -35,6 +35,7 @@
 //! is not a tool call (MCP `initialize`, `tools/list`) is admitted with
 //! [`Pipeline::admit`], the signature step alone.
 
+pub mod activity;
 pub mod agents;
 pub mod answer_cache;
 mod call;
@@ -60,7 +61,7 @@ use crate::brain::Brain;
 use crate::idempotency::{Client, Idempotency};
 use crate::inbound::limits::CallLimits;
 use crate::negotiation::Negotiator;
-use crate::observability::activity::Activity;
+use crate::pipeline::activity::Activity;
 use crate::protocol::Message;
 use crate::protocol::answer::{Answer, Label, Outcome};
 use crate::signatures::{Mode, SignatureCheck, SignatureError};
@@ -297,7 +298,7 @@ impl Pipeline {
             .await;
         let label = label(&outcome);
         let known = steps.tools.declared(tool).unwrap_or("unknown");
-        crate::observability::tool_call(known, label.as_str(), started.elapsed());
+        crate::prometheus::tool_call(known, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();

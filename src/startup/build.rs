@@ -31,8 +31,8 @@ use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::shared_service::SharedService;
 use crate::mcp::token::require_token;
 use crate::negotiation::{Negotiator, ProfileClient};
-use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
+use crate::pipeline::activity::Activity;
 use crate::pipeline::answer_cache::AnswerCache;
 use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::tools::{DECLARED, Declaration};
@@ -112,7 +112,7 @@ pub fn build_with_tools(
     shutdown: CancellationToken,
     tools: &[&'static Declaration],
 ) -> Result<Bridge, StartError> {
-    crate::observability::install();
+    crate::prometheus::install();
     let common = Common::connect(config, config.server.base_url(bound), shutdown, tools)?;
     let mut router = Router::new();
     let mut endpoints = Vec::new();
@@ -462,7 +462,7 @@ fn mcp_routes(
 /// cache webhooks.
 fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Router {
     let metrics = Router::new()
-        .route("/metrics", get(crate::observability::render))
+        .route("/metrics", get(crate::prometheus::render))
         .route_layer(axum::middleware::from_fn_with_state(
             MetricsDoor {
                 access: Access::new(&config.access),
