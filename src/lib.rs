@@ -5,7 +5,8 @@
 //! `mcp`; the call `pipeline` every front calls; its steps `inbound`, `access`,
 //! `idempotency`, `negotiation`, `signatures` (and `order_webhooks`, which pushes placed
 //! orders the brain hands it, signed, to the agent's webhook); the protocol `brain`; the `platform` layer;
-//! `observability`, `telemetry` (OTLP traces), `discovery` and the cache `webhooks`; `replicas` (the one Redis several replicas share,
+//! `prometheus` (metrics), `telemetry` (OTLP traces), `discovery` and `inbound_webhooks` (the webhooks
+//! stores and the Pix provider send the bridge); `replicas` (the one Redis several replicas share,
 //! `[redis]`); and the leaves `protocol` (wire), `model`, `money` and `settings` (the
 //! configuration vocabulary).
 
@@ -15,16 +16,17 @@ pub mod discovery;
 pub mod doctor;
 pub mod idempotency;
 pub mod inbound;
+pub mod inbound_webhooks;
 pub mod logging;
 pub mod mcp;
 pub mod model;
 pub mod money;
 pub mod negotiation;
-pub mod observability;
 pub mod order_webhooks;
 pub mod pipeline;
 pub mod pix;
 pub mod platform;
+pub mod prometheus;
 pub mod protocol;
 pub mod registry;
 pub mod replicas;
@@ -35,4 +37,3 @@ pub mod startup;
 pub mod status_page;
 pub mod telemetry;
 pub mod tls;
-pub mod webhooks;

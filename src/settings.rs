@@ -1,7 +1,7 @@
 //! The vocabulary every module's configuration section is written in: a problem located by
 //! its dotted key, secrets that may come from the environment, and deserialisation that names
 //! the exact key that failed. A leaf: it imports nothing of the crate, so each module can own
-//! its own section without reaching up to the assembler in `config`.
+//! its own section without reaching up to the assembler (`startup::configure`).
 
 use std::fmt;
 

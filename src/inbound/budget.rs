@@ -76,7 +76,7 @@ fn check<K: std::hash::Hash + Eq + Clone>(
     scope: &'static str,
 ) -> Result<(), Throttled> {
     limiter.check(key).map_err(|wait| {
-        crate::observability::rate_limited(scope, "-");
+        crate::prometheus::rate_limited(scope, "-");
         Throttled {
             retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
         }

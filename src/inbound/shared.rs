@@ -39,7 +39,7 @@ impl SharedInbound {
         match budget.take(&self.shared.link).await {
             Ok(None) => Ok(()),
             Ok(Some(wait)) => {
-                crate::observability::rate_limited("inbound_agent_shared", "-");
+                crate::prometheus::rate_limited("inbound_agent_shared", "-");
                 Err(Throttled {
                     retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
                 })

@@ -33,7 +33,7 @@ pub enum Verdict {
     /// A plain `tools/list` or `ping` the front answers itself (`judge(.., true)` only).
     Listing { id: RawId, method: Listing },
     /// Answer with this JSON-RPC error.
-    Refuse(Refusal),
+    Refuse(FrameError),
 }
 
 /// The two requests besides `tools/call` whose answer is the same for every plain client.
@@ -105,14 +105,16 @@ fn direct_call(id: &str, params: &mut Option<Value>) -> Option<DirectCall> {
     })
 }
 
-pub struct Refusal {
+/// The JSON-RPC error the front writes for a frame it will not hand on (a protocol error
+/// found before the pipeline; the pipeline's own are `ProtocolError`s).
+pub struct FrameError {
     pub http_400: bool,
     pub id: RawId,
     pub code: i32,
     pub message: String,
 }
 
-impl Refusal {
+impl FrameError {
     fn invalid(id: RawId, message: impl Into<String>) -> Self {
         Self {
             http_400: true,
@@ -450,9 +452,9 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
         Ok(Read(read)) => read,
         Err(error) => {
             return Verdict::Refuse(if error.classify() == serde_json::error::Category::Data {
-                Refusal::invalid(null(), error.to_string())
+                FrameError::invalid(null(), error.to_string())
             } else {
-                Refusal {
+                FrameError {
                     http_400: true,
                     id: null(),
                     code: -32700,
@@ -464,16 +466,16 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     let Some(mut envelope) = read else {
         return Verdict::Refuse(
             if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'[') {
-                Refusal::invalid(null(), "JSON-RPC batches are not supported")
+                FrameError::invalid(null(), "JSON-RPC batches are not supported")
             } else {
-                Refusal::invalid(null(), "a request must be an object")
+                FrameError::invalid(null(), "a request must be an object")
             },
         );
     };
     let (id, wide) = match envelope.id.map(|id| (id, id_kind(id.get()))) {
         None => (None, false),
         Some((_, IdKind::Invalid)) => {
-            return Verdict::Refuse(Refusal::invalid(
+            return Verdict::Refuse(FrameError::invalid(
                 null(),
                 "id must be a string or an integer",
             ));
@@ -483,7 +485,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     };
     let echoed = || id.map_or_else(null, str::to_owned);
     if envelope.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-        return Verdict::Refuse(Refusal::invalid(echoed(), "jsonrpc must be \"2.0\""));
+        return Verdict::Refuse(FrameError::invalid(echoed(), "jsonrpc must be \"2.0\""));
     }
     let method = match envelope
         .method
@@ -491,9 +493,9 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     {
         Some(Ok(method)) => method,
         _ if id.is_none() && envelope.method.is_some() => return Verdict::Accepted,
-        None => return Verdict::Refuse(Refusal::invalid(echoed(), "missing method")),
+        None => return Verdict::Refuse(FrameError::invalid(echoed(), "missing method")),
         Some(Err(_)) => {
-            return Verdict::Refuse(Refusal::invalid(echoed(), "method must be a string"));
+            return Verdict::Refuse(FrameError::invalid(echoed(), "method must be a string"));
         }
     };
     if plain && let Some(raw) = id {
@@ -516,7 +518,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
         }
     }
     if wide {
-        return Verdict::Refuse(Refusal::invalid(
+        return Verdict::Refuse(FrameError::invalid(
             echoed(),
             "an integer id beyond 64 bits is only answered for tools/call, tools/list and ping; use a string id",
         ));
@@ -542,7 +544,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
             .and_then(|params| params.get("arguments"))
             .is_none_or(|arguments| arguments.is_object() || arguments.is_null());
         if !named || !arguments_ok {
-            return Verdict::Refuse(Refusal {
+            return Verdict::Refuse(FrameError {
                 http_400: false,
                 id: echoed(),
                 code: -32602,
@@ -558,7 +560,7 @@ pub fn judge(bytes: Bytes, plain: bool) -> Verdict {
     } else {
         (-32601, format!("Method not found: {}", echo(&method)))
     };
-    Verdict::Refuse(Refusal {
+    Verdict::Refuse(FrameError {
         http_400: false,
         id: echoed(),
         code,

@@ -66,5 +66,5 @@ pub struct Nfe {
     pub issued_at: Option<OffsetDateTime>,
 }
 
-/// How the bairro is marked in `extended_address` (the bridge's convention: README "Brazil").
+/// How the bairro is marked in `extended_address` (the bridge's convention: docs/merchants/brazil.md).
 pub const BAIRRO_MARK: &str = "Bairro";

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Refusal, RefusalCode};
+use super::{NegotiationCode, NegotiationError};
 use crate::protocol::{Capability, Namespace};
 
 /// The outcome of negotiating with one agent profile.
@@ -104,11 +104,16 @@ fn webhook_url(namespace: &Namespace, ucp: &Value, version: &str) -> Option<Stri
 
 /// Settles a fetched agent profile against the namespace's versions: the newest version both
 /// speak, or `version_unsupported` (NEG-001) when they share none.
-pub(super) fn settle(namespace: &Namespace, document: &Value) -> Result<Agreement, Refusal> {
+pub(super) fn settle(
+    namespace: &Namespace,
+    document: &Value,
+) -> Result<Agreement, NegotiationError> {
     let ucp = document
         .get("ucp")
         .filter(|ucp| ucp.get("version").and_then(Value::as_str).is_some())
-        .ok_or_else(|| Refusal::malformed("the agent profile has no ucp.version string"))?;
+        .ok_or_else(|| {
+            NegotiationError::malformed("the agent profile has no ucp.version string")
+        })?;
     let offers = offered(ucp);
     let Some(version) = newest(namespace.versions().filter(|ours| offers.contains(ours))) else {
         let shown: Vec<String> = offers
@@ -117,8 +122,8 @@ pub(super) fn settle(namespace: &Namespace, document: &Value) -> Result<Agreemen
             .map(|version| version.chars().take(40).collect())
             .collect();
         let served: Vec<&str> = namespace.versions().collect();
-        return Err(Refusal::new(
-            RefusalCode::VersionUnsupported,
+        return Err(NegotiationError::new(
+            NegotiationCode::VersionUnsupported,
             format!(
                 "protocol version {} is not supported; this business serves {}",
                 shown.join(", "),
@@ -146,7 +151,7 @@ mod tests {
 
     use super::*;
 
-    fn settled(profile: Value) -> Result<Agreement, RefusalCode> {
+    fn settled(profile: Value) -> Result<Agreement, NegotiationCode> {
         settle(&Namespace::UCP, &profile).map_err(|refusal| refusal.code)
     }
 
@@ -175,14 +180,14 @@ mod tests {
     fn no_shared_version_is_version_unsupported() {
         // NEG-001
         let none = json!({"ucp": {"version": "2026-01-23", "supported_versions": {"2026-01-11": "https://a.example/p"}}});
-        assert_eq!(settled(none), Err(RefusalCode::VersionUnsupported));
+        assert_eq!(settled(none), Err(NegotiationCode::VersionUnsupported));
         assert_eq!(
             settled(json!({"ucp": {}})),
-            Err(RefusalCode::ProfileMalformed)
+            Err(NegotiationCode::ProfileMalformed)
         );
         assert_eq!(
             settled(json!({"ucp": {"version": 7}})),
-            Err(RefusalCode::ProfileMalformed)
+            Err(NegotiationCode::ProfileMalformed)
         );
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::fetch::{Fetcher, Resolver};
-use super::{NegotiationConfig, Refusal};
+use super::{NegotiationConfig, NegotiationError};
 
 /// Clones share one fetcher: its limits, and the documents it holds (see `fetch`).
 #[derive(Clone)]
@@ -25,12 +25,12 @@ impl ProfileClient {
     }
 
     /// The profile document's bytes, or the negotiation code of why not.
-    pub async fn fetch(&self, profile: &str) -> Result<Bytes, Refusal> {
+    pub async fn fetch(&self, profile: &str) -> Result<Bytes, NegotiationError> {
         self.fetcher.fetch(profile).await
     }
 
     /// The document asked of its host again (conditionally, when it carried a validator).
-    pub async fn fetch_again(&self, profile: &str) -> Result<Bytes, Refusal> {
+    pub async fn fetch_again(&self, profile: &str) -> Result<Bytes, NegotiationError> {
         self.fetcher.fetch_again(profile).await
     }
 
@@ -39,7 +39,7 @@ impl ProfileClient {
         &self,
         url: &url::Url,
         timeout: Duration,
-    ) -> Result<reqwest::Client, Refusal> {
+    ) -> Result<reqwest::Client, NegotiationError> {
         self.fetcher.client_for(url, timeout).await
     }
 }

@@ -1,11 +1,11 @@
-//! The discovery/negotiation codes of the BCP error registry. A refusal names one of these
-//! and nothing else, so the status and JSON-RPC code an agent sees follow from the variant:
+//! The discovery/negotiation codes of the BCP error registry. A `NegotiationError` names one of
+//! these and nothing else, so the status and JSON-RPC code an agent sees follow from the variant:
 //! adding a code without deciding them does not compile.
 
 use http::StatusCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RefusalCode {
+pub enum NegotiationCode {
     /// NEG-005: not a URL the bridge may fetch (scheme, host, length), or a host that does not
     /// resolve.
     InvalidProfileUrl,
@@ -17,7 +17,7 @@ pub enum RefusalCode {
     VersionUnsupported,
 }
 
-impl RefusalCode {
+impl NegotiationCode {
     /// The code as written in `error.data.code`, the log and the merchant page.
     pub const fn as_str(self) -> &'static str {
         match self {

@@ -19,7 +19,7 @@ use url::{Host, Url};
 
 use super::limits::FetchLimits;
 use super::special_use::special_use;
-use super::{NegotiationConfig, Refusal};
+use super::{NegotiationConfig, NegotiationError};
 
 /// Addresses a profile fetch must not reach unless the host is explicitly allowed: every
 /// special-use block (see `special_use`).
@@ -109,8 +109,8 @@ fn host_listed(list: &[String], host: &str) -> bool {
         .any(|allowed| allowed.eq_ignore_ascii_case(host))
 }
 
-fn fetch_failed() -> Refusal {
-    Refusal::unreachable("the agent profile could not be fetched")
+fn fetch_failed() -> NegotiationError {
+    NegotiationError::unreachable("the agent profile could not be fetched")
 }
 
 impl Fetcher {
@@ -140,24 +140,24 @@ impl Fetcher {
     /// must not redirect and verifiers must not follow them (DISC-002).
     /// A document fetched within the share window is answered as it is; concurrent fetches of
     /// one URL share one request.
-    pub(super) async fn fetch(&self, profile: &str) -> Result<Bytes, Refusal> {
+    pub(super) async fn fetch(&self, profile: &str) -> Result<Bytes, NegotiationError> {
         self.recent
             .try_get_with_by_ref(profile, self.revalidate(profile))
             .await
-            .map_err(|refusal| Refusal::clone(&refusal))
+            .map_err(|refusal| NegotiationError::clone(&refusal))
     }
 
     /// [`Fetcher::fetch`] past the share window: asks the host again (conditionally when a
     /// validator is held), e.g. for keys after an unknown `kid`.
-    pub(super) async fn fetch_again(&self, profile: &str) -> Result<Bytes, Refusal> {
+    pub(super) async fn fetch_again(&self, profile: &str) -> Result<Bytes, NegotiationError> {
         self.recent.invalidate(profile).await;
         self.fetch(profile).await
     }
 
     /// One request for the document, conditional when a validator is held.
-    async fn revalidate(&self, profile: &str) -> Result<Bytes, Refusal> {
+    async fn revalidate(&self, profile: &str) -> Result<Bytes, NegotiationError> {
         let url = Url::parse(profile)
-            .map_err(|_| Refusal::invalid_url("the profile URL is not a URL"))?;
+            .map_err(|_| NegotiationError::invalid_url("the profile URL is not a URL"))?;
         let held = self.validated.get(profile).await;
         match self.get(&url, held.as_deref()).await? {
             Got::NotModified => match held {
@@ -179,13 +179,13 @@ impl Fetcher {
         }
     }
 
-    async fn get(&self, url: &Url, held: Option<&Validated>) -> Result<Got, Refusal> {
+    async fn get(&self, url: &Url, held: Option<&Validated>) -> Result<Got, NegotiationError> {
         let target = self.target(url)?;
         let _admission = tokio::time::timeout(self.timeout(), self.limits.admit(&target.host))
             .await
             .ok()
             .flatten()
-            .ok_or_else(Refusal::busy)?;
+            .ok_or_else(NegotiationError::busy)?;
         let client = self.pinned(&target, self.timeout()).await?;
         let mut request = client
             .get(url.clone())
@@ -204,14 +204,14 @@ impl Fetcher {
             return Ok(Got::NotModified);
         }
         if status.is_redirection() {
-            return Err(Refusal::unreachable(format!(
+            return Err(NegotiationError::unreachable(format!(
                 "the agent profile answered a redirect (HTTP {}); UCP profile URLs must not \
                  redirect and are not followed: publish the profile at its final URL",
                 status.as_u16()
             )));
         }
         if !status.is_success() {
-            return Err(Refusal::unreachable(format!(
+            return Err(NegotiationError::unreachable(format!(
                 "fetching the agent profile answered HTTP {}",
                 status.as_u16()
             )));
@@ -257,12 +257,16 @@ impl Fetcher {
         &self,
         url: &Url,
         timeout: Duration,
-    ) -> Result<reqwest::Client, Refusal> {
+    ) -> Result<reqwest::Client, NegotiationError> {
         let target = self.target(url)?;
         self.pinned(&target, timeout).await
     }
 
-    async fn pinned(&self, target: &Target, timeout: Duration) -> Result<reqwest::Client, Refusal> {
+    async fn pinned(
+        &self,
+        target: &Target,
+        timeout: Duration,
+    ) -> Result<reqwest::Client, NegotiationError> {
         let address = self.resolve(target).await?;
         let mut builder = reqwest::Client::builder()
             .redirect(Policy::none())
@@ -277,26 +281,30 @@ impl Fetcher {
     }
 
     /// Scheme, credentials, host and port of one hop.
-    fn target(&self, url: &Url) -> Result<Target, Refusal> {
+    fn target(&self, url: &Url) -> Result<Target, NegotiationError> {
         let (host, literal) = match url.host() {
             Some(Host::Domain(domain)) => (domain.to_ascii_lowercase(), None),
             Some(Host::Ipv4(ip)) => (ip.to_string(), Some(IpAddr::V4(ip))),
             Some(Host::Ipv6(ip)) => (format!("[{ip}]"), Some(IpAddr::V6(ip))),
-            None => return Err(Refusal::invalid_url("the profile URL has no host")),
+            None => return Err(NegotiationError::invalid_url("the profile URL has no host")),
         };
         match url.scheme() {
             "https" => {}
             "http" if host_listed(&self.config.allow_http_hosts, &host) => {}
-            _ => return Err(Refusal::invalid_url("the profile URL must use https")),
+            _ => {
+                return Err(NegotiationError::invalid_url(
+                    "the profile URL must use https",
+                ));
+            }
         }
         if !url.username().is_empty() || url.password().is_some() {
-            return Err(Refusal::invalid_url(
+            return Err(NegotiationError::invalid_url(
                 "the profile URL must not carry credentials",
             ));
         }
         let port = url
             .port_or_known_default()
-            .ok_or_else(|| Refusal::invalid_url("the profile URL has no port"))?;
+            .ok_or_else(|| NegotiationError::invalid_url("the profile URL has no port"))?;
         Ok(Target {
             host,
             literal,
@@ -306,7 +314,7 @@ impl Fetcher {
 
     /// The address to connect to. Every answer must be acceptable: a name that also resolves
     /// inward is refused outright (DISC-011).
-    async fn resolve(&self, target: &Target) -> Result<SocketAddr, Refusal> {
+    async fn resolve(&self, target: &Target) -> Result<SocketAddr, NegotiationError> {
         let candidates = match target.literal {
             Some(ip) => vec![SocketAddr::new(ip, target.port)],
             None => match tokio::time::timeout(
@@ -318,14 +326,14 @@ impl Fetcher {
                 Ok(Lookup::Found(addresses)) => addresses,
                 Ok(Lookup::NotFound) => Vec::new(),
                 Err(_) => {
-                    return Err(Refusal::unreachable(
+                    return Err(NegotiationError::unreachable(
                         "the profile host did not resolve in time",
                     ));
                 }
             },
         };
         let Some(first) = candidates.first().copied() else {
-            return Err(Refusal::unresolvable());
+            return Err(NegotiationError::unresolvable());
         };
         if host_listed(&self.config.allow_private_hosts, &target.host) {
             return Ok(first);
@@ -335,7 +343,7 @@ impl Fetcher {
                 block,
                 "agent profile host resolves to a special-use address"
             );
-            return Err(Refusal::invalid_url(
+            return Err(NegotiationError::invalid_url(
                 "the profile host resolves to a non-public address",
             ));
         }
@@ -348,6 +356,6 @@ impl Fetcher {
     }
 }
 
-fn too_big(cap: usize) -> Refusal {
-    Refusal::malformed(format!("the agent profile is larger than {cap} bytes"))
+fn too_big(cap: usize) -> NegotiationError {
+    NegotiationError::malformed(format!("the agent profile is larger than {cap} bytes"))
 }

@@ -29,7 +29,7 @@ use crate::settings::ConfigProblem;
 
 pub use agreement::Agreement;
 pub use client::ProfileClient;
-pub use code::RefusalCode;
+pub use code::NegotiationCode;
 pub use fetch::is_restricted;
 
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -125,17 +125,18 @@ impl NegotiationConfig {
     }
 }
 
-/// A negotiation failure as the registry names it.
+/// A negotiation failure as the registry names it: this layer's error, which the pipeline
+/// turns into the protocol error `ProtocolError::Negotiation`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refusal {
-    pub code: RefusalCode,
+pub struct NegotiationError {
+    pub code: NegotiationCode,
     pub content: String,
     /// Says nothing about the profile (the bridge was busy): never cached.
     transient: bool,
 }
 
-impl Refusal {
-    fn new(code: RefusalCode, content: impl Into<String>) -> Self {
+impl NegotiationError {
+    fn new(code: NegotiationCode, content: impl Into<String>) -> Self {
         Self {
             code,
             content: content.into(),
@@ -174,22 +175,22 @@ impl Refusal {
     }
 
     pub fn invalid_url(content: impl Into<String>) -> Self {
-        Self::new(RefusalCode::InvalidProfileUrl, content)
+        Self::new(NegotiationCode::InvalidProfileUrl, content)
     }
 
     pub fn unreachable(content: impl Into<String>) -> Self {
-        Self::new(RefusalCode::ProfileUnreachable, content)
+        Self::new(NegotiationCode::ProfileUnreachable, content)
     }
 
     pub fn malformed(content: impl Into<String>) -> Self {
-        Self::new(RefusalCode::ProfileMalformed, content)
+        Self::new(NegotiationCode::ProfileMalformed, content)
     }
 }
 
 /// Outcomes kept at most; the cache evicts the least useful beyond this to bound memory.
 const CACHE_CAP: u64 = 10_000;
 
-type Outcome = Result<Agreement, Refusal>;
+type Outcome = Result<Agreement, NegotiationError>;
 
 /// Successes live `cache_ttl_secs`, failures `failure_cache_ttl_secs`.
 struct OutcomeTtl {
@@ -263,7 +264,7 @@ impl Negotiator {
     /// Negotiates with the agent named in `meta["ucp-agent"].profile`: `None` when nothing was
     /// negotiated (negotiation is off, or the profile is missing, which is left to argument
     /// validation, -32602).
-    pub async fn check(&self, meta: &CallMeta) -> Result<Option<Agreement>, Refusal> {
+    pub async fn check(&self, meta: &CallMeta) -> Result<Option<Agreement>, NegotiationError> {
         if !self.config.enabled {
             return Ok(None);
         }
@@ -279,7 +280,7 @@ impl Negotiator {
     /// The cached outcome for `profile`, or one fetch shared by every concurrent caller.
     async fn outcome(&self, profile: &str) -> Outcome {
         if profile.len() > 2048 {
-            return Err(Refusal::invalid_url("profile URL is too long"));
+            return Err(NegotiationError::invalid_url("profile URL is too long"));
         }
         let shared = self
             .outcomes
@@ -300,14 +301,14 @@ impl Negotiator {
             .await;
         match shared {
             Ok(outcome) => outcome,
-            Err(refusal) => Err(Refusal::clone(&refusal)),
+            Err(refusal) => Err(NegotiationError::clone(&refusal)),
         }
     }
 
-    async fn negotiate(&self, profile: &str) -> Result<Agreement, Refusal> {
+    async fn negotiate(&self, profile: &str) -> Result<Agreement, NegotiationError> {
         let body = self.fetcher.fetch(profile).await?;
         let document: Value = serde_json::from_slice(&body)
-            .map_err(|_| Refusal::malformed("the agent profile is not valid JSON"))?;
+            .map_err(|_| NegotiationError::malformed("the agent profile is not valid JSON"))?;
         agreement::settle(&self.namespace, &document)
     }
 }

@@ -161,7 +161,7 @@ async fn refused_addresses_are_never_connected_to() {
         let refusal = negotiator.outcome(url).await.unwrap_err();
         assert_eq!(
             refusal.code,
-            RefusalCode::InvalidProfileUrl,
+            NegotiationCode::InvalidProfileUrl,
             "{url}: {refusal:?}"
         );
     }
@@ -176,7 +176,7 @@ async fn refused_addresses_are_never_connected_to() {
         .outcome(&format!("https://allowed.test:{port}/p"))
         .await
         .unwrap_err();
-    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
+    assert_eq!(refusal.code, NegotiationCode::ProfileUnreachable);
     assert_eq!(accepts.load(Ordering::SeqCst), 1);
 }
 
@@ -294,8 +294,8 @@ async fn a_full_bridge_answers_busy_and_does_not_remember_it() {
         .unwrap();
     let refusal = negotiator.outcome(&url).await.unwrap_err();
     // NEG-003: the fetch failed (it never started), 424
-    assert_eq!(refusal, Refusal::busy());
-    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
+    assert_eq!(refusal, NegotiationError::busy());
+    assert_eq!(refusal.code, NegotiationCode::ProfileUnreachable);
     drop(held);
     assert!(negotiator.outcome(&url).await.is_ok());
     assert_eq!(load.hits.load(Ordering::SeqCst), 1);
@@ -317,14 +317,14 @@ async fn resolution_failures_are_classified_per_the_registry() {
     // NEG-005: "Profile URL is malformed, missing, or unresolvable" -> invalid_profile_url, 400
     for url in ["https://nowhere.test/p", "https://empty.test/p"] {
         let refusal = negotiator.outcome(url).await.unwrap_err();
-        assert_eq!(refusal.code, RefusalCode::InvalidProfileUrl, "{url}");
+        assert_eq!(refusal.code, NegotiationCode::InvalidProfileUrl, "{url}");
     }
     // NEG-003: "fetch failed (timeout, ...)" -> profile_unreachable, 424
     let refusal = negotiator
         .outcome("https://silent.test/p")
         .await
         .unwrap_err();
-    assert_eq!(refusal.code, RefusalCode::ProfileUnreachable);
+    assert_eq!(refusal.code, NegotiationCode::ProfileUnreachable);
 }
 
 #[tokio::test]

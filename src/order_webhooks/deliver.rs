@@ -23,7 +23,7 @@ use tokio::sync::Semaphore;
 use url::Url;
 
 use super::OrderWebhooksConfig;
-use crate::negotiation::{NegotiationConfig, ProfileClient, RefusalCode};
+use crate::negotiation::{NegotiationCode, NegotiationConfig, ProfileClient};
 use crate::signatures::SigningKey;
 
 /// One event, fixed when queued (and stored as is in the shared queue).
@@ -174,7 +174,7 @@ impl Deliverer {
         };
         let client = match self.client.client_for(url, self.policy.timeout).await {
             Ok(client) => client,
-            Err(refusal) if refusal.code == RefusalCode::InvalidProfileUrl => {
+            Err(refusal) if refusal.code == NegotiationCode::InvalidProfileUrl => {
                 return Outcome::Forbidden;
             }
             Err(_) => return retry,

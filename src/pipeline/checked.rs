@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::Steps;
-use super::answers::AnswerCache;
+use super::answer_cache::AnswerCache;
 use super::protocol_error::ProtocolError;
 use super::tools::Context;
 use crate::idempotency::{Client, Scope};

@@ -12,7 +12,7 @@
 //! 8. **idempotency** — a keyed mutation runs once, its replay is the recorded answer;
 //! 9. **brain** — the arguments decoded into the tool's input type and handed to its brain
 //!    entry (both declared in [`tools`]); a catalog read
-//!    may be answered from the answer cache instead ([`answers`]), the brain's work alone
+//!    may be answered from the answer cache instead ([`answer_cache`]), the brain's work alone
 //!    skipped;
 //! 10. **activity** — metrics, the merchant page's counts, the log line.
 //!
@@ -24,9 +24,9 @@
 //! - `Err(ProtocolError)`: a typed refusal; `http_status()` and `code()` (JSON-RPC) are its
 //!   wire numbers, `data()` its registry data, `reason()` what may be shown.
 //!
-//! A front whose refusals name a release (REST's error envelope, `ucp.version`) calls
-//! [`Pipeline::call_released`] instead: the refusal comes with the release negotiation
-//! picked, when the call got that far.
+//! A front whose errors name a release (REST's error envelope, `ucp.version`) calls
+//! [`Pipeline::call_with_release`] instead: the error comes with the release negotiation
+//! picked, when the call got that far ([`WithRelease`]).
 //!
 //! A REST front maps `POST /catalog/search` to `tool: "search_catalog"` (and so on), puts the
 //! body in `arguments`, the `UCP-Agent` profile and `Idempotency-Key` header into `meta`
@@ -35,8 +35,9 @@
 //! is not a tool call (MCP `initialize`, `tools/list`) is admitted with
 //! [`Pipeline::admit`], the signature step alone.
 
+pub mod activity;
 pub mod agents;
-pub mod answers;
+pub mod answer_cache;
 mod call;
 mod checked;
 pub mod protocol_error;
@@ -51,7 +52,7 @@ use serde_json::{Map, Value};
 use tracing::Instrument;
 
 use self::agents::{AgentsConfig, MetaSource};
-use self::answers::AnswerCache;
+use self::answer_cache::AnswerCache;
 pub use self::call::{Call, Covered, Passage};
 pub use self::protocol_error::ProtocolError;
 use self::tool_table::ToolTable;
@@ -60,7 +61,7 @@ use crate::brain::Brain;
 use crate::idempotency::{Client, Idempotency};
 use crate::inbound::limits::CallLimits;
 use crate::negotiation::Negotiator;
-use crate::observability::activity::Activity;
+use crate::pipeline::activity::Activity;
 use crate::protocol::Message;
 use crate::protocol::answer::{Answer, Label, Outcome};
 use crate::signatures::{Mode, SignatureCheck, SignatureError};
@@ -108,12 +109,23 @@ fn add_message(answer: Answer, message: Message) -> Result<Answer, ProtocolError
         .map_err(|_| ProtocolError::Internal)
 }
 
-/// A refusal and the release the refused call was agreed at: `None` when it was refused
-/// before negotiation picked one (signatures, budget, unknown tool, access, negotiation).
+/// An error and the release its call was agreed at: `None` when the call was refused before
+/// negotiation picked one (signatures, budget, unknown tool, access, negotiation), and for a
+/// front's own errors. The pipeline's carries a [`ProtocolError`]; a front's, its wire form.
 #[derive(Debug)]
-pub struct Refused {
-    pub error: ProtocolError,
-    pub version: Option<&'static str>,
+pub struct WithRelease<E = ProtocolError> {
+    pub error: E,
+    pub release: Option<&'static str>,
+}
+
+/// An error raised before any release was agreed.
+impl<E> From<E> for WithRelease<E> {
+    fn from(error: E) -> Self {
+        Self {
+            error,
+            release: None,
+        }
+    }
 }
 
 /// Who made a call: its address (the per-peer budget) and the client its idempotency records
@@ -172,15 +184,15 @@ impl Pipeline {
 
     /// One tool call through every step.
     pub async fn call(&self, call: Call<'_>) -> Result<Answer, ProtocolError> {
-        self.call_released(call)
+        self.call_with_release(call)
             .await
             .map_err(|refused| refused.error)
     }
 
-    /// [`Pipeline::call`], a refusal carrying the release the call was agreed at.
-    pub async fn call_released(&self, call: Call<'_>) -> Result<Answer, Refused> {
+    /// [`Pipeline::call`], its error carrying the release the call was agreed at.
+    pub async fn call_with_release(&self, call: Call<'_>) -> Result<Answer, WithRelease> {
         if !telemetry::enabled() {
-            return self.released(call, &OnceLock::new()).await;
+            return self.run(call, &OnceLock::new()).await;
         }
         // Only a tool the bridge knows is named in a trace, never the client's text.
         let known = self
@@ -191,7 +203,7 @@ impl Pipeline {
         let span = telemetry::tool_call(known, call.transport, call.trace_headers);
         let agreed = OnceLock::new();
         // Boxed: the traced call's future would otherwise sit, whole, inside its wrapper's.
-        let outcome = span.within(Box::pin(self.released(call, &agreed))).await;
+        let outcome = span.within(Box::pin(self.run(call, &agreed))).await;
         let label = match &outcome {
             Ok(answer) => answer.outcome().label().as_str(),
             Err(refused) => refused.error.label().as_str(),
@@ -200,16 +212,15 @@ impl Pipeline {
         outcome
     }
 
-    async fn released(
+    /// The signature step, then [`Pipeline::answer`]; `agreed` receives the release
+    /// negotiation picks.
+    async fn run(
         &self,
         call: Call<'_>,
         agreed: &OnceLock<&'static str>,
-    ) -> Result<Answer, Refused> {
+    ) -> Result<Answer, WithRelease> {
         let passage = match &call.covered {
-            Some(covered) => self.passage(covered).await.map_err(|error| Refused {
-                error,
-                version: None,
-            })?,
+            Some(covered) => self.passage(covered).await.map_err(WithRelease::from)?,
             None => call.admitted,
         };
         let replay_only = passage == Passage::ReplayOnly;
@@ -229,9 +240,9 @@ impl Pipeline {
             agreed,
         )
         .await
-        .map_err(|error| Refused {
+        .map_err(|error| WithRelease {
             error,
-            version: agreed.get().copied(),
+            release: agreed.get().copied(),
         })
     }
 
@@ -287,7 +298,7 @@ impl Pipeline {
             .await;
         let label = label(&outcome);
         let known = steps.tools.declared(tool).unwrap_or("unknown");
-        crate::observability::tool_call(known, label.as_str(), started.elapsed());
+        crate::prometheus::tool_call(known, label.as_str(), started.elapsed());
         steps.activity.record(tool, label);
         let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
         let _entered = span.enter();

@@ -9,7 +9,7 @@ use crate::access::AccessDenied;
 use crate::brain::BrainError;
 use crate::idempotency::IdempotencyError;
 use crate::inbound::limits::LimitError;
-use crate::negotiation::{Refusal, RefusalCode};
+use crate::negotiation::{NegotiationCode, NegotiationError};
 use crate::platform::PlatformError;
 use crate::protocol::answer::Label;
 use crate::signatures::{SignatureCode, SignatureError, SignatureErrorCode};
@@ -29,7 +29,10 @@ pub enum ProtocolError {
     UnknownTool(String),
     /// Discovery/negotiation failures: the code decides the status and JSON-RPC code.
     #[error("{content}")]
-    Negotiation { code: RefusalCode, content: String },
+    Negotiation {
+        code: NegotiationCode,
+        content: String,
+    },
     #[error("Too many requests")]
     RateLimited { retry_after_secs: u64 },
     #[error("The store is temporarily unavailable")]
@@ -242,8 +245,8 @@ impl From<AccessDenied> for ProtocolError {
     }
 }
 
-impl From<Refusal> for ProtocolError {
-    fn from(refusal: Refusal) -> Self {
+impl From<NegotiationError> for ProtocolError {
+    fn from(refusal: NegotiationError) -> Self {
         Self::Negotiation {
             code: refusal.code,
             content: refusal.content,
@@ -322,15 +325,16 @@ mod tests {
             (missing.code(), missing.http_status()),
             (-32000, StatusCode::UNAUTHORIZED)
         );
-        let unreachable = ProtocolError::from(Refusal::unreachable("down"));
+        let unreachable = ProtocolError::from(NegotiationError::unreachable("down"));
         assert_eq!(unreachable.code(), -32001);
         assert_eq!(unreachable.http_status(), StatusCode::FAILED_DEPENDENCY);
     }
 
     #[test]
     fn a_signer_profile_refusal_is_answered_as_negotiation() {
-        let error =
-            ProtocolError::from(SignatureError::Profile(Refusal::malformed("not a profile")));
+        let error = ProtocolError::from(SignatureError::Profile(NegotiationError::malformed(
+            "not a profile",
+        )));
         assert_eq!(
             (error.code(), error.http_status()),
             (-32001, StatusCode::UNPROCESSABLE_ENTITY)

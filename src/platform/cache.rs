@@ -288,7 +288,7 @@ impl CatalogPort for CachedCatalog {
             Ok(page) => page,
             Err(unkept) => Unkept::answer(unkept)?,
         };
-        crate::observability::cache("search", !missed);
+        crate::prometheus::cache("search", !missed);
         Ok(page.read())
     }
 
@@ -306,11 +306,11 @@ impl CatalogPort for CachedCatalog {
             };
             match self.resolved.get(&key).await {
                 Some(hit) => {
-                    crate::observability::cache("resolve", true);
+                    crate::prometheus::cache("resolve", true);
                     found.extend(hit.read());
                 }
                 None => {
-                    crate::observability::cache("resolve", false);
+                    crate::prometheus::cache("resolve", false);
                     if !missing.contains(id) {
                         missing.push(id.clone());
                     }
@@ -366,7 +366,7 @@ impl CatalogPort for CachedCatalog {
             Ok(hit) => hit,
             Err(unkept) => Unkept::answer(unkept)?,
         };
-        crate::observability::cache("product", !missed);
+        crate::prometheus::cache("product", !missed);
         Ok(hit.read())
     }
 }

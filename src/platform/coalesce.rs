@@ -114,7 +114,7 @@ where
             match calls.get_mut(&key) {
                 Some(entry) => {
                     entry.joined += 1;
-                    crate::observability::read_shared(self.read);
+                    crate::prometheus::read_shared(self.read);
                     entry.answer.clone()
                 }
                 None => {

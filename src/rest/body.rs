@@ -10,7 +10,7 @@ use http::HeaderMap;
 use http::header::CONTENT_ENCODING;
 use http_body_util::LengthLimitError;
 
-use super::refusal::Refusal;
+use super::error::RestError;
 use crate::inbound::body_read::{BodyTimedOut, caused_by, declared_over};
 
 pub struct Received {
@@ -18,20 +18,20 @@ pub struct Received {
     pub decoded: Bytes,
 }
 
-pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Received, Refusal> {
+pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Received, RestError> {
     if declared_over(&body, limit) {
-        return Err(Refusal::too_large(format!(
+        return Err(RestError::too_large(format!(
             "the body is larger than {limit} bytes"
         )));
     }
     let raw = axum::body::to_bytes(body, limit).await.map_err(|error| {
         let inner: &(dyn std::error::Error + 'static) = &error;
         if caused_by::<LengthLimitError>(inner) {
-            Refusal::too_large(format!("the body is larger than {limit} bytes"))
+            RestError::too_large(format!("the body is larger than {limit} bytes"))
         } else if caused_by::<BodyTimedOut>(inner) {
-            Refusal::timed_out()
+            RestError::timed_out()
         } else {
-            Refusal::bad_request("the body could not be read (malformed framing)", None)
+            RestError::bad_request("the body could not be read (malformed framing)", None)
         }
     })?;
     let encoding = match headers.get(CONTENT_ENCODING) {
@@ -39,7 +39,7 @@ pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Recei
         Some(value) => Some(
             value
                 .to_str()
-                .map_err(|_| Refusal::unsupported_media_type("Content-Encoding is not text"))?
+                .map_err(|_| RestError::unsupported_media_type("Content-Encoding is not text"))?
                 .trim()
                 .to_ascii_lowercase(),
         ),
@@ -48,7 +48,7 @@ pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Recei
         None | Some("" | "identity") => raw.clone(),
         Some("gzip" | "x-gzip") => inflate(&raw, limit)?,
         Some(_) => {
-            return Err(Refusal::unsupported_media_type(
+            return Err(RestError::unsupported_media_type(
                 "Content-Encoding must be gzip or identity",
             ));
         }
@@ -56,14 +56,14 @@ pub async fn read(headers: &HeaderMap, body: Body, limit: usize) -> Result<Recei
     Ok(Received { raw, decoded })
 }
 
-fn inflate(raw: &[u8], limit: usize) -> Result<Bytes, Refusal> {
+fn inflate(raw: &[u8], limit: usize) -> Result<Bytes, RestError> {
     let mut inflated = Vec::new();
     let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
     match GzDecoder::new(raw).take(cap).read_to_end(&mut inflated) {
-        Ok(_) if inflated.len() > limit => Err(Refusal::too_large(format!(
+        Ok(_) if inflated.len() > limit => Err(RestError::too_large(format!(
             "the inflated body is larger than {limit} bytes"
         ))),
         Ok(_) => Ok(Bytes::from(inflated)),
-        Err(_) => Err(Refusal::bad_request("the body is not valid gzip", None)),
+        Err(_) => Err(RestError::bad_request("the body is not valid gzip", None)),
     }
 }

@@ -14,14 +14,14 @@ use http::{HeaderValue, StatusCode, request::Parts};
 use serde_json::Value;
 
 use super::body;
+use super::error::RestError;
 use super::headers;
 use super::operation::Operation;
-use super::refusal::Refusal;
 use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::pipeline::tools::BodyRole;
-use crate::pipeline::{Call, Covered, Passage, Pipeline};
+use crate::pipeline::{Call, Covered, Passage, Pipeline, WithRelease};
 use crate::protocol::MessageCode;
 use crate::protocol::answer::{Answer, Outcome};
 
@@ -85,7 +85,7 @@ pub fn routes(front: RestFront, base: &str) -> Router {
         let version = front.version;
         // axum's own 405 is an empty text answer; an agent reads the REST error envelope.
         let methods = methods.fallback(move || async move {
-            let mut response = Refusal::method_not_allowed().response(version);
+            let mut response = RestError::method_not_allowed().response(version);
             response.headers_mut().insert(ALLOW, allow);
             response
         });
@@ -101,30 +101,14 @@ pub fn routes(front: RestFront, base: &str) -> Router {
     ))
 }
 
-/// A refusal and the release its envelope names: the one the pipeline agreed on, when the
-/// call got that far; `None` for the front's own refusals and those before negotiation.
-struct Declined {
-    refusal: Refusal,
-    version: Option<&'static str>,
-}
-
-impl From<Refusal> for Declined {
-    fn from(refusal: Refusal) -> Self {
-        Self {
-            refusal,
-            version: None,
-        }
-    }
-}
-
 impl RestFront {
     async fn handle(&self, operation: Operation, id: Option<String>, request: Request) -> Response {
         let request_id = headers::request_id(request.headers());
         let mut response = match self.answer(operation, id, request).await {
             Ok(response) => response,
-            Err(declined) => declined
-                .refusal
-                .response(declined.version.unwrap_or(self.version)),
+            Err(refused) => refused
+                .error
+                .response(refused.release.unwrap_or(self.version)),
         };
         if let Ok(value) = HeaderValue::from_str(&request_id) {
             response.headers_mut().insert("request-id", value);
@@ -137,9 +121,9 @@ impl RestFront {
         operation: Operation,
         id: Option<String>,
         request: Request,
-    ) -> Result<Response, Declined> {
+    ) -> Result<Response, WithRelease<RestError>> {
         if operation.path().contains("{id}") && id.is_none() {
-            return Err(Refusal::bad_request(
+            return Err(RestError::bad_request(
                 format!(
                     "the {} id in the path is not valid UTF-8",
                     operation.resource()
@@ -151,19 +135,19 @@ impl RestFront {
         let (parts, body) = request.into_parts();
         front_door(&self.hosts, &parts)?;
         if !headers::accepts_json(&parts.headers) {
-            return Err(Refusal::not_acceptable().into());
+            return Err(RestError::not_acceptable().into());
         }
         required_headers(operation, &parts.headers, self.default_profile)?;
         let received = body::read(&parts.headers, body, self.body_limit).await?;
         let document = self.document(operation, &parts, &received.decoded)?;
         let profile =
-            headers::agent_profile(&parts.headers).map_err(|bad| Refusal::bad_agent(bad.0))?;
+            headers::agent_profile(&parts.headers).map_err(|bad| RestError::bad_agent(bad.0))?;
         let meta = headers::meta(profile, &parts.headers);
         let call = Call {
             tool: operation.tool().as_str(),
             arguments: operation.arguments(document, id).map_err(|path| {
                 let resource = operation.resource();
-                Refusal::bad_request(
+                RestError::bad_request(
                     format!(
                         "{path}: the body's {resource} id differs from the {resource} in the path"
                     ),
@@ -186,11 +170,11 @@ impl RestFront {
             transport: "rest",
             trace_headers: Some(&parts.headers),
         };
-        match self.pipeline.call_released(call).await {
+        match self.pipeline.call_with_release(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),
-            Err(refused) => Err(Declined {
-                refusal: Refusal::from_protocol(Some(operation), &refused.error),
-                version: refused.version,
+            Err(refused) => Err(WithRelease {
+                error: RestError::from_protocol(Some(operation), &refused.error),
+                release: refused.release,
             }),
         }
     }
@@ -202,23 +186,23 @@ impl RestFront {
         operation: Operation,
         parts: &Parts,
         decoded: &[u8],
-    ) -> Result<Option<Value>, Refusal> {
+    ) -> Result<Option<Value>, RestError> {
         if operation.body_role() == BodyRole::None {
             return Ok(None);
         }
         if !headers::content_is_json(&parts.headers) {
-            return Err(Refusal::unsupported_media_type(
+            return Err(RestError::unsupported_media_type(
                 "the body must be sent as Content-Type: application/json",
             ));
         }
         let value: Value = serde_json::from_slice(decoded).map_err(|error| {
-            Refusal::bad_request(
+            RestError::bad_request(
                 format!("the body is not valid JSON ({error})"),
                 Some("$".to_owned()),
             )
         })?;
         if !value.is_object() {
-            return Err(Refusal::bad_request(
+            return Err(RestError::bad_request(
                 "the body must be a JSON object",
                 Some("$".to_owned()),
             ));
@@ -256,7 +240,7 @@ fn required_headers(
     operation: Operation,
     sent: &http::HeaderMap,
     default_profile: bool,
-) -> Result<(), Refusal> {
+) -> Result<(), RestError> {
     let required: Vec<(&'static str, &'static str)> = operation
         .required_headers()
         .iter()
@@ -265,10 +249,10 @@ fn required_headers(
         .collect();
     match headers::first_missing(sent, &required) {
         None => Ok(()),
-        Some("UCP-Agent") => Err(Refusal::bad_agent(
+        Some("UCP-Agent") => Err(RestError::bad_agent(
             "the UCP-Agent header is required: UCP-Agent: profile=\"https://agent.example/.well-known/ucp\"",
         )),
-        Some(name) => Err(Refusal::bad_request(
+        Some(name) => Err(RestError::bad_request(
             format!("the {name} header is required on this operation"),
             None,
         )),
@@ -284,9 +268,9 @@ fn allow_header(methods: &[http::Method]) -> HeaderValue {
     HeaderValue::from_str(&names.join(", ")).unwrap_or(HeaderValue::from_static("POST"))
 }
 
-fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), Refusal> {
+fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), RestError> {
     hosts.check(parts).map_err(|foreign| {
         tracing::info!(outcome = "forbidden", %foreign, "REST request refused");
-        Refusal::forbidden(foreign)
+        RestError::forbidden(foreign)
     })
 }

@@ -7,10 +7,10 @@
 //! (`pipeline::tools`: `POST /catalog/search`, `GET /carts/{id}`, …).
 
 mod body;
+mod error;
 mod front;
 mod headers;
 mod operation;
-mod refusal;
 mod token;
 
 pub use front::{RestFront, routes};

@@ -7,8 +7,8 @@ use axum::response::Response;
 use http::HeaderValue;
 use http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 
+use super::error::RestError;
 use super::headers;
-use super::refusal::Refusal;
 use crate::access::Access;
 use crate::pipeline::ProtocolError;
 
@@ -42,7 +42,7 @@ pub async fn require_token(
                 "Bearer"
             };
             let error = ProtocolError::from(denied);
-            let mut response = Refusal::from_protocol(None, &error).response(front.version);
+            let mut response = RestError::from_protocol(None, &error).response(front.version);
             let request_id = headers::request_id(request.headers());
             let response_headers = response.headers_mut();
             response_headers.insert(WWW_AUTHENTICATE, HeaderValue::from_static(challenge));

@@ -4,7 +4,7 @@
 
 use http::StatusCode;
 
-use crate::negotiation::RefusalCode;
+use crate::negotiation::NegotiationCode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SignatureCode {
@@ -69,7 +69,7 @@ impl SignatureCode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SignatureErrorCode {
     Signature(SignatureCode),
-    Profile(RefusalCode),
+    Profile(NegotiationCode),
 }
 
 impl SignatureErrorCode {

@@ -7,7 +7,7 @@ use sfv::{BareItem, Dictionary, FieldType, InnerList, ListEntry, Parser};
 
 use super::SignatureError;
 use crate::logging::echo;
-use crate::negotiation::Refusal;
+use crate::negotiation::NegotiationError;
 
 pub(super) const SIGNATURE_INPUT: &str = "signature-input";
 pub(super) const SIGNATURE: &str = "signature";
@@ -129,7 +129,8 @@ pub(super) fn sha256_digest(headers: &HeaderMap) -> Result<Option<Vec<u8>>, Sign
 
 /// The signer's profile URL from `UCP-Agent: profile="https://…"` (SIG-039, SIG-040).
 pub(super) fn ucp_agent_profile(headers: &HeaderMap) -> Result<Option<String>, SignatureError> {
-    let invalid = |why: &str| SignatureError::Profile(Refusal::invalid_url(why.to_owned()));
+    let invalid =
+        |why: &str| SignatureError::Profile(NegotiationError::invalid_url(why.to_owned()));
     let Some(text) = combined(headers, UCP_AGENT)? else {
         return Ok(None);
     };

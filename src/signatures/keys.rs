@@ -16,7 +16,7 @@ use moka::future::Cache;
 use serde_json::Value;
 
 use super::TTL_FLOOR;
-use crate::negotiation::{ProfileClient, Refusal};
+use crate::negotiation::{NegotiationError, ProfileClient};
 
 /// The algorithms verified here, named as RFC 9421's registry names them (§6.2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,7 +178,7 @@ impl KeySet {
     }
 }
 
-type Fetched = Result<Arc<KeySet>, Refusal>;
+type Fetched = Result<Arc<KeySet>, NegotiationError>;
 
 const CACHE_CAP: u64 = 10_000;
 
@@ -211,12 +211,13 @@ impl KeyDirectory {
         self.sets
             .try_get_with_by_ref(profile, async {
                 let body = self.client.fetch(profile).await?;
-                let document: Value = serde_json::from_slice(&body)
-                    .map_err(|_| Refusal::malformed("the agent profile is not valid JSON"))?;
-                Ok::<_, Refusal>(Arc::new(KeySet::from_profile(&document)))
+                let document: Value = serde_json::from_slice(&body).map_err(|_| {
+                    NegotiationError::malformed("the agent profile is not valid JSON")
+                })?;
+                Ok::<_, NegotiationError>(Arc::new(KeySet::from_profile(&document)))
             })
             .await
-            .map_err(|refusal| Refusal::clone(&refusal))
+            .map_err(|refusal| NegotiationError::clone(&refusal))
     }
 
     /// After an unknown `kid`: the profile fetched again, at most once per TTL floor per

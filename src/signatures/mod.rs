@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::negotiation::{ProfileClient, Refusal};
+use crate::negotiation::{NegotiationError, ProfileClient};
 use crate::settings::ConfigProblem;
 
 pub use code::{SignatureCode, SignatureErrorCode};
@@ -123,7 +123,7 @@ pub enum SignatureError {
     AlgorithmUnsupported(String),
     /// The signer's profile could not be named or fetched (negotiation's codes).
     #[error("{}", .0.content)]
-    Profile(Refusal),
+    Profile(NegotiationError),
 }
 
 impl SignatureError {

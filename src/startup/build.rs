@@ -24,15 +24,16 @@ use crate::brain::checkout::CheckoutBrain;
 use crate::brain::checkout::handles::OrderHandles;
 use crate::discovery::{self, Binding};
 use crate::inbound::limits::CallLimits;
+use crate::inbound_webhooks::invalidations::Invalidations;
 use crate::mcp::BcpMcp;
 use crate::mcp::direct::Direct;
 use crate::mcp::http::{Front, mcp_front};
 use crate::mcp::shared_service::SharedService;
 use crate::mcp::token::require_token;
 use crate::negotiation::{Negotiator, ProfileClient};
-use crate::observability::activity::Activity;
 use crate::order_webhooks::OrderWebhooks;
-use crate::pipeline::answers::AnswerCache;
+use crate::pipeline::activity::Activity;
+use crate::pipeline::answer_cache::AnswerCache;
 use crate::pipeline::tool_table::ToolTable;
 use crate::pipeline::tools::{DECLARED, Declaration};
 use crate::pipeline::{Pipeline, Steps};
@@ -43,7 +44,6 @@ use crate::replicas::Shared;
 use crate::rest::{self, RestFront};
 use crate::signatures::SignatureCheck;
 use crate::status_page::{self, Door, PageContext};
-use crate::webhooks::invalidations::Invalidations;
 
 /// Everything the running bridge is made of, built once at start-up.
 pub struct Bridge {
@@ -112,7 +112,7 @@ pub async fn build_with_tools(
     shutdown: CancellationToken,
     tools: &[&'static Declaration],
 ) -> Result<Bridge, StartError> {
-    crate::observability::install();
+    crate::prometheus::install();
     let common = Common::connect(config, config.server.base_url(bound), shutdown, tools).await?;
     let mut router = Router::new();
     let mut endpoints = Vec::new();
@@ -463,7 +463,7 @@ fn mcp_routes(
 /// cache webhooks.
 fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Router {
     let metrics = Router::new()
-        .route("/metrics", get(crate::observability::render))
+        .route("/metrics", get(crate::prometheus::render))
         .route_layer(axum::middleware::from_fn_with_state(
             MetricsDoor {
                 access: Access::new(&config.access),
@@ -488,7 +488,7 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
                 negotiation: config.negotiation.enabled,
             },
         ))
-        .merge(crate::webhooks::shared_routes(
+        .merge(crate::inbound_webhooks::shared_routes(
             common
                 .cache
                 .clone()
@@ -499,11 +499,11 @@ fn shared_routes(config: &BridgeConfig, common: &Common, doors: Vec<Door>) -> Ro
         .merge(match &common.checkouts {
             Some(checkouts) => {
                 let rules = checkouts.clone();
-                let arrived: crate::webhooks::OrderArrived = Arc::new(move |order| {
+                let arrived: crate::inbound_webhooks::OrderArrived = Arc::new(move |order| {
                     let rules = rules.clone();
                     Box::pin(async move { rules.order_arrived(&order).await })
                 });
-                crate::webhooks::order_routes(
+                crate::inbound_webhooks::order_routes(
                     checkouts.port().order_feed(),
                     arrived,
                     common.shared.clone(),

@@ -12,10 +12,10 @@ use super::configure::BridgeConfig;
 use crate::brain::checkout::CheckoutBrain;
 use crate::brain::checkout::pix::{PixFlow, Settlement};
 use crate::brain::checkout::pix_book::PixBook;
+use crate::inbound_webhooks::pix::{PixNotified, Verdict};
 use crate::pix::ApiPix;
 use crate::replicas::Shared;
 use crate::settings::ConfigProblem;
-use crate::webhooks::pix::{PixNotified, Verdict};
 
 /// How often expired charges are looked for: a charge outlives its expiry by at most this.
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -98,5 +98,5 @@ pub fn routes(checkouts: Option<&Arc<CheckoutBrain>>) -> Router {
             }
         })
     });
-    crate::webhooks::pix::routes(notified)
+    crate::inbound_webhooks::pix::routes(notified)
 }

@@ -83,7 +83,7 @@ pub(super) async fn ready(State(web): State<WebState>) -> Response {
 /// full one. The body says what is degraded.
 async fn shared_readiness(shared: &Shared) -> Response {
     let up = shared.link.ping().await.is_ok();
-    crate::observability::redis_up(up);
+    crate::prometheus::redis_up(up);
     if up {
         return (StatusCode::OK, "ready").into_response();
     }

@@ -55,7 +55,7 @@ impl Startup {
             tracing::warn!(key = %warning.key, "{}", warning.message);
         }
         // The recorder first: loading the certificate already sets its expiry gauge.
-        crate::observability::install();
+        crate::prometheus::install();
         let tls = self
             .config
             .server

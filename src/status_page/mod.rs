@@ -25,7 +25,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::access::Access;
-use crate::observability::activity::Activity;
+use crate::pipeline::activity::Activity;
 use crate::platform::SharedPlatform;
 
 const SCRIPT: &str = include_str!("page.js");

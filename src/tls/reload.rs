@@ -76,7 +76,7 @@ impl Tls {
             fingerprint = %loaded.fingerprint,
             "TLS on (1.3 only): certificate loaded"
         );
-        crate::observability::tls_cert_expiry(loaded.not_after);
+        crate::prometheus::tls_cert_expiry(loaded.not_after);
         Ok(Arc::new(Self {
             config: config.clone(),
             current,
@@ -99,7 +99,7 @@ impl Tls {
                     .0
                     .write()
                     .unwrap_or_else(PoisonError::into_inner) = loaded.certified;
-                crate::observability::tls_cert_expiry(loaded.not_after);
+                crate::prometheus::tls_cert_expiry(loaded.not_after);
                 tracing::info!(
                     trigger,
                     cert = %self.config.cert.display(),

@@ -311,7 +311,7 @@ fn sign(secret: &str, body: &[u8]) -> String {
 
 async fn serve_hooks(cache: Arc<CachedCatalog>, secret: &str) -> String {
     let secret = Secret(secret.to_owned().into());
-    let router = bcp_bridge::webhooks::routes(Some(cache), Some(&secret));
+    let router = bcp_bridge::inbound_webhooks::routes(Some(cache), Some(&secret));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });

@@ -91,7 +91,7 @@ fn client(policy: UpstreamPolicy) -> UpstreamClient {
 #[tokio::test]
 async fn reads_are_retried_through_server_errors_until_they_succeed() {
     // The bridge installs the recorder at start-up; this test has no bridge.
-    let recorder = bcp_bridge::observability::install().unwrap();
+    let recorder = bcp_bridge::prometheus::install().unwrap();
     let (url, hits) = stand_in(2, Failure::Status(503)).await;
     let upstream = client(policy(|_| {}));
     let response = upstream

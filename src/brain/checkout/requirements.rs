@@ -55,7 +55,7 @@ pub fn path(state: &CheckoutState, requirement: &Requirement) -> Option<String> 
     match requirement {
         Requirement::TaxpayerId { .. } => Some(TAXPAYER_PATH.to_owned()),
         Requirement::HouseNumber => Some(format!("{}.street_address", destination_path(state))),
-        // The bairro is written in `extended_address` (README "Brazil").
+        // The bairro is written in `extended_address` (docs/merchants/brazil.md).
         Requirement::Neighborhood => Some(format!("{}.extended_address", destination_path(state))),
         Requirement::Other { .. } => None,
     }

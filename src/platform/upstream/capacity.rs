@@ -135,7 +135,7 @@ impl Capacity {
             // Timed out, or the semaphore closed (never: it is never closed).
             _ => {
                 self.load.refused.fetch_add(1, Ordering::Relaxed);
-                crate::observability::rate_limited("upstream_capacity", store);
+                crate::prometheus::rate_limited("upstream_capacity", store);
                 Err(PlatformError::Unavailable {
                     reason: "the store is serving as many requests as it can take at once"
                         .to_owned(),

@@ -165,7 +165,7 @@ impl UpstreamClient {
         {
             Ok(outcome) => outcome,
             Err(_) => {
-                crate::observability::upstream_call(self.name, "timeout");
+                crate::prometheus::upstream_call(self.name, "timeout");
                 tracing::warn!(
                     upstream = self.name,
                     deadline_ms = self.guard.policy.read_deadline.as_millis() as u64,
@@ -232,12 +232,12 @@ impl UpstreamClient {
             drop(slot);
             let error = match judged {
                 Ok(response) => {
-                    crate::observability::upstream_call(self.name, "ok");
+                    crate::prometheus::upstream_call(self.name, "ok");
                     return Ok(response);
                 }
                 Err(error) => error,
             };
-            crate::observability::upstream_call(self.name, error_label(&error));
+            crate::prometheus::upstream_call(self.name, error_label(&error));
             if let PlatformError::RateLimited { retry_after } = &error {
                 self.guard
                     .hold_for(retry_after.unwrap_or(Duration::from_secs(1)));

@@ -205,7 +205,7 @@ impl UpstreamGuard {
             .and_then(|until| until.checked_duration_since(Instant::now()));
         if let Some(wait) = held {
             if wait > self.policy.max_wait {
-                crate::observability::rate_limited("upstream_hold", store);
+                crate::prometheus::rate_limited("upstream_hold", store);
                 return Err(rate_limited(wait));
             }
             tokio::time::sleep(wait).await;
@@ -222,11 +222,11 @@ impl UpstreamGuard {
                     self.policy.max_wait,
                 )
                 .await;
-            crate::observability::shared_budget(store, verdict.is_ok());
+            crate::prometheus::shared_budget(store, verdict.is_ok());
             match verdict {
                 Ok(Verdict::Admitted) => return Ok(()),
                 Ok(Verdict::Exhausted(wait)) => {
-                    crate::observability::rate_limited("upstream_budget", store);
+                    crate::prometheus::rate_limited("upstream_budget", store);
                     return Err(rate_limited(wait));
                 }
                 // Redis is away: this replica keeps to its share (the local limiter below).
@@ -239,7 +239,7 @@ impl UpstreamGuard {
                 Err(not_until) => {
                     let wait = not_until.wait_time_from(DefaultClock::default().now());
                     if started.elapsed() + wait > self.policy.max_wait {
-                        crate::observability::rate_limited("upstream_budget", store);
+                        crate::prometheus::rate_limited("upstream_budget", store);
                         return Err(rate_limited(wait));
                     }
                     tokio::time::sleep(wait).await;

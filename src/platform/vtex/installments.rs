@@ -3,7 +3,7 @@
 //! units of the catalog's currency. Only what the store wrote: an offer without them adds
 //! nothing, and no plan is computed here.
 //!
-//! Keys (documented in the README): `installments`: `[{count, value, total, interest_free,
+//! Keys (documented in docs/merchants/vtex.md): `installments`: `[{count, value, total, interest_free,
 //! payment_system}]`, one per number of installments (the store's cheapest plan for that
 //! count), fewest first; `spot_price`: the price paid at once in cash or Pix.
 

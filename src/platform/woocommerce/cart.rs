@@ -37,8 +37,8 @@ pub struct Carts {
     checkout_path: String,
 }
 
-/// How the store refused one line.
-enum Refusal {
+/// How the store refused one line (a business refusal: the answer reports it on the line).
+enum LineRefusal {
     /// It would take this many instead.
     Limit(u32),
     Problem(LineProblemKind),
@@ -54,24 +54,26 @@ fn stated_quantity(message: &str) -> Option<u32> {
         .next_back()
 }
 
-fn classify(error: &ErrorBody, wanted: u32) -> Refusal {
+fn classify(error: &ErrorBody, wanted: u32) -> LineRefusal {
     match error.code.as_str() {
-        "woocommerce_rest_product_out_of_stock" => Refusal::Problem(LineProblemKind::OutOfStock),
+        "woocommerce_rest_product_out_of_stock" => {
+            LineRefusal::Problem(LineProblemKind::OutOfStock)
+        }
         "invalid_quantity"
         | "woocommerce_rest_invalid_stock_level"
         | "woocommerce_rest_product_partially_out_of_stock"
         | "woocommerce_rest_cart_invalid_quantity" => match stated_quantity(&error.message) {
-            Some(0) => Refusal::Problem(LineProblemKind::OutOfStock),
-            Some(available) if available < wanted => Refusal::Limit(available),
-            _ => Refusal::Problem(LineProblemKind::Invalid),
+            Some(0) => LineRefusal::Problem(LineProblemKind::OutOfStock),
+            Some(available) if available < wanted => LineRefusal::Limit(available),
+            _ => LineRefusal::Problem(LineProblemKind::Invalid),
         },
         "woocommerce_rest_missing_attributes" | "woocommerce_rest_invalid_variation_data" => {
-            Refusal::Problem(LineProblemKind::Ambiguous)
+            LineRefusal::Problem(LineProblemKind::Ambiguous)
         }
         "woocommerce_rest_cart_invalid_product"
         | "woocommerce_rest_product_invalid_id"
-        | "woocommerce_rest_cart_invalid_key" => Refusal::Problem(LineProblemKind::NotFound),
-        _ => Refusal::Problem(LineProblemKind::Invalid),
+        | "woocommerce_rest_cart_invalid_key" => LineRefusal::Problem(LineProblemKind::NotFound),
+        _ => LineRefusal::Problem(LineProblemKind::Invalid),
     }
 }
 
@@ -158,10 +160,10 @@ impl Applied {
                 let error = answer.error();
                 let (item_id, quantity) = step.line.clone().unwrap_or_default();
                 match classify(&error, quantity) {
-                    Refusal::Problem(kind) => {
+                    LineRefusal::Problem(kind) => {
                         self.problems.push(problem(&item_id, kind, &error));
                     }
-                    Refusal::Limit(available) => {
+                    LineRefusal::Limit(available) => {
                         self.clamps.push((*id, item_id, available, error));
                     }
                 }
@@ -633,30 +635,30 @@ mod tests {
             "invalid_quantity",
             "The maximum quantity that can be added to the cart is 7",
         );
-        assert!(matches!(classify(&max, 9), Refusal::Limit(7)));
+        assert!(matches!(classify(&max, 9), LineRefusal::Limit(7)));
         assert!(matches!(
             classify(&max, 7),
-            Refusal::Problem(LineProblemKind::Invalid)
+            LineRefusal::Problem(LineProblemKind::Invalid)
         ));
         let stock = error(
             "woocommerce_rest_invalid_stock_level",
             "You cannot add that amount of &quot;Mug 2&quot; to the cart because there is not enough stock (3 remaining).",
         );
-        assert!(matches!(classify(&stock, 5), Refusal::Limit(3)));
+        assert!(matches!(classify(&stock, 5), LineRefusal::Limit(3)));
         let oos = error("woocommerce_rest_product_out_of_stock", "x");
         assert!(matches!(
             classify(&oos, 1),
-            Refusal::Problem(LineProblemKind::OutOfStock)
+            LineRefusal::Problem(LineProblemKind::OutOfStock)
         ));
         let partial = error(
             "woocommerce_rest_product_partially_out_of_stock",
             "You cannot add that amount of &quot;Meia Limitada&quot; to the cart because there is not enough stock (2 remaining).",
         );
-        assert!(matches!(classify(&partial, 3), Refusal::Limit(2)));
+        assert!(matches!(classify(&partial, 3), LineRefusal::Limit(2)));
         let gone = error("woocommerce_rest_cart_invalid_product", "x");
         assert!(matches!(
             classify(&gone, 1),
-            Refusal::Problem(LineProblemKind::NotFound)
+            LineRefusal::Problem(LineProblemKind::NotFound)
         ));
     }
 }

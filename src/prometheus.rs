@@ -1,8 +1,7 @@
 //! Prometheus metrics (`GET /metrics`). The recorder is process-wide (the `metrics` facade
 //! has one global recorder), installed on first use; recording before that is a no-op.
-//! `activity` is the per-bridge record the merchant page reads.
-
-pub mod activity;
+//! The per-bridge record the merchant page reads is the pipeline's `activity`; OTLP traces
+//! are `telemetry`.
 
 use std::sync::OnceLock;
 use std::time::Duration;

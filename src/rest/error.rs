@@ -1,4 +1,4 @@
-//! Every REST refusal, written in one place: the pipeline's `ProtocolError`s and the front's
+//! Every REST error, written in one place: the pipeline's `ProtocolError`s and the front's
 //! own (media types, unreadable bodies), as the REST binding's statuses and bodies.
 //!
 //! Reading of the binding's error text (catalog/rest.md, cart-rest.md, overview.md):
@@ -30,8 +30,9 @@ enum Shape {
     Envelope,
 }
 
+/// A protocol error as the REST binding writes it (status, body, headers).
 #[derive(Debug)]
-pub struct Refusal {
+pub struct RestError {
     status: StatusCode,
     code: &'static str,
     content: String,
@@ -40,7 +41,7 @@ pub struct Refusal {
     shape: Shape,
 }
 
-impl Refusal {
+impl RestError {
     fn new(status: StatusCode, code: &'static str, content: impl Into<String>) -> Self {
         Self {
             status,
@@ -218,7 +219,7 @@ impl Refusal {
 }
 
 /// An argument the schema or the brain refused, as the REST request spells it.
-fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) -> Refusal {
+fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) -> RestError {
     let path = data
         .as_ref()
         .and_then(|data| data.get("path"))
@@ -229,24 +230,24 @@ fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) ->
         .and_then(Value::as_str)
         .unwrap_or(message);
     let Some(path) = path else {
-        return Refusal::bad_request(message, None);
+        return RestError::bad_request(message, None);
     };
     if path.starts_with("$.meta") || (path == "$" && detail.contains("\"meta\"")) {
         let everything = format!("{path} {detail}");
         return if everything.contains("idempotency-key") {
-            Refusal::bad_request(
+            RestError::bad_request(
                 "this operation needs an Idempotency-Key header (a fresh UUID per distinct request)",
                 None,
             )
         } else {
             // NEG-005: a missing or unusable profile URL.
-            Refusal::bad_agent(
+            RestError::bad_agent(
                 "the UCP-Agent header must name the agent's profile: UCP-Agent: profile=\"https://agent.example/.well-known/ucp\"",
             )
         };
     }
     if path == "$.id" {
-        return Refusal::bad_request(format!("cart id in the path: {detail}"), None);
+        return RestError::bad_request(format!("cart id in the path: {detail}"), None);
     }
     let body_path = operation.and_then(|operation| operation.body_path(path));
     let shown = body_path.as_deref().unwrap_or(path);
@@ -254,28 +255,28 @@ fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) ->
     if operation.and_then(Operation::batch) == Some(shown)
         && (detail.contains("more than") || detail.contains("too many"))
     {
-        return Refusal {
+        return RestError {
             code: "request_too_large",
-            ..Refusal::bad_request(format!("{shown}: {detail}"), body_path)
+            ..RestError::bad_request(format!("{shown}: {detail}"), body_path)
         };
     }
-    Refusal::bad_request(format!("{shown}: {detail}"), body_path)
+    RestError::bad_request(format!("{shown}: {detail}"), body_path)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::negotiation::RefusalCode;
+    use crate::negotiation::NegotiationCode;
     use crate::pipeline::tools::{CREATE_CART, GET_CART, SEARCH_CATALOG};
 
-    fn body_of(refusal: &Refusal) -> Value {
+    fn body_of(refusal: &RestError) -> Value {
         refusal.body("2026-08-25")
     }
 
     #[test]
     fn a_bad_field_is_an_envelope_naming_the_body_path() {
         let error = ProtocolError::invalid_at("$.catalog.pagination.limit", "0 is less than 1");
-        let refusal = Refusal::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
+        let refusal = RestError::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
         assert_eq!(refusal.status(), StatusCode::BAD_REQUEST);
         let body = body_of(&refusal);
         assert_eq!(body["ucp"]["status"], "error");
@@ -288,7 +289,7 @@ mod tests {
     #[test]
     fn a_missing_profile_is_invalid_profile_url() {
         let error = ProtocolError::invalid_at("$.meta", "\"ucp-agent\" is a required property");
-        let refusal = Refusal::from_protocol(Some(Operation(&GET_CART)), &error);
+        let refusal = RestError::from_protocol(Some(Operation(&GET_CART)), &error);
         assert_eq!(refusal.code(), "invalid_profile_url");
         assert_eq!(body_of(&refusal)["code"], "invalid_profile_url");
     }
@@ -296,10 +297,10 @@ mod tests {
     #[test]
     fn discovery_failures_keep_their_status_and_plain_body() {
         let error = ProtocolError::Negotiation {
-            code: RefusalCode::ProfileUnreachable,
+            code: NegotiationCode::ProfileUnreachable,
             content: "down".into(),
         };
-        let refusal = Refusal::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
+        let refusal = RestError::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
         assert_eq!(refusal.status(), StatusCode::FAILED_DEPENDENCY);
         assert_eq!(
             body_of(&refusal),
@@ -309,7 +310,7 @@ mod tests {
 
     #[test]
     fn throttles_say_when_to_come_back() {
-        let refusal = Refusal::from_protocol(
+        let refusal = RestError::from_protocol(
             Some(Operation(&SEARCH_CATALOG)),
             &ProtocolError::RateLimited {
                 retry_after_secs: 7,
@@ -322,7 +323,7 @@ mod tests {
             Some(&HeaderValue::from(7u64))
         );
         let conflict =
-            Refusal::from_protocol(Some(Operation(&CREATE_CART)), &ProtocolError::Conflict);
+            RestError::from_protocol(Some(Operation(&CREATE_CART)), &ProtocolError::Conflict);
         assert_eq!(conflict.status(), StatusCode::CONFLICT);
     }
 }

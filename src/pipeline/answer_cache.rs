@@ -163,10 +163,10 @@ impl AnswerCache {
             && kept.generation == generation
             && kept.expires > Instant::now()
         {
-            crate::observability::answer_cache(tool.as_str(), true);
+            crate::prometheus::answer_cache(tool.as_str(), true);
             return Ok(kept.answer);
         }
-        crate::observability::answer_cache(tool.as_str(), false);
+        crate::prometheus::answer_cache(tool.as_str(), false);
         Err(Miss { key, generation })
     }
 
