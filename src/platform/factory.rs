@@ -89,6 +89,7 @@ pub struct PlatformFactory {
     pub name: &'static str,
     /// Checks the `[store]` table without touching the network; each problem names its key.
     pub check: fn(&toml::Table) -> Vec<ConfigProblem>,
+    /// Builds the adapter from the `[store]` table `check` accepted; start-up awaits it.
     pub build: for<'a> fn(&'a toml::Table, &'a BuildContext<'a>) -> Building<'a>,
     /// Query keys the store's own checkout URL carries: `[cart] checkout_params` may not
     /// overwrite them (the buyer would land on a broken checkout).

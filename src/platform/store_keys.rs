@@ -14,7 +14,7 @@ use url::Url;
 
 use super::upstream::{UpstreamClient, UpstreamGuard};
 use crate::money::parse_currency;
-use crate::settings::{ConfigProblem, is_loopback_url, store_settings};
+use crate::settings::{ConfigProblem, Secret, both_or_neither, is_loopback_url, store_settings};
 
 /// One upstream answer is read up to this size. Shopify's catalog pages with their variants
 /// are the largest answers any adapter reads; a WooCommerce or VTEX page is smaller, and no
@@ -22,7 +22,8 @@ use crate::settings::{ConfigProblem, is_loopback_url, store_settings};
 /// times this), so every adapter takes the same cap.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Milliseconds one call to the store may take, at least and at most.
+/// Milliseconds one call to the store may take, at least and at most (as `[upstream]
+/// timeout_ms`).
 const TIMEOUT_MS: std::ops::RangeInclusive<u64> = 100..=120_000;
 
 /// The shared keys as the merchant writes them, beside the adapter's own.
@@ -49,11 +50,7 @@ impl ClientKeys {
         if !TIMEOUT_MS.contains(&self.timeout_ms) {
             problems.push(ConfigProblem::new(
                 "store.timeout_ms",
-                format!(
-                    "must be between {} and {}",
-                    TIMEOUT_MS.start(),
-                    TIMEOUT_MS.end()
-                ),
+                "must be between 100 and 120000",
             ));
         }
         ClientOptions {
@@ -164,9 +161,23 @@ pub fn store_url(
     }
 }
 
-/// Plain http to another machine: a credential sent there can be read on the way.
-pub fn overheard(url: Option<&Url>) -> bool {
-    url.is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url))
+/// A key pair the bridge sends the store: both or neither (a lone one is named on the key that
+/// is missing), and never over plain http to another machine, where anyone on the path could
+/// read it (`over_http` says why, on the first key).
+pub fn store_credentials(
+    first: (&'static str, Option<Secret>),
+    second: (&'static str, Option<Secret>),
+    base_url: Option<&Url>,
+    over_http: &str,
+    problems: &mut Vec<ConfigProblem>,
+) -> Option<(Secret, Secret)> {
+    let first_key = first.0;
+    let pair = both_or_neither(first, second, problems);
+    let overheard = base_url.is_some_and(|url| url.scheme() == "http" && !is_loopback_url(url));
+    if pair.is_some() && overheard {
+        problems.push(ConfigProblem::new(first_key, over_http));
+    }
+    pair
 }
 
 /// The store's currency, or a problem on `store.currency` that says which code is meant

@@ -27,6 +27,7 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
+use crate::platform::store_keys::store_schema;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -35,7 +36,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     build: |store, context| Box::pin(build(store, context)),
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.shop_domain", "store.endpoint"],
-    schema: settings::schema,
+    schema: store_schema::<settings::Raw>,
 };
 
 /// `checkoutUrl` is `https://<shop>/cart/c/<token>?key=<secret>`: without its `key` the cart

@@ -6,7 +6,7 @@ use url::Url;
 
 use super::market::{country_code, language_code};
 use crate::money::parse_currency;
-use crate::platform::store_keys::{ClientOptions, read_store, store_schema};
+use crate::platform::store_keys::{ClientOptions, read_store};
 use crate::settings::{ConfigProblem, Secret};
 
 pub const DEFAULT_API_VERSION: &str = "2026-04";
@@ -14,7 +14,7 @@ pub const DEFAULT_API_VERSION: &str = "2026-04";
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "ShopifyStore")]
 #[serde(deny_unknown_fields)]
-struct Raw {
+pub(super) struct Raw {
     /// `my-shop.myshopify.com` (or the shop's own domain).
     shop_domain: String,
     #[serde(default = "default_version")]
@@ -223,11 +223,6 @@ fn endpoint(
         ))
         .ok(),
     }
-}
-
-/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
-pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    store_schema::<Raw>(generator)
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
+use crate::platform::store_keys::store_schema;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -40,7 +41,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     // `/checkout/?orderFormId=<id>` carries the cart itself.
     reserved_checkout_params: &["orderFormId"],
     address_keys: &["store.account", "store.base_url"],
-    schema: settings::schema,
+    schema: store_schema::<settings::Raw>,
 };
 
 async fn build(

@@ -5,9 +5,9 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::platform::store_keys::{
-    ClientOptions, overheard, read_store, store_currency, store_schema, store_url,
+    ClientOptions, read_store, store_credentials, store_currency, store_url,
 };
-use crate::settings::{ConfigProblem, Secret, both_or_neither};
+use crate::settings::{ConfigProblem, Secret};
 
 /// Which catalog API the store is searched with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -22,7 +22,7 @@ pub enum SearchApi {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "VtexStore")]
 #[serde(deny_unknown_fields)]
-struct Raw {
+pub(super) struct Raw {
     account: String,
     store_domain: Option<String>,
     base_url: Option<String>,
@@ -187,18 +187,13 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
             "is required with store.postal_code (ISO 3166-1 alpha-3, e.g. BRA)",
         ));
     }
-    let app_keys = both_or_neither(
+    let app_keys = store_credentials(
         ("store.app_key", raw.app_key),
         ("store.app_token", raw.app_token),
+        base_url.as_ref(),
+        "is only sent over https (or to a loopback base_url)",
         &mut problems,
     );
-    // App keys over plain http would hand them to anyone on the path.
-    if app_keys.is_some() && overheard(base_url.as_ref()) {
-        problems.push(ConfigProblem::new(
-            "store.app_key",
-            "is only sent over https (or to a loopback base_url)",
-        ));
-    }
     match (base_url, storefront, currency) {
         (Some(base_url), Some(storefront), Some(currency)) if problems.is_empty() => {
             let name = raw
@@ -226,20 +221,11 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     }
 }
 
-/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
-pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    store_schema::<Raw>(generator)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::platform::store_keys::testing::{problem_keys, table};
-
-    fn keys(text: &str) -> Vec<String> {
-        problem_keys(parse, text)
-    }
 
     #[test]
     fn defaults_follow_the_account() {
@@ -263,7 +249,10 @@ mod tests {
     #[test]
     fn every_bad_key_is_named() {
         assert_eq!(
-            keys("account='Loja X'\ncurrency='XXZ'\nsales_channel=0\ntimeout_ms=1"),
+            problem_keys(
+                parse,
+                "account='Loja X'\ncurrency='XXZ'\nsales_channel=0\ntimeout_ms=1"
+            ),
             [
                 "store.account",
                 "store.currency",
@@ -272,16 +261,22 @@ mod tests {
             ]
         );
         assert_eq!(
-            keys("account='loja'\nbase_url='http://proxy.example'"),
+            problem_keys(parse, "account='loja'\nbase_url='http://proxy.example'"),
             ["store.base_url"]
         );
-        assert_eq!(keys("account='loja'\napp_key='k'"), ["store.app_token"]);
         assert_eq!(
-            keys("account='loja'\npostal_code='01310-100'"),
+            problem_keys(parse, "account='loja'\napp_key='k'"),
+            ["store.app_token"]
+        );
+        assert_eq!(
+            problem_keys(parse, "account='loja'\npostal_code='01310-100'"),
             ["store.country"]
         );
-        assert_eq!(keys("base_url='https://x.example'"), ["store"]);
-        let unknown = keys("account='loja'\nendpoint='x'");
+        assert_eq!(
+            problem_keys(parse, "base_url='https://x.example'"),
+            ["store"]
+        );
+        let unknown = problem_keys(parse, "account='loja'\nendpoint='x'");
         assert!(unknown[0].starts_with("store.endpoint"), "{unknown:?}");
     }
 

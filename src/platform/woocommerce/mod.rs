@@ -28,6 +28,7 @@ use crate::platform::factory::{BuildContext, PlatformFactory};
 use crate::platform::port::{
     Capabilities, LineJudge, Platform, Pushdown, SharedPlatform, StoreInfo,
 };
+use crate::platform::store_keys::store_schema;
 use crate::settings::ConfigProblem;
 
 pub const FACTORY: PlatformFactory = PlatformFactory {
@@ -36,7 +37,7 @@ pub const FACTORY: PlatformFactory = PlatformFactory {
     build: |store, context| Box::pin(build(store, context)),
     reserved_checkout_params: RESERVED_CHECKOUT_PARAMS,
     address_keys: &["store.base_url"],
-    schema: settings::schema,
+    schema: store_schema::<settings::Raw>,
 };
 
 /// `?session=<Cart-Token>` (checkout = "session") and `/checkout-link/?products=…&coupon=…`

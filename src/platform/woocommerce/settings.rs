@@ -5,9 +5,9 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::platform::store_keys::{
-    ClientOptions, overheard, read_store, store_currency, store_schema, store_url,
+    ClientOptions, read_store, store_credentials, store_currency, store_url,
 };
-use crate::settings::{ConfigProblem, Secret, both_or_neither};
+use crate::settings::{ConfigProblem, Secret};
 
 /// How the buyer's browser is handed the Store API cart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
@@ -22,7 +22,7 @@ pub enum CheckoutMode {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[schemars(rename = "WooCommerceStore")]
 #[serde(deny_unknown_fields)]
-struct Raw {
+pub(super) struct Raw {
     base_url: String,
     currency: String,
     name: Option<String>,
@@ -147,16 +147,15 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
             "must be an absolute path such as /checkout/",
         ));
     }
-    let rest_v3 = both_or_neither(
-        ("store.consumer_key", raw.consumer_key),
-        ("store.consumer_secret", raw.consumer_secret),
-        &mut problems,
-    );
     // Basic auth over plain http would hand the key pair to anyone on the path (and the
     // store refuses it anyway, see `V3_NEEDS_TLS`).
-    if rest_v3.is_some() && overheard(base_url.as_ref()) {
-        problems.push(ConfigProblem::new("store.consumer_key", V3_NEEDS_TLS));
-    }
+    let rest_v3 = store_credentials(
+        ("store.consumer_key", raw.consumer_key),
+        ("store.consumer_secret", raw.consumer_secret),
+        base_url.as_ref(),
+        V3_NEEDS_TLS,
+        &mut problems,
+    );
     if let Some(meta) = &raw.nfe_meta {
         nfe_meta_problems(meta, rest_v3.is_some(), &mut problems);
     }
@@ -209,20 +208,11 @@ fn nfe_meta_problems(meta: &NfeMeta, with_rest_v3: bool, problems: &mut Vec<Conf
     }
 }
 
-/// The schema of the `[store]` keys: [`Raw`] and the shared ones.
-pub fn schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    store_schema::<Raw>(generator)
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::platform::store_keys::testing::{problem_keys, table};
-
-    fn keys(text: &str) -> Vec<String> {
-        problem_keys(parse, text)
-    }
 
     #[test]
     fn plain_http_only_for_loopback_or_when_allowed() {
@@ -230,12 +220,15 @@ mod tests {
         let settings = parse(&table(ok)).unwrap();
         assert_eq!(settings.base_url.as_str(), "http://127.0.0.1:9/shop/");
         assert_eq!(
-            keys("currency='USD'\nbase_url='http://shop.example'"),
+            problem_keys(parse, "currency='USD'\nbase_url='http://shop.example'"),
             ["store.base_url"]
         );
         assert!(
-            keys("currency='USD'\nbase_url='http://shop.example'\nallow_insecure_http=true")
-                .is_empty()
+            problem_keys(
+                parse,
+                "currency='USD'\nbase_url='http://shop.example'\nallow_insecure_http=true"
+            )
+            .is_empty()
         );
     }
 
@@ -276,18 +269,23 @@ mod tests {
         let settings = parse(&table(&good)).unwrap();
         assert_eq!(settings.nfe_meta.unwrap().access_key, "_nfe_chave");
         assert_eq!(
-            keys(&format!("{base}\n[nfe_meta]\naccess_key='_nfe_chave'")),
+            problem_keys(
+                parse,
+                &format!("{base}\n[nfe_meta]\naccess_key='_nfe_chave'")
+            ),
             ["store.nfe_meta"]
         );
         assert_eq!(
-            keys(&format!(
-                "{base}{keys_pair}\n[nfe_meta]\naccess_key='bad key'\nxml_url=''"
-            )),
+            problem_keys(
+                parse,
+                &format!("{base}{keys_pair}\n[nfe_meta]\naccess_key='bad key'\nxml_url=''")
+            ),
             ["store.nfe_meta.access_key", "store.nfe_meta.xml_url"]
         );
-        let unknown = keys(&format!(
-            "{base}{keys_pair}\n[nfe_meta]\naccess_key='k'\nchave='x'"
-        ));
+        let unknown = problem_keys(
+            parse,
+            &format!("{base}{keys_pair}\n[nfe_meta]\naccess_key='k'\nchave='x'"),
+        );
         assert_eq!(unknown.len(), 1);
         assert!(unknown[0].starts_with("store.nfe_meta"), "{unknown:?}");
         assert!(parse(&table(base)).unwrap().nfe_meta.is_none());
@@ -296,19 +294,29 @@ mod tests {
     #[test]
     fn every_bad_key_is_named() {
         assert_eq!(
-            keys("currency='XXZ'\nbase_url='https://s.example'\ntimeout_ms=1\ncheckout_path='x'"),
+            problem_keys(
+                parse,
+                "currency='XXZ'\nbase_url='https://s.example'\ntimeout_ms=1\ncheckout_path='x'"
+            ),
             ["store.currency", "store.timeout_ms", "store.checkout_path"]
         );
-        let unknown = keys("currency='USD'\nbase_url='https://s.example'\nconsumer_keyy='x'");
+        let unknown = problem_keys(
+            parse,
+            "currency='USD'\nbase_url='https://s.example'\nconsumer_keyy='x'",
+        );
         assert_eq!(unknown.len(), 1);
         assert!(unknown[0].starts_with("store.consumer_keyy"), "{unknown:?}");
-        assert_eq!(keys("currency='USD'"), ["store"]);
+        assert_eq!(problem_keys(parse, "currency='USD'"), ["store"]);
         assert_eq!(
-            keys("currency='USD'\nbase_url='https://s.example'\nconsumer_key='ck_1'"),
+            problem_keys(
+                parse,
+                "currency='USD'\nbase_url='https://s.example'\nconsumer_key='ck_1'"
+            ),
             ["store.consumer_secret"]
         );
         assert_eq!(
-            keys(
+            problem_keys(
+                parse,
                 "currency='USD'\nbase_url='http://s.example'\nallow_insecure_http=true\nconsumer_key='ck_1'\nconsumer_secret='cs_1'"
             ),
             ["store.consumer_key"]
