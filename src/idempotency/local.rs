@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 
 use super::{
-    COMPLETION_RESERVE_DIVISOR, ClaimRefused, IdempotencyStore, Record, Room, StoreUnavailable,
+    COMPLETION_RESERVE_DIVISOR, ClaimError, IdempotencyStore, Record, Room, StoreUnavailable,
     weight,
 };
 
@@ -151,7 +151,7 @@ impl IdempotencyStore for MemoryStore {
         fingerprint: &str,
         lock: Duration,
         room: Room,
-    ) -> Result<Option<Record>, ClaimRefused> {
+    ) -> Result<Option<Record>, ClaimError> {
         self.with(|entries| {
             let now = Instant::now();
             if let Some(record) = entries.live(key, now) {
@@ -171,7 +171,7 @@ impl IdempotencyStore for MemoryStore {
             // The bound is checked only here: a claimed key always completes, since its
             // mutation has run, so an answer larger than its room may pass the bound.
             if entries.bytes + counted > bound {
-                return Err(ClaimRefused::Full {
+                return Err(ClaimError::Full {
                     retry_after: entries.room_in(now),
                 });
             }
@@ -272,7 +272,7 @@ mod tests {
         }
         assert_eq!(store.bytes(), 3 * held);
         let refused = store.claim("k3", "fp", lock, COMPLETION).await;
-        let Err(ClaimRefused::Full { retry_after }) = refused else {
+        let Err(ClaimError::Full { retry_after }) = refused else {
             panic!("{refused:?}");
         };
         assert!(retry_after > Duration::from_secs(55), "{retry_after:?}");
@@ -349,7 +349,7 @@ mod tests {
                     store.complete(&key, &done(0), ttl).await.unwrap();
                     admitted += 1;
                 }
-                Err(ClaimRefused::Full { retry_after }) => {
+                Err(ClaimError::Full { retry_after }) => {
                     assert!(retry_after > Duration::from_secs(86_000));
                     break;
                 }
@@ -368,7 +368,7 @@ mod tests {
         }
         let refused = store.claim("c9999", "fp", lock, COMPLETION).await;
         assert!(
-            matches!(refused, Err(ClaimRefused::Full { .. })),
+            matches!(refused, Err(ClaimError::Full { .. })),
             "{refused:?}"
         );
     }

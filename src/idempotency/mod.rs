@@ -63,7 +63,7 @@ pub struct StoreUnavailable;
 
 /// Why a key could not be claimed.
 #[derive(Debug, thiserror::Error)]
-pub enum ClaimRefused {
+pub enum ClaimError {
     #[error(transparent)]
     Unavailable(#[from] StoreUnavailable),
     /// The store is at its bound; room frees up as its oldest record expires.
@@ -82,7 +82,7 @@ pub trait IdempotencyStore: Send + Sync {
         fingerprint: &str,
         lock: Duration,
         room: Room,
-    ) -> Result<Option<Record>, ClaimRefused>;
+    ) -> Result<Option<Record>, ClaimError>;
     async fn complete(
         &self,
         key: &str,
@@ -313,11 +313,11 @@ impl Idempotency {
                 .claim(key, fingerprint, self.lock, room)
                 .await
                 .map_err(|refused| match refused {
-                    ClaimRefused::Unavailable(_) => {
+                    ClaimError::Unavailable(_) => {
                         tracing::warn!("idempotency store unavailable: refusing the mutation");
                         E::from(unavailable())
                     }
-                    ClaimRefused::Full { retry_after } => {
+                    ClaimError::Full { retry_after } => {
                         tracing::warn!(
                             retry_after_secs = retry_after.as_secs(),
                             "idempotency store full: refusing the mutation; raise \

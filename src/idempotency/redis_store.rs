@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{ClaimRefused, IdempotencyStore, Record, Room, StoreUnavailable};
+use super::{ClaimError, IdempotencyStore, Record, Room, StoreUnavailable};
 use crate::replicas::link::{Link, millis};
 use crate::settings::Secret;
 
@@ -50,7 +50,7 @@ impl IdempotencyStore for RedisStore {
         fingerprint: &str,
         lock: Duration,
         _room: Room,
-    ) -> Result<Option<Record>, ClaimRefused> {
+    ) -> Result<Option<Record>, ClaimError> {
         let pending = serde_json::to_string(&Record::Pending {
             fingerprint: fingerprint.to_owned(),
         })
