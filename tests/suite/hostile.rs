@@ -152,9 +152,9 @@ async fn a_slow_header_connection_is_closed_after_the_header_timeout() {
         }
     };
     dribble.await;
+    // Without the header deadline the dribbling would hold it until the 30 s idle timeout.
     let closed = read_to_close(&mut stream, Duration::from_secs(3)).await;
     assert!(closed.is_some(), "still open after {:?}", started.elapsed());
-    assert!(started.elapsed() < Duration::from_secs(4));
 }
 
 #[tokio::test]
@@ -166,11 +166,10 @@ async fn a_slow_body_gets_408_and_the_connection_closes() {
         served.addr
     );
     stream.write_all(head.as_bytes()).await.unwrap();
-    let started = Instant::now();
+    // Without the body deadline the connection would wait for the 60 s idle timeout.
     let answer = read_to_close(&mut stream, Duration::from_secs(3))
         .await
         .expect("closed after the body timeout");
-    assert!(started.elapsed() < Duration::from_secs(2));
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("-32600"), "{answer}");
 }
@@ -211,11 +210,10 @@ async fn a_declared_10_gb_body_gets_413_at_once() {
             served.addr
         );
         stream.write_all(head.as_bytes()).await.unwrap();
-        let started = Instant::now();
+        // Held until the body deadline instead, it would stay open for 30 s.
         let answer = read_to_close(&mut stream, Duration::from_secs(5))
             .await
             .expect("closed at once");
-        assert!(started.elapsed() < Duration::from_secs(2), "{path}");
         assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
         assert!(answer.contains(marker), "{path}: {answer}");
     }
@@ -311,7 +309,7 @@ async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
         .to_owned();
     let addr: SocketAddr = listening.parse().unwrap();
     let pid = bridge.child.id();
-    let before = sockets_of(pid);
+    let before = bridge.open_sockets();
     let mut hostile = TcpStream::connect(addr).await.unwrap();
     hostile
         .write_all(b"POST /bcp/mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-ty")
@@ -319,7 +317,7 @@ async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
         .unwrap();
     // The bridge has taken the half-open connection (not left it in the backlog).
     until("the bridge to accept the half-open connection", || {
-        sockets_of(pid) > before
+        bridge.open_sockets() > before
     })
     .await;
     let killed = Command::new("kill")
@@ -336,15 +334,6 @@ async fn sigterm_with_a_half_open_connection_exits_within_the_grace_period() {
     let status = bridge.child.wait().unwrap();
     assert!(status.success(), "{status}");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// How many sockets the process `pid` holds open (its listener and accepted connections).
-fn sockets_of(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
-        .filter(|target| target.to_string_lossy().starts_with("socket:"))
-        .count()
 }
 
 #[test]
