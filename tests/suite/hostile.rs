@@ -157,19 +157,25 @@ async fn a_slow_header_connection_is_closed_after_the_header_timeout() {
     assert!(closed.is_some(), "still open after {:?}", started.elapsed());
 }
 
-#[tokio::test]
-async fn a_slow_body_gets_408_and_the_connection_closes() {
+/// Sends `head` (headers and the start of a 100-byte body) to a bridge with a 300 ms body
+/// deadline, then nothing more: the answer the bridge closes the connection with.
+async fn slow_body_answer(head: &str) -> String {
     let served = start("[server]\nbody_read_timeout_ms = 300\n").await;
     let mut stream = TcpStream::connect(served.addr).await.unwrap();
-    let head = format!(
-        "POST /bcp/mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{{\"jsonrpc\"",
-        served.addr
-    );
+    let head = head.replace("{addr}", &served.addr.to_string());
     stream.write_all(head.as_bytes()).await.unwrap();
     // Without the body deadline the connection would wait for the 60 s idle timeout.
-    let answer = read_to_close(&mut stream, Duration::from_secs(3))
+    read_to_close(&mut stream, Duration::from_secs(3))
         .await
-        .expect("closed after the body timeout");
+        .expect("closed after the body timeout")
+}
+
+#[tokio::test]
+async fn a_slow_body_gets_408_and_the_connection_closes() {
+    let answer = slow_body_answer(
+        "POST /bcp/mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\"",
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("-32600"), "{answer}");
 }
@@ -177,16 +183,10 @@ async fn a_slow_body_gets_408_and_the_connection_closes() {
 #[tokio::test]
 async fn a_slow_rest_body_gets_the_rest_408() {
     // The accept loop's BodyTimedOut (src/inbound/body_read.rs) is read by the REST front too.
-    let served = start("[server]\nbody_read_timeout_ms = 300\n").await;
-    let mut stream = TcpStream::connect(served.addr).await.unwrap();
-    let head = format!(
-        "POST /bcp/catalog/search HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\nrequest-id: r-1\r\nucp-agent: profile=\"https://agent.example/p\"\r\ncontent-length: 100\r\n\r\n{{\"query\"",
-        served.addr
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let answer = read_to_close(&mut stream, Duration::from_secs(3))
-        .await
-        .expect("closed after the body timeout");
+    let answer = slow_body_answer(
+        "POST /bcp/catalog/search HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\nrequest-id: r-1\r\nucp-agent: profile=\"https://agent.example/p\"\r\ncontent-length: 100\r\n\r\n{\"query\"",
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"request_timeout\""), "{answer}");
 }
