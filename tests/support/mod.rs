@@ -11,6 +11,7 @@ pub mod redis;
 pub mod shopify_orders;
 pub mod shopify_standin;
 pub mod signer;
+pub mod store_webhooks;
 pub mod values;
 pub mod vtex_standin;
 pub mod wait;
