@@ -57,6 +57,16 @@ pub fn meta_with_fresh_key() -> Value {
     meta_with_key(&uuid::Uuid::new_v4().to_string())
 }
 
+/// `update_checkout` of the checkout `id` with `checkout`, the answer's structured content.
+pub async fn update_checkout(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
+    bridge
+        .call(
+            "update_checkout",
+            json!({"meta": meta(), "id": id, "checkout": checkout}),
+        )
+        .await
+}
+
 impl TestBridge {
     /// The embedded sample store with default settings.
     pub async fn sample() -> Self {
