@@ -37,15 +37,15 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
 
     // The order as placed (10:00), paid a minute later, then cancelled the next day.
-    let placed = shopify_order(&cart_token(&id), &handed);
-    let mut paid = shopify_order("", &handed);
+    let placed = shopify_order(&cart_token(id), handed);
+    let mut paid = shopify_order("", handed);
     paid["updated_at"] = json!("2026-12-05T10:01:00-05:00");
-    let mut cancelled = shopify_order("", &handed);
+    let mut cancelled = shopify_order("", handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
 
     assert_eq!(shop.deliver(&placed, "orders/create", "d-1").await, 200);
-    let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "the order is announced");
     let checkout = bridge
         .call("get_checkout", json!({"meta": handoff.meta(), "id": id}))
@@ -110,7 +110,7 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     assert_eq!(shop.deliver(&refunded, "orders/updated", "d-4").await, 200);
     let as_refunded = read().await;
     assert_ne!(as_refunded, as_cancelled);
-    let received = wait_for(&hook, 3, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 3, Duration::from_secs(10)).await;
     let announced: Vec<Value> = received
         .iter()
         .map(|request| announced_order(&request.body))

@@ -46,7 +46,7 @@ async fn a_huge_client_value_is_capped_in_json_log_lines() {
     );
     let body = serde_json::json!({"id": huge}).to_string();
     let status =
-        crate::support::store_webhooks::woo_product_webhook(&base, SECRET, &body, None).await;
+        crate::support::store_webhooks::woo_product_webhook(base, SECRET, &body, None).await;
     assert_eq!(status, 200);
 
     let deadline = Instant::now() + Duration::from_secs(10);
