@@ -9,12 +9,11 @@ use std::path::PathBuf;
 
 use axum::Router;
 use axum::routing::get;
-use base64::Engine;
-use hmac::{KeyInit, Mac};
 use serde_json::{Value, json};
 
 use crate::support::TestBridge;
 use crate::support::binary::Running;
+use crate::support::store_webhooks::woo_product_webhook;
 use crate::support::wait::until_answered;
 use crate::support::woo_standin::WooStandin;
 
@@ -134,20 +133,7 @@ impl Bridge {
 
     async fn webhook(&self, id: u64) {
         let body = json!({"id": id, "name": "Espresso Cup"}).to_string();
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
-        mac.update(body.as_bytes());
-        let signature =
-            base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes());
-        let status = self
-            .client
-            .post(format!("{}/webhooks/woocommerce", self.base_url))
-            .header("x-wc-webhook-signature", signature)
-            .header("content-type", "application/json")
-            .body(body)
-            .send()
-            .await
-            .unwrap()
-            .status();
+        let status = woo_product_webhook(&self.base_url, SECRET, &body, None).await;
         assert_eq!(status, 200);
     }
 }

@@ -8,6 +8,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::support::debug_bridge::DebugBridge;
+use crate::support::update_checkout as update;
 use crate::support::values::{codes, key, line};
 use crate::support::{TestBridge, meta, meta_with_key};
 
@@ -59,15 +60,6 @@ fn pac() -> Value {
 
 fn approve() -> Value {
     json!({"payment": {"instruments": [{"handler_id": "sample_test_approve"}]}})
-}
-
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
 }
 
 async fn create(bridge: &TestBridge, checkout: Value) -> Value {

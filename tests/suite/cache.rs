@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use base64::Engine;
 use bcp_bridge::model::{
     BuyerContext, CartDraft, CartLineInput, CartOutcome, CartState, ProductHit, Resolved,
     SearchPage, SearchRequest,
@@ -15,7 +14,6 @@ use bcp_bridge::platform::cache::{CacheConfig, CachedCatalog};
 use bcp_bridge::platform::{CartPort, CatalogPort, Platform, PlatformError, SharedPlatform};
 use bcp_bridge::settings::Secret;
 use bcp_bridge::startup::BridgeConfig;
-use hmac::{KeyInit, Mac};
 
 const PRODUCT: &str = "prod_abc123";
 const VARIANT: &str = "prod_abc123_blu_8";
@@ -303,11 +301,7 @@ async fn search_pages_are_kept_by_default_and_any_product_change_drops_them_all(
 
 // --- webhooks over loopback HTTP -------------------------------------------------------------
 
-fn sign(secret: &str, body: &[u8]) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-}
+use crate::support::store_webhooks::hmac_base64 as sign;
 
 async fn serve_hooks(cache: Arc<CachedCatalog>, secret: &str) -> String {
     let secret = Secret(secret.to_owned().into());

@@ -3,21 +3,13 @@
 //! requirements/checkout.json.
 
 use crate::support::debug_bridge::DebugBridge;
+use crate::support::update_checkout as update;
 use crate::support::values::{amount as total, codes, key, line, paths, sao_paulo};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
 
 const SHOE: &str = "prod_cloud_stride_blu_39"; // R$ 349,90
 const SANDAL: &str = "prod_chinelo_praia_azm_3334"; // R$ 34,90
-
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
-}
 
 async fn from_cart(bridge: &TestBridge) -> Value {
     let cart = bridge

@@ -101,7 +101,7 @@ fn params() -> impl Strategy<Value = String> {
 
 /// Every tool the sample store serves, checkout and order included.
 fn tool() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(crate::support::values::CHECKOUT_STORE_TOOLS.to_vec())
+    prop::sample::select(crate::support::values::checkout_store_tools())
 }
 
 #[derive(Debug, Clone)]

@@ -9,11 +9,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::order_webhooks::{agent, config, key_file, wait_for};
+use crate::order_webhooks::{ShopifyHandOff, wait_for};
 use crate::support::TestBridge;
-use crate::support::shopify_orders::{
-    OrderWebhooks, cart_token, mug_shipped_express_to_new_york, shopify_order,
-};
+use crate::support::shopify_orders::{OrderWebhooks, cart_token, shopify_order};
 use crate::support::shopify_standin::Standin;
 
 const SECRET: &str = "shpss_replay_secret";
@@ -29,59 +27,33 @@ fn announced_order(body: &[u8]) -> Value {
 
 #[tokio::test]
 async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_nothing() {
-    let (agent_url, hook) = agent(0).await;
-    let key = key_file(false);
-    let standin = Standin::start();
     // One delivery at a time, so the events reach the agent in the order they were queued.
-    let bridge = TestBridge::start(&format!(
-        "{}{}",
-        standin.config(&format!("orders_webhook_secret = \"{SECRET}\"")),
-        config(
-            &key,
-            "max_concurrent_deliveries = 1\nmax_concurrent_per_host = 1\n"
-        )
-    ))
+    let handoff = ShopifyHandOff::start(
+        SECRET,
+        "max_concurrent_deliveries = 1\nmax_concurrent_per_host = 1\n",
+    )
     .await;
-    let profile = format!("{agent_url}/with-hook");
-    let meta = |key: Option<String>| match key {
-        Some(key) => json!({"ucp-agent": {"profile": profile}, "idempotency-key": key}),
-        None => json!({"ucp-agent": {"profile": profile}}),
-    };
-    let fresh = || Some(uuid::Uuid::new_v4().to_string());
-    let created = bridge
-        .call(
-            "create_checkout",
-            json!({"meta": meta(fresh()), "checkout": mug_shipped_express_to_new_york()}),
-        )
-        .await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let handed = bridge
-        .call(
-            "complete_checkout",
-            json!({"meta": meta(fresh()), "id": id, "checkout": {}}),
-        )
-        .await;
-    assert_eq!(handed["status"], "requires_escalation", "{handed}");
+    let (bridge, hook, id, handed) = (&handoff.bridge, &handoff.hook, &handoff.id, &handoff.handed);
     let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
 
     // The order as placed (10:00), paid a minute later, then cancelled the next day.
-    let placed = shopify_order(&cart_token(&id), &handed);
-    let mut paid = shopify_order("", &handed);
+    let placed = shopify_order(&cart_token(id), handed);
+    let mut paid = shopify_order("", handed);
     paid["updated_at"] = json!("2026-12-05T10:01:00-05:00");
-    let mut cancelled = shopify_order("", &handed);
+    let mut cancelled = shopify_order("", handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
 
     assert_eq!(shop.deliver(&placed, "orders/create", "d-1").await, 200);
-    let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "the order is announced");
     let checkout = bridge
-        .call("get_checkout", json!({"meta": meta(None), "id": id}))
+        .call("get_checkout", json!({"meta": handoff.meta(), "id": id}))
         .await;
     let order_id = checkout["order"]["id"].as_str().unwrap().to_owned();
     let read = || async {
         bridge
-            .call("get_order", json!({"meta": meta(None), "id": order_id}))
+            .call("get_order", json!({"meta": handoff.meta(), "id": order_id}))
             .await
     };
     let as_placed = read().await;
@@ -138,13 +110,12 @@ async fn replayed_late_and_retitled_order_webhooks_change_nothing_and_announce_n
     assert_eq!(shop.deliver(&refunded, "orders/updated", "d-4").await, 200);
     let as_refunded = read().await;
     assert_ne!(as_refunded, as_cancelled);
-    let received = wait_for(&hook, 3, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 3, Duration::from_secs(10)).await;
     let announced: Vec<Value> = received
         .iter()
         .map(|request| announced_order(&request.body))
         .collect();
     assert_eq!(announced, [as_placed, as_cancelled, as_refunded]);
-    let _ = std::fs::remove_file(key);
 }
 
 /// A signed body that is no order (a product's, sent to the order route under an order

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 // The sample store implements the checkout port, so its checkout tools are listed too.
-use crate::support::values::CHECKOUT_STORE_TOOLS as TOOLS;
+use crate::support::values::checkout_store_tools;
 
 fn formats(schema: &Value, found: &mut Vec<String>) {
     match schema {
@@ -60,7 +60,7 @@ async fn initialize_list_and_ping_work_for_mcp_clients() {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, TOOLS);
+    assert_eq!(names, checkout_store_tools());
     for tool in tools {
         // Portable schemas: object roots, no $ref, only standard formats.
         assert_eq!(tool["inputSchema"]["type"], "object");
@@ -91,7 +91,7 @@ async fn tools_list_tolerates_extra_params() {
     assert_eq!(list["id"], "a");
     assert_eq!(
         list["result"]["tools"].as_array().unwrap().len(),
-        TOOLS.len()
+        checkout_store_tools().len()
     );
 }
 

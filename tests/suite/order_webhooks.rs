@@ -235,6 +235,73 @@ pub(crate) async fn place_order_through(
     completed["order"]["id"].as_str().unwrap().to_owned()
 }
 
+/// A checkout an agent handed off to Shopify's page, on a bridge that reads Shopify's order
+/// webhooks (signed with `secret`) and pushes order events to that agent's hook.
+pub(crate) struct ShopifyHandOff {
+    pub bridge: TestBridge,
+    pub hook: Hook,
+    /// The bridge's signing key file (removed on drop).
+    pub key: std::path::PathBuf,
+    /// The checkout id, as the bridge answered it.
+    pub id: String,
+    /// The `complete_checkout` answer (`requires_escalation`).
+    pub handed: Value,
+    profile: String,
+    _standin: crate::support::shopify_standin::Standin,
+}
+
+impl ShopifyHandOff {
+    /// `[order_webhooks]` keys beyond the signing key go in `extra`.
+    pub async fn start(secret: &str, extra: &str) -> Self {
+        use crate::support::shopify_orders::mug_shipped_express_to_new_york;
+        let (agent_url, hook) = agent(0).await;
+        let key = key_file(false);
+        let standin = crate::support::shopify_standin::Standin::start();
+        let bridge = TestBridge::start(&format!(
+            "{}{}",
+            standin.config(&format!("orders_webhook_secret = \"{secret}\"")),
+            config(&key, extra)
+        ))
+        .await;
+        let profile = format!("{agent_url}/with-hook");
+        let keyed = || json!({"ucp-agent": {"profile": profile}, "idempotency-key": uuid::Uuid::new_v4().to_string()});
+        let created = bridge
+            .call(
+                "create_checkout",
+                json!({"meta": keyed(), "checkout": mug_shipped_express_to_new_york()}),
+            )
+            .await;
+        let id = created["id"].as_str().unwrap().to_owned();
+        let handed = bridge
+            .call(
+                "complete_checkout",
+                json!({"meta": keyed(), "id": id, "checkout": {}}),
+            )
+            .await;
+        assert_eq!(handed["status"], "requires_escalation", "{handed}");
+        Self {
+            bridge,
+            hook,
+            key,
+            id,
+            handed,
+            profile,
+            _standin: standin,
+        }
+    }
+
+    /// The agent's `meta` for a read.
+    pub fn meta(&self) -> Value {
+        json!({"ucp-agent": {"profile": self.profile}})
+    }
+}
+
+impl Drop for ShopifyHandOff {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.key);
+    }
+}
+
 pub(crate) async fn wait_for(hook: &Hook, count: usize, within: Duration) -> Vec<Received> {
     let deadline = tokio::time::Instant::now() + within;
     loop {
@@ -493,49 +560,19 @@ fn a_bad_or_missing_key_is_a_start_up_error_naming_the_key() {
 /// ORD-030). An order of a checkout no agent handed off is pushed nowhere.
 #[tokio::test]
 async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
-    use crate::support::shopify_orders::{
-        OrderWebhooks, cart_token, mug_shipped_express_to_new_york, shopify_order,
-    };
-    use crate::support::shopify_standin::Standin;
+    use crate::support::shopify_orders::{OrderWebhooks, cart_token, shopify_order};
     const SECRET: &str = "shpss_events_secret";
-    let (agent_url, hook) = agent(0).await;
-    let key = key_file(false);
-    let standin = Standin::start();
-    let bridge = TestBridge::start(&format!(
-        "{}{}",
-        standin.config(&format!("orders_webhook_secret = \"{SECRET}\"")),
-        config(&key, "")
-    ))
-    .await;
-    let profile = format!("{agent_url}/with-hook");
-    let meta = |key: Option<String>| match key {
-        Some(key) => json!({"ucp-agent": {"profile": profile}, "idempotency-key": key}),
-        None => json!({"ucp-agent": {"profile": profile}}),
-    };
-    let fresh = || Some(uuid::Uuid::new_v4().to_string());
-    let created = bridge
-        .call(
-            "create_checkout",
-            json!({"meta": meta(fresh()), "checkout": mug_shipped_express_to_new_york()}),
-        )
-        .await;
-    let id = created["id"].as_str().unwrap().to_owned();
-    let handed = bridge
-        .call(
-            "complete_checkout",
-            json!({"meta": meta(fresh()), "id": id, "checkout": {}}),
-        )
-        .await;
-    assert_eq!(handed["status"], "requires_escalation", "{handed}");
+    let handoff = ShopifyHandOff::start(SECRET, "").await;
+    let (bridge, hook, id, handed) = (&handoff.bridge, &handoff.hook, &handoff.id, &handoff.handed);
 
     // Nothing is placed at the hand-off: the first event the agent hears is the order that
     // Shopify reports (checked below to be exactly what `get_order` answers).
     let shop = OrderWebhooks::to(&bridge.base_url, SECRET);
-    let placed = shopify_order(&cart_token(&id), &handed);
+    let placed = shopify_order(&cart_token(id), handed);
     let placed = placed.to_string();
     let status = shop.deliver_raw(placed.as_bytes(), Some("orders/create"), None);
     assert_eq!(status.await, 200);
-    let received = wait_for(&hook, 1, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 1, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 1, "{received:?}");
     let business: Value = bridge.get("/.well-known/ucp").await.json().await.unwrap();
     let keys = business["keys"].as_array().unwrap().clone();
@@ -548,19 +585,19 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
     let handle = event["id"].as_str().unwrap().to_owned();
     assert!(!handle.contains("820982911946154508"), "{handle}");
     let order = bridge
-        .call("get_order", json!({"meta": meta(None), "id": handle}))
+        .call("get_order", json!({"meta": handoff.meta(), "id": handle}))
         .await;
     assert_eq!(event["checkout_id"], json!(id));
     assert_eq!(event, order);
 
     // Shopify reports the cancellation: the full entity again.
-    let mut cancelled = shopify_order("", &handed);
+    let mut cancelled = shopify_order("", handed);
     cancelled["cancelled_at"] = json!("2026-12-06T09:00:00-05:00");
     cancelled["updated_at"] = json!("2026-12-06T09:00:00-05:00");
     let cancelled = cancelled.to_string();
     let status = shop.deliver_raw(cancelled.as_bytes(), Some("orders/cancelled"), None);
     assert_eq!(status.await, 200);
-    let received = wait_for(&hook, 2, Duration::from_secs(10)).await;
+    let received = wait_for(hook, 2, Duration::from_secs(10)).await;
     assert_eq!(received.len(), 2);
     let update: Value = serde_json::from_slice(&received[1].body).unwrap();
     assert_eq!(update["line_items"][0]["status"], "removed", "{update}");
@@ -569,5 +606,4 @@ async fn an_order_placed_on_shopifys_page_is_pushed_when_shopify_reports_it() {
         text(&received[1].headers, "webhook-id"),
         "two events"
     );
-    let _ = std::fs::remove_file(key);
 }

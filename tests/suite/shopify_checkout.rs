@@ -7,6 +7,7 @@
 use crate::support::debug_bridge::DebugBridge;
 use crate::support::shopify_orders::{OrderWebhooks, cart_token, shopify_order};
 use crate::support::shopify_standin::*;
+pub(crate) use crate::support::update_checkout as update;
 use crate::support::values::{amount as total, key, line, messages};
 use crate::support::{TestBridge, meta, meta_with_key};
 use serde_json::{Value, json};
@@ -28,15 +29,6 @@ async fn setup() -> (Standin, TestBridge) {
     let bridge = TestBridge::start(&standin.config("")).await;
     standin.reset_counts();
     (standin, bridge)
-}
-
-pub(crate) async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
 }
 
 /// Two mugs ("18.0" each) in a cart, converted into a checkout.

@@ -5,6 +5,7 @@
 //! requirements/checkout.json.
 
 use crate::support::debug_bridge::DebugBridge;
+use crate::support::update_checkout as update;
 use crate::support::values::{amount as total, codes, key, line, sao_paulo};
 use crate::support::vtex_standin::{
     CLOCK_SKU, CODE, EXPIRED_CODE, MUG_SKU_FIRST, PICKUP_POINT, VtexStandin,
@@ -67,15 +68,6 @@ async fn setup() -> (VtexStandin, TestBridge) {
     let vtex = VtexStandin::start().await;
     let bridge = TestBridge::start(&(vtex.config("") + NO_CACHE)).await;
     (vtex, bridge)
-}
-
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
 }
 
 async fn select(bridge: &TestBridge, id: &str, group: &str, option: &str) -> Value {

@@ -7,6 +7,7 @@
 
 use serde_json::{Value, json};
 
+use crate::support::update_checkout as update;
 use crate::support::values::{key, line, sao_paulo};
 use crate::support::vtex_standin::{CLOCK_SKU, VtexStandin};
 use crate::support::{TestBridge, meta, meta_with_key};
@@ -20,15 +21,6 @@ const SELLER: &str = "\n[seller]\ncnpj = \"19.131.243/0001-97\"\nlegal_name = \"
 
 async fn bridge(vtex: &VtexStandin, keys: &str) -> TestBridge {
     TestBridge::start(&(vtex.config(keys) + SELLER)).await
-}
-
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
 }
 
 /// A checkout with the buyer's CPF and address and a shipping option, completed: handed off.

@@ -64,6 +64,16 @@ impl Running {
         panic!("stdout ended without the line: {:?}", self.banner);
     }
 
+    /// How many sockets the process holds open (its listeners and the connections it
+    /// accepted): a connection it has taken shows here, one still in the backlog does not.
+    pub fn open_sockets(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .unwrap()
+            .filter_map(|entry| std::fs::read_link(entry.ok()?.path()).ok())
+            .filter(|target| target.to_string_lossy().starts_with("socket:"))
+            .count()
+    }
+
     /// The URL of the `MCP endpoint: ` banner line.
     pub fn endpoint(&mut self) -> String {
         let line = self.wait_for(|line| line.starts_with("MCP endpoint: "));

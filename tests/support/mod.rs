@@ -11,6 +11,7 @@ pub mod redis;
 pub mod shopify_orders;
 pub mod shopify_standin;
 pub mod signer;
+pub mod store_webhooks;
 pub mod values;
 pub mod vtex_standin;
 pub mod wait;
@@ -54,6 +55,16 @@ pub fn meta_with_key(key: &str) -> Value {
 /// `meta` with an idempotency key no other call has used.
 pub fn meta_with_fresh_key() -> Value {
     meta_with_key(&uuid::Uuid::new_v4().to_string())
+}
+
+/// `update_checkout` of the checkout `id` with `checkout`, the answer's structured content.
+pub async fn update_checkout(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
+    bridge
+        .call(
+            "update_checkout",
+            json!({"meta": meta(), "id": id, "checkout": checkout}),
+        )
+        .await
 }
 
 impl TestBridge {

@@ -1,6 +1,6 @@
 //! A throwaway `redis-server` on a loopback port for one test. redis-server is an outside part
 //! (tests/support/outside.rs): a test that starts one is
-//! `#[ignore = "needs redis-server: cargo test -- --include-ignored (.ci/run installs it)"]`
+//! `#[ignore = "needs redis-server: cargo test -- --include-ignored with redis-server on the PATH (.ci/run installs it)"]`
 //! and fails here, naming the install, when redis-server is not on the PATH.
 
 use std::io::{Read, Write};
@@ -106,8 +106,8 @@ impl RedisServer {
     }
 
     /// `run`, as an `Option` that is always `Some`: the signature of the time when a missing
-    /// redis-server skipped the test. Kept only so tests not yet moved to `run` compile; they
-    /// fail as loudly, and their `else { return }` is never taken.
+    /// redis-server skipped the test. Kept only so tests not yet moved to `run` compile (the
+    /// real-WooCommerce one, owned elsewhere); they fail as loudly, their `else` is never taken.
     pub fn start(password: Option<&str>) -> Option<Self> {
         Some(Self::run(password))
     }

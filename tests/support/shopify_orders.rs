@@ -2,20 +2,12 @@
 //! Shopify's page and reports the order back (one bridge or several replicas): the checkout
 //! that hands off at once, the order body Shopify posts for it, and the signed delivery.
 
-use base64::Engine;
-use hmac::{KeyInit, Mac};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 use super::shopify_standin::{EXPRESS, MUG_VARIANT};
+use super::store_webhooks::hmac_base64;
 use super::values::amount;
-
-/// Shopify's `x-shopify-hmac-sha256`: the body's HMAC-SHA256 under the shop's webhook secret.
-pub fn hmac_base64(secret: &str, body: &[u8]) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(secret.as_bytes()).unwrap();
-    mac.update(body);
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
-}
 
 /// `create_checkout`'s `checkout`: one mug for a buyer in New York with Express selected, so
 /// that `complete_checkout` hands off to Shopify's page at once.

@@ -15,15 +15,8 @@ pub const CATALOG_AND_CART_TOOLS: [&str; 7] = [
     "cancel_cart",
 ];
 
-/// Every tool of a store with checkout (the sample store's), in `tools/list` order.
-pub const CHECKOUT_STORE_TOOLS: [&str; 13] = [
-    "search_catalog",
-    "lookup_catalog",
-    "get_product",
-    "create_cart",
-    "get_cart",
-    "update_cart",
-    "cancel_cart",
+/// The tools a store with checkout serves besides those, in `tools/list` order.
+pub const CHECKOUT_TOOLS: [&str; 6] = [
     "create_checkout",
     "get_checkout",
     "update_checkout",
@@ -31,6 +24,11 @@ pub const CHECKOUT_STORE_TOOLS: [&str; 13] = [
     "cancel_checkout",
     "get_order",
 ];
+
+/// Every tool of a store with checkout (the sample store's), in `tools/list` order.
+pub fn checkout_store_tools() -> Vec<&'static str> {
+    [CATALOG_AND_CART_TOOLS.as_slice(), CHECKOUT_TOOLS.as_slice()].concat()
+}
 
 /// One cart line item as agents send it.
 pub fn line(id: &str, quantity: u32) -> Value {

@@ -12,6 +12,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{Fixture, Store, segment};
+use crate::support::update_checkout as update;
 use crate::support::values::{amount, key, line, lines, messages, total};
 use crate::support::{TestBridge, meta, meta_with_key};
 
@@ -79,15 +80,6 @@ fn offered(checkout: &Value) -> (Vec<(String, i64)>, Option<String>) {
 fn selection(checkout: &Value, option: &str) -> Value {
     let method = &checkout["fulfillment"]["methods"][0];
     json!({"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"], "selected_option_id": option}]}]}})
-}
-
-async fn update(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
-    bridge
-        .call(
-            "update_checkout",
-            json!({"meta": meta(), "id": id, "checkout": checkout}),
-        )
-        .await
 }
 
 /// The fixture's cart, and the checkout made from it.

@@ -3,19 +3,23 @@
 
 use std::time::{Duration, Instant};
 
-use base64::Engine;
-use hmac::{KeyInit, Mac};
 use serde_json::json;
 
 use super::{Replicas, WEBHOOK_SECRET, config, meta};
 use crate::support::redis::RedisServer;
+use crate::support::store_webhooks::woo_product_webhook;
 use crate::support::wait::DEADLINE;
 use crate::support::woo_standin::WooStandin;
 
-fn sign(body: &str) -> String {
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(WEBHOOK_SECRET.as_bytes()).unwrap();
-    mac.update(body.as_bytes());
-    base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+/// WooCommerce's product webhook with `body` to replica `index`.
+async fn deliver(
+    replicas: &Replicas,
+    index: usize,
+    body: &str,
+    delivery: Option<&str>,
+) -> reqwest::StatusCode {
+    let base_url = &replicas.replicas[index].base_url;
+    woo_product_webhook(base_url, WEBHOOK_SECRET, body, delivery).await
 }
 
 async fn title(replicas: &Replicas, index: usize) -> String {
@@ -48,17 +52,7 @@ async fn a_webhook_to_one_replica_changes_what_the_others_answer() {
     assert_eq!(title(&replicas, 2).await, before);
 
     let body = json!({"id": 30, "name": "Espresso Cup, Second Edition"}).to_string();
-    let status = replicas
-        .post(
-            0,
-            "/webhooks/woocommerce",
-            &[
-                ("x-wc-webhook-signature", sign(&body)),
-                ("content-type", "application/json".to_owned()),
-            ],
-            &body,
-        )
-        .await;
+    let status = deliver(&replicas, 0, &body, None).await;
     assert_eq!(status, 200);
     let sent = Instant::now();
     for index in [1, 2] {
@@ -120,17 +114,7 @@ async fn a_webhook_to_one_replica_retires_the_answers_the_others_kept() {
     woo.set_price(30, 725);
     assert_eq!(prices(&replicas, 1).await, [650, 650, 650]);
     let body = json!({"id": 30, "name": "Espresso Cup"}).to_string();
-    let status = replicas
-        .post(
-            0,
-            "/webhooks/woocommerce",
-            &[
-                ("x-wc-webhook-signature", sign(&body)),
-                ("content-type", "application/json".to_owned()),
-            ],
-            &body,
-        )
-        .await;
+    let status = deliver(&replicas, 0, &body, None).await;
     assert_eq!(status, 200);
     let sent = Instant::now();
     loop {
@@ -160,24 +144,8 @@ async fn a_webhook_delivery_replayed_to_another_replica_is_refused() {
         &format!("[cache]\nttl_secs = 600\nwebhook_secret = \"{WEBHOOK_SECRET}\"\n"),
     ));
     let body = json!({"id": 30, "name": "Espresso Cup"}).to_string();
-    let deliver = |index: usize, delivery: &'static str| {
-        let body = body.clone();
-        let replicas = &replicas;
-        async move {
-            replicas
-                .post(
-                    index,
-                    "/webhooks/woocommerce",
-                    &[
-                        ("x-wc-webhook-signature", sign(&body)),
-                        ("x-wc-webhook-delivery-id", delivery.to_owned()),
-                        ("content-type", "application/json".to_owned()),
-                    ],
-                    &body,
-                )
-                .await
-        }
-    };
+    let deliver =
+        async |index: usize, delivery: &str| deliver(&replicas, index, &body, Some(delivery)).await;
     title(&replicas, 1).await;
     woo.rename(30, "Espresso Cup, Announced");
     assert_eq!(deliver(0, "delivery-7").await, 200);

@@ -127,23 +127,6 @@ impl Replicas {
         let status = response.status();
         (status, response.text().await.unwrap())
     }
-
-    pub async fn post(
-        &self,
-        index: usize,
-        path: &str,
-        headers: &[(&str, String)],
-        body: &str,
-    ) -> StatusCode {
-        let mut request = self
-            .client
-            .post(format!("{}{path}", self.replicas[index].base_url))
-            .body(body.to_owned());
-        for (name, value) in headers {
-            request = request.header(*name, value);
-        }
-        request.send().await.unwrap().status()
-    }
 }
 
 /// Keys of the shared Redis matching `pattern` (what the replicas left there).

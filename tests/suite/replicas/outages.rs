@@ -155,9 +155,10 @@ async fn a_replica_killed_mid_write_holds_its_cart_no_longer_than_its_lease() {
         crate::support::values::lines(&answer),
         vec![("32".to_owned(), 3)]
     );
-    // The dead replica's lock ended with its lease (1.5 s), not with some longer timeout.
+    // The dead replica's lock ended with its lease (1.5 s), not with its held write (6 s)
+    // nor the store timeout (8 s): a bound only a lock outliving its lease reaches.
     assert!(
-        waited < Duration::from_millis(1500 + 1000),
+        waited < Duration::from_secs(5),
         "the next write waited {waited:?}"
     );
     assert!(redis_keys(&redis, "bcp:cart-lock:*").await.is_empty());
