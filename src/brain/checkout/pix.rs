@@ -20,7 +20,9 @@ use super::pix_book::{ChargeRecord, ChargeState, Claim, PixBook};
 use super::terminal::Terminal;
 use super::{CheckoutBrain, Judged, Status, gone, with_message};
 use crate::brain::BrainError;
-use crate::model::checkout::{CheckoutState, Order, PaymentHandler, Placement, Stage};
+use crate::model::checkout::{
+    CheckoutState, EscalationReason, Order, PaymentHandler, Placement, Stage,
+};
 use crate::model::fiscal::TaxpayerKind;
 use crate::money::Money;
 use crate::pix::port::{ChargeRequest, ChargeStatus, Debtor, PixError, PixProvider};
@@ -183,7 +185,9 @@ impl CheckoutBrain {
             .is_some_and(|flow| handler == Some(flow.handler_id.as_str()))
     }
 
-    /// An open BRL checkout offers Pix beside the store's own handlers.
+    /// An open BRL checkout offers Pix beside the store's own handlers. A store with no handler
+    /// of its own (WooCommerce without `[checkout] place_with`) would send the buyer to its
+    /// page to pay; with Pix offered the buyer pays in the conversation instead.
     pub(super) fn offer_pix(&self, state: &mut CheckoutState) {
         let Some(flow) = self.pix() else {
             return;
@@ -198,6 +202,9 @@ impl CheckoutBrain {
             id: flow.handler_id.clone(),
             name: "Pix".to_owned(),
         });
+        if state.escalation == Some(EscalationReason::Payment) {
+            state.escalation = None;
+        }
     }
 
     async fn charge_of(&self, id: &str) -> Option<ChargeRecord> {

@@ -1137,12 +1137,22 @@ impl CheckoutPort for WooCheckout {
                     message: format!("the order is {}, not awaiting payment", order.store_status),
                 });
             }
-            writes
+            // Not `set_paid`: WooCommerce completes a payment only for an order that "needs
+            // payment" (pending or failed), so on the on-hold order an offline gateway leaves it
+            // answers 200 and changes nothing but the transaction id (measured on 10.9.4).
+            // Setting the status is what the merchant does by hand: WooCommerce records the
+            // paid date, keeps the stock already reduced and notes the change.
+            let now = writes
                 .update_order(
                     number,
-                    &json!({"set_paid": true, "transaction_id": reference}),
+                    &json!({"status": "processing", "transaction_id": reference}),
                 )
                 .await?;
+            if !matches!(now.as_str(), "processing" | "completed") {
+                return Err(PlatformError::BadResponse(format!(
+                    "REST v3 order update left the order {now}, not paid"
+                )));
+            }
         }
         self.order(order_id).await
     }
@@ -1163,6 +1173,12 @@ impl CheckoutPort for WooCheckout {
                 order.store_status = writes
                     .update_order(number, &json!({"status": "cancelled"}))
                     .await?;
+                if order.store_status != "cancelled" {
+                    return Err(PlatformError::BadResponse(format!(
+                        "REST v3 order update left the order {}, not cancelled",
+                        order.store_status
+                    )));
+                }
             }
             _ => {
                 return Err(PlatformError::InvalidAt {

@@ -172,8 +172,9 @@ impl RestV3 {
         }
     }
 
-    /// `PUT /orders/{id}` with `body` (`set_paid`, `status`): the order's status as the store
-    /// then holds it. A refusal (a read-only key, an unknown order) is the store's error.
+    /// `PUT /orders/{id}` with `body` (`status`, `transaction_id`): the order's status as the
+    /// store then holds it (200 with the order, whatever it did with the body). A refusal is
+    /// the store's error: 401 for a read-only key, 400 for an unknown order or status.
     pub async fn update_order(
         &self,
         order_id: u64,
