@@ -215,6 +215,8 @@ bairro_variant() {
         bash "${BASH_SOURCE[0]}" up || { log "the store requiring the bairro is NOT available"; exit 1; }
     echo "export BCP_REAL_WOO_BAIRRO_URL='http://127.0.0.1:$port/'" >> "$ENV_FILE"
     echo "export BCP_REAL_WOO_BAIRRO_DB='$db'" >> "$ENV_FILE"
+    # Its own v3 key, as BCP_REAL_WOO_BAIRRO_V3_KEY/_SECRET.
+    sed -n "s/^export BCP_REAL_WOO_V3_/export BCP_REAL_WOO_BAIRRO_V3_/p" "$root/env.sh" >> "$ENV_FILE"
 }
 
 case "${1:-up}" in

@@ -1096,6 +1096,26 @@ impl CheckoutPort for WooCheckout {
         })
     }
 
+    async fn check_unpaid_writes(&self) -> Result<String, PlatformError> {
+        let writes = self
+            .order_writes
+            .as_ref()
+            .ok_or(PlatformError::Unauthorized {
+                key: "store.consumer_key",
+            })?;
+        writes.can_write_orders().await.map_err(|error| match error {
+            PlatformError::Unauthorized { .. } => PlatformError::InvalidAt {
+                path: "store.consumer_key".into(),
+                message: "the REST API v3 key may not write orders: Pix needs a key with Read/Write permission to mark orders paid and cancel expired ones".into(),
+            },
+            other => other,
+        })?;
+        Ok(format!(
+            "the REST API v3 key may write orders; unpaid orders are placed with {}",
+            self.unpaid_gateway.as_deref().unwrap_or_default()
+        ))
+    }
+
     async fn place_unpaid(&self, id: &str) -> Result<Option<Placement>, PlatformError> {
         let gateway = self
             .unpaid_gateway
