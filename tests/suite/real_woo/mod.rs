@@ -10,6 +10,7 @@ mod counts;
 mod deadline;
 mod handoff;
 mod pix;
+mod pix_doctor;
 mod replacement;
 pub mod store;
 mod wire;
