@@ -9,8 +9,12 @@
 # Brazilian Market on WooCommerce (CPF/CNPJ, house number, bairro: the plugin Brazilian stores run)
 # is installed from the shared tarball unless BCP_REAL_WOO_BRAZIL=off; BCP_REAL_WOO_BAIRRO=required
 # makes the bairro required (that variant is a second store: another ROOT/PORT/DB).
-# When the store cannot be stood up (no apt, no PHP/MariaDB, a failed build) `up` says why and
-# exits 1: CI fails rather than run without the real-store tests. Those tests are
+# For Pix (issue 38) every `up`, on a fresh or a reused store, makes sure of a REST API v3 key with
+# read/write permission for the admin user (exported as BCP_REAL_WOO_V3_KEY/_SECRET), the offline
+# gateway bacs enabled (BCP_REAL_WOO_PIX_GATEWAY: it leaves the order on-hold), and a web server
+# started with WOO_V3_FAKE_TLS=1 (WooCommerce takes the key's Basic auth only when is_ssl()).
+# When the store cannot be stood up (no apt, no PHP/MariaDB, a failed build, no v3 key) `up` says
+# why and exits 1: CI fails rather than run without the real-store tests. Those tests are
 # `#[ignore = "needs the real WooCommerce: …"]` and fail when run without the store.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,6 +29,13 @@ PLUGIN_TARBALL=brazilian-market-on-woocommerce-blocks-support-b765223.tar.xz
 PLUGIN_MAIN=woocommerce-extra-checkout-fields-for-brazil/woocommerce-extra-checkout-fields-for-brazil.php
 URL="http://127.0.0.1:$PORT/"
 ENV_FILE=$ROOT/env.sh
+# The gateway the Pix tests place the unpaid order with ([pix] store_gateway).
+PIX_GATEWAY=bacs
+V3_KEY=
+V3_SECRET=
+PIX_PROBLEM=
+# Every web server this script starts (and setup.sh's first one) marks REST v3 requests as TLS.
+export WOO_V3_FAKE_TLS=1
 
 log() { echo "== real-woo: $*" >&2; }
 
@@ -40,6 +51,9 @@ write_env() {
             printf "export BCP_REAL_WOO_SKIP=%q\n" "$1"
         else
             echo "export BCP_REAL_WOO_URL='$URL'"
+            echo "export BCP_REAL_WOO_V3_KEY='$V3_KEY'"
+            echo "export BCP_REAL_WOO_V3_SECRET='$V3_SECRET'"
+            echo "export BCP_REAL_WOO_PIX_GATEWAY='$PIX_GATEWAY'"
             echo "unset BCP_REAL_WOO_SKIP"
         fi
     } > "$ENV_FILE"
@@ -84,6 +98,61 @@ PHP
     php "$ROOT/brazil.php" 2>&1 | tail -1 | tee /dev/stderr | grep -q '^brazil activated'
 }
 
+# What Pix needs from the store, on a fresh or a reused one: the admin's REST API v3 key with
+# read/write permission (made once, its pair kept in $ROOT/v3-key; WooCommerce keeps the secret as
+# given and the key as wc_api_hash(key)) and the gateway $PIX_GATEWAY enabled. Then a v3 read with
+# the key must answer 200: a web server started without WOO_V3_FAKE_TLS answers 401, so it is
+# restarted once with it.
+pix_ready() {
+    cat > "$ROOT/pix.php" <<PHP
+<?php
+\$_SERVER['HTTP_HOST'] = '127.0.0.1:$PORT'; \$_SERVER['REQUEST_URI'] = '/';
+require '$ROOT/site/wp-load.php';
+global \$wpdb;
+\$file = '$ROOT/v3-key';
+\$pair = is_file( \$file ) ? explode( ' ', trim( file_get_contents( \$file ) ) ) : array();
+if ( count( \$pair ) !== 2 ) {
+    \$pair = array( 'ck_' . wc_rand_hash(), 'cs_' . wc_rand_hash() );
+    file_put_contents( \$file, implode( ' ', \$pair ) . "\\n" );
+    chmod( \$file, 0600 );
+}
+\$table = \$wpdb->prefix . 'woocommerce_api_keys';
+\$hash = wc_api_hash( \$pair[0] );
+\$wpdb->delete( \$table, array( 'description' => 'bcp-bridge tests' ) );
+\$wpdb->insert( \$table, array(
+    'user_id' => 1, 'description' => 'bcp-bridge tests', 'permissions' => 'read_write',
+    'consumer_key' => \$hash, 'consumer_secret' => \$pair[1], 'truncated_key' => substr( \$pair[0], -7 ),
+) );
+\$row = \$wpdb->get_row( \$wpdb->prepare( "SELECT permissions FROM \$table WHERE consumer_key = %s", \$hash ) );
+\$settings = get_option( 'woocommerce_${PIX_GATEWAY}_settings', array() );
+if ( ! is_array( \$settings ) ) { \$settings = array(); }
+if ( ( \$settings['enabled'] ?? 'no' ) !== 'yes' ) {
+    \$settings['enabled'] = 'yes';
+    update_option( 'woocommerce_${PIX_GATEWAY}_settings', \$settings );
+}
+\$gateways = WC()->payment_gateways()->payment_gateways();
+\$enabled = isset( \$gateways['$PIX_GATEWAY'] ) && \$gateways['$PIX_GATEWAY']->enabled === 'yes';
+if ( ! \$row || \$row->permissions !== 'read_write' ) { echo "pix: no read_write key\\n"; }
+elseif ( ! \$enabled ) { echo "pix: the gateway $PIX_GATEWAY is not enabled\\n"; }
+else { echo implode( ' ', \$pair ), "\\n"; }
+PHP
+    local answer
+    answer=$(php "$ROOT/pix.php" 2>>"$ROOT/setup.log" | tail -1)
+    case "$answer" in
+        "ck_"*" cs_"*) read -r V3_KEY V3_SECRET <<< "$answer" ;;
+        *) PIX_PROBLEM=${answer:-"pix.php printed nothing (see $ROOT/setup.log)"}; return 1 ;;
+    esac
+    v3_answers && return 0
+    log "REST v3 refuses the key: restarting the web server with WOO_V3_FAKE_TLS=1"
+    start_web && v3_answers && return 0
+    PIX_PROBLEM="REST v3 refuses the key (GET wc/v3/orders is not 200)"
+    return 1
+}
+
+v3_answers() {
+    curl -sf -m 10 -o /dev/null -u "$V3_KEY:$V3_SECRET" "${URL}wp-json/wc/v3/orders?per_page=1"
+}
+
 start_web() {
     pgrep -x mariadbd >/dev/null || service mariadb start >/dev/null
     if [ -f "$ROOT/web.pid" ] && kill -0 "$(cat "$ROOT/web.pid")" 2>/dev/null; then
@@ -104,6 +173,7 @@ up() {
     sum=$(fingerprint)
     if [ -f "$ROOT/ids.json" ] && [ "$(cat "$ROOT/fingerprint" 2>/dev/null)" = "$sum" ]; then
         if answers || { log "restarting the web server"; start_web; }; then
+            pix_ready || unavailable "what Pix needs: $PIX_PROBLEM"
             write_env
             log "store up (reused) at $URL in $(( $(date +%s) - t0 ))s"
             return 0
@@ -130,6 +200,7 @@ up() {
     [ -s "$ROOT/ids.json" ] || unavailable "the catalog script wrote no ids.json (see $ROOT/setup.log)"
     brazil >> "$ROOT/setup.log" 2>&1 || unavailable "Brazilian Market did not activate (see $ROOT/setup.log)"
     answers || unavailable "the store does not answer at $URL (see $ROOT/web.log)"
+    pix_ready || unavailable "what Pix needs: $PIX_PROBLEM"
     echo "$sum" > "$ROOT/fingerprint"
     write_env
     log "store up (fresh) at $URL in $(( $(date +%s) - t0 ))s"
@@ -144,6 +215,8 @@ bairro_variant() {
         bash "${BASH_SOURCE[0]}" up || { log "the store requiring the bairro is NOT available"; exit 1; }
     echo "export BCP_REAL_WOO_BAIRRO_URL='http://127.0.0.1:$port/'" >> "$ENV_FILE"
     echo "export BCP_REAL_WOO_BAIRRO_DB='$db'" >> "$ENV_FILE"
+    # Its own v3 key, as BCP_REAL_WOO_BAIRRO_V3_KEY/_SECRET.
+    sed -n "s/^export BCP_REAL_WOO_V3_/export BCP_REAL_WOO_BAIRRO_V3_/p" "$root/env.sh" >> "$ENV_FILE"
 }
 
 case "${1:-up}" in

@@ -154,6 +154,9 @@ pub async fn run(config: &BridgeConfig, with_cart: bool) -> Report {
 
     if let Some(checkout) = &platform.checkout {
         checkout_fields(checkout.as_ref(), factory, &mut report).await;
+        if config.pix.is_some() {
+            pix::store_side(checkout.as_ref(), &mut report).await;
+        }
     }
 
     let brain = Brain::new(

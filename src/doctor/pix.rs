@@ -8,6 +8,8 @@ use super::Report;
 use crate::pix::ApiPix;
 use crate::pix::port::PixError;
 use crate::pix::settings::PixConfig;
+use crate::platform::PlatformError;
+use crate::platform::checkout::CheckoutPort;
 
 pub(super) async fn check(config: &PixConfig, timeout: Duration, report: &mut Report) {
     let client = match ApiPix::new(config, timeout) {
@@ -42,5 +44,27 @@ fn explain(error: &PixError) -> String {
     match error {
         PixError::Unavailable(reason) => format!("{reason}: check pix.api_url / pix.token_url"),
         other => other.to_string(),
+    }
+}
+
+/// The store's side of Pix: it takes orders awaiting payment, and the bridge may mark them paid
+/// and cancel them (WooCommerce: a REST API v3 key with Read/Write permission), asked without
+/// changing any order.
+pub(super) async fn store_side(checkout: &dyn CheckoutPort, report: &mut Report) {
+    if let Some(why) = checkout.unpaid_refusal() {
+        report.fail("pix orders", why);
+        return;
+    }
+    if !checkout.takes_unpaid() {
+        report.fail(
+            "pix orders",
+            "this store cannot take an order awaiting a Pix payment: Pix is not offered",
+        );
+        return;
+    }
+    match checkout.check_unpaid_writes().await {
+        Ok(detail) => report.pass("pix orders", detail),
+        Err(PlatformError::InvalidAt { message, .. }) => report.fail("pix orders", message),
+        Err(error) => report.fail("pix orders", error.to_string()),
     }
 }

@@ -137,6 +137,12 @@ pub trait CheckoutPort: Send + Sync + 'static {
         None
     }
 
+    /// For `doctor`, when `takes_unpaid`: whether the bridge may mark the store's orders paid
+    /// and cancel them, asked without changing any order; the detail to show when it may.
+    async fn check_unpaid_writes(&self) -> Result<String, PlatformError> {
+        Ok("the store takes orders awaiting a Pix payment".to_owned())
+    }
+
     /// Places the order awaiting payment (stock held), only when `takes_unpaid`: `Placed`
     /// with the unpaid order, or the store's refusal as `place` answers it. Called at most
     /// once per checkout by the brain; an adapter never retries it.

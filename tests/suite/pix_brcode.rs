@@ -14,7 +14,7 @@ use crate::pix_api::pix_config;
 use crate::support::pix_psp::{KEY, MERCHANT_CITY, MERCHANT_NAME, PayloadStyle, PixPsp, crc16};
 
 /// One level of `id(2) length(2) value` fields.
-fn decode(text: &str) -> BTreeMap<String, String> {
+pub(crate) fn decode(text: &str) -> BTreeMap<String, String> {
     let mut fields = BTreeMap::new();
     let mut rest = text;
     while !rest.is_empty() {
@@ -26,7 +26,7 @@ fn decode(text: &str) -> BTreeMap<String, String> {
     fields
 }
 
-fn crc_holds(payload: &str) -> bool {
+pub(crate) fn crc_holds(payload: &str) -> bool {
     let (covered, crc) = payload.split_at(payload.len() - 4);
     covered.ends_with("6304") && format!("{:04X}", crc16(covered.as_bytes())) == crc
 }

@@ -185,7 +185,9 @@ impl CheckoutBrain {
             .is_some_and(|flow| handler == Some(flow.handler_id.as_str()))
     }
 
-    /// An open BRL checkout offers Pix beside the store's own handlers.
+    /// An open BRL checkout offers Pix beside the store's own handlers. A store with no handler
+    /// of its own (WooCommerce without `[checkout] place_with`) would send the buyer to its
+    /// page to pay; with Pix offered the buyer pays in the conversation instead.
     pub(super) fn offer_pix(&self, state: &mut CheckoutState) {
         let Some(flow) = self.pix() else {
             return;
@@ -196,15 +198,13 @@ impl CheckoutBrain {
         {
             return;
         }
-        // A store with no handler of its own escalates for payment (the buyer would pay on its
-        // page); with Pix the buyer pays in the conversation, so that is no reason now.
-        if state.handlers.is_empty() && state.escalation == Some(EscalationReason::Payment) {
-            state.escalation = None;
-        }
         state.handlers.push(PaymentHandler {
             id: flow.handler_id.clone(),
             name: "Pix".to_owned(),
         });
+        if state.escalation == Some(EscalationReason::Payment) {
+            state.escalation = None;
+        }
     }
 
     async fn charge_of(&self, id: &str) -> Option<ChargeRecord> {

@@ -162,6 +162,29 @@ async fn ready(brain: &CheckoutBrain) -> Judged {
     brain.update(&id, &chosen).await.unwrap()
 }
 
+/// WooCommerce without `[checkout] place_with` has no handler of its own and would send the
+/// buyer to its page to pay; with Pix offered the buyer pays in the conversation, so that
+/// hand-off goes (any other reason to visit the store's page stays).
+#[tokio::test]
+async fn pix_alone_needs_no_hand_off_to_pay_issue_38_item_2() {
+    use crate::model::checkout::EscalationReason;
+    let s = setup(600);
+    let judged = ready(&s.brain).await;
+    let mut state = judged.state.clone();
+    state.handlers.clear();
+    state.escalation = Some(EscalationReason::Payment);
+    s.brain.offer_pix(&mut state);
+    let offered: Vec<&str> = state.handlers.iter().map(|held| held.id.as_str()).collect();
+    assert_eq!(offered, ["pix"]);
+    assert_eq!(state.escalation, None);
+    assert_eq!(status::judge(state).status, Status::ReadyForComplete);
+    let mut review = judged.state.clone();
+    review.handlers.clear();
+    review.escalation = Some(EscalationReason::Review);
+    s.brain.offer_pix(&mut review);
+    assert_eq!(review.escalation, Some(EscalationReason::Review));
+}
+
 fn pix(key: &str) -> Completion {
     Completion {
         idempotency_key: key.into(),

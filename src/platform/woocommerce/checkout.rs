@@ -1100,6 +1100,26 @@ impl CheckoutPort for WooCheckout {
         })
     }
 
+    async fn check_unpaid_writes(&self) -> Result<String, PlatformError> {
+        let writes = self
+            .order_writes
+            .as_ref()
+            .ok_or(PlatformError::Unauthorized {
+                key: "store.consumer_key",
+            })?;
+        writes.can_write_orders().await.map_err(|error| match error {
+            PlatformError::Unauthorized { .. } => PlatformError::InvalidAt {
+                path: "store.consumer_key".into(),
+                message: "the REST API v3 key may not write orders: Pix needs a key with Read/Write permission to mark orders paid and cancel expired ones".into(),
+            },
+            other => other,
+        })?;
+        Ok(format!(
+            "the REST API v3 key may write orders; unpaid orders are placed with {}",
+            self.unpaid_gateway.as_deref().unwrap_or_default()
+        ))
+    }
+
     async fn place_unpaid(&self, id: &str) -> Result<Option<Placement>, PlatformError> {
         let gateway = self
             .unpaid_gateway
@@ -1141,12 +1161,22 @@ impl CheckoutPort for WooCheckout {
                     message: format!("the order is {}, not awaiting payment", order.store_status),
                 });
             }
-            writes
+            // Not `set_paid`: WooCommerce completes a payment only for an order that "needs
+            // payment" (pending or failed), so on the on-hold order an offline gateway leaves it
+            // answers 200 and changes nothing but the transaction id (measured on 10.9.4).
+            // Setting the status is what the merchant does by hand: WooCommerce records the
+            // paid date, keeps the stock already reduced and notes the change.
+            let now = writes
                 .update_order(
                     number,
-                    &json!({"set_paid": true, "transaction_id": reference}),
+                    &json!({"status": "processing", "transaction_id": reference}),
                 )
                 .await?;
+            if !matches!(now.as_str(), "processing" | "completed") {
+                return Err(PlatformError::BadResponse(format!(
+                    "REST v3 order update left the order {now}, not paid"
+                )));
+            }
         }
         self.order(order_id).await
     }
@@ -1167,6 +1197,12 @@ impl CheckoutPort for WooCheckout {
                 order.store_status = writes
                     .update_order(number, &json!({"status": "cancelled"}))
                     .await?;
+                if order.store_status != "cancelled" {
+                    return Err(PlatformError::BadResponse(format!(
+                        "REST v3 order update left the order {}, not cancelled",
+                        order.store_status
+                    )));
+                }
             }
             _ => {
                 return Err(PlatformError::InvalidAt {

@@ -173,8 +173,51 @@ impl RestV3 {
         }
     }
 
-    /// `PUT /orders/{id}` with `body` (`set_paid`, `status`): the order's status as the store
-    /// then holds it. A refusal (a read-only key, an unknown order) is the store's error.
+    /// Whether the key may write orders, asked without writing one: `PUT /orders/0` (no order
+    /// has id 0). WooCommerce checks the key's permission first: a read key gets 401 ("does not
+    /// have write permissions"), a read/write key 400 `woocommerce_rest_shop_order_invalid_id`
+    /// (measured on 10.9.4).
+    pub async fn can_write_orders(&self) -> Result<(), crate::platform::PlatformError> {
+        use crate::platform::PlatformError;
+        let mut url = self.orders.clone();
+        url.path_segments_mut()
+            .map_err(|()| PlatformError::BadResponse("REST v3: no orders URL".into()))?
+            .push("0");
+        let request = self
+            .client
+            .http()
+            .put(url)
+            .basic_auth(
+                self.key.0.expose_secret(),
+                Some(self.secret.0.expose_secret()),
+            )
+            .json(&serde_json::json!({}));
+        let response = self.client.send(request, CallKind::Read).await?;
+        #[derive(Deserialize, Default)]
+        #[serde(default)]
+        struct Refusal {
+            code: String,
+        }
+        let refusal = response
+            .json::<Refusal>("v3 order probe")
+            .unwrap_or_default();
+        match response.status {
+            StatusCode::BAD_REQUEST if refusal.code == "woocommerce_rest_shop_order_invalid_id" => {
+                Ok(())
+            }
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Err(PlatformError::Unauthorized {
+                key: "store.consumer_key",
+            }),
+            status => Err(PlatformError::BadResponse(format!(
+                "REST v3 order write probe: HTTP {}",
+                status.as_u16()
+            ))),
+        }
+    }
+
+    /// `PUT /orders/{id}` with `body` (`status`, `transaction_id`): the order's status as the
+    /// store then holds it (200 with the order, whatever it did with the body). A refusal is
+    /// the store's error: 401 for a read-only key, 400 for an unknown order or status.
     pub async fn update_order(
         &self,
         order_id: u64,

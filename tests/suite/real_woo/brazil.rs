@@ -16,8 +16,9 @@ use bcp_bridge::platform::woocommerce::build;
 use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 use serde_json::{Value, json};
 
-use super::store::{RUN_WITH, RealStore, alone, real_store, real_store_env, shared};
-use crate::support::{meta, meta_with_key};
+use super::agent::{checkout_with_rate, segment, send};
+use super::store::{RUN_WITH, RealStore, alone, real_store, real_store_env, shared, sql};
+use crate::support::meta_with_key;
 
 const CPF: &str = "39053344705";
 
@@ -120,25 +121,6 @@ async fn addressed(
         .unwrap()
 }
 
-/// `mysql` on the store's database (the test runs where the store runs, as CI does).
-pub(super) async fn sql(db: &str, query: &str) -> Vec<Vec<String>> {
-    let output = tokio::process::Command::new("mysql")
-        .args(["-N", "-B", "-uwoo", "-pwoopass", db, "-e", query])
-        .output()
-        .await
-        .expect("mysql runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| line.split('\t').map(str::to_owned).collect())
-        .collect()
-}
-
 pub(super) async fn order_meta(db: &str, order: u64) -> Vec<(String, String)> {
     sql(
         db,
@@ -148,18 +130,6 @@ pub(super) async fn order_meta(db: &str, order: u64) -> Vec<(String, String)> {
     .into_iter()
     .map(|row| (row[0].clone(), row[1].clone()))
     .collect()
-}
-
-/// A checkout id as one path segment.
-pub(super) fn segment(id: &str) -> String {
-    id.bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (byte as char).to_string()
-            }
-            _ => format!("%{byte:02X}"),
-        })
-        .collect()
 }
 
 async fn orders(db: &str) -> u64 {
@@ -364,27 +334,16 @@ async fn issue_37_a_missing_cpf_is_a_recoverable_message_over_mcp_and_rest() {
     let destination = json!({"street_address": "Rua Doutor Quirino, 1481", "address_locality": "Campinas",
         "address_region": "SP", "postal_code": "13015-081", "address_country": "BR"});
     for binding in ["mcp", "rest"] {
-        let created = bridge
-            .call(
-                "create_checkout",
-                json!({"meta": meta_with_key(&uuid::Uuid::new_v4().to_string()), "checkout": {
-                    "line_items": [{"item": {"id": store.sid("garrafa")}, "quantity": 1}],
-                    "buyer": {"email": email, "first_name": "Ana", "last_name": "Souza"},
-                    "fulfillment": {"methods": [{"type": "shipping", "destinations": [destination]}]}}}),
-            )
-            .await;
-        let id = created["id"]
-            .as_str()
-            .unwrap_or_else(|| panic!("{created}"))
-            .to_owned();
-        let method = &created["fulfillment"]["methods"][0];
-        let selection = json!({"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"], "selected_option_id": store.text("rate_pac")}]}]}});
-        bridge
-            .call(
-                "update_checkout",
-                json!({"meta": meta(), "id": id, "checkout": selection}),
-            )
-            .await;
+        // The checkout over MCP; only the complete goes over `binding`.
+        let (created, _) = checkout_with_rate(
+            async |tool, id, checkout| send(&bridge, "mcp", tool, id, checkout).await,
+            json!([{"item": {"id": store.sid("garrafa")}, "quantity": 1}]),
+            json!({"email": email, "first_name": "Ana", "last_name": "Souza"}),
+            destination.clone(),
+            &store.text("rate_pac"),
+        )
+        .await;
+        let id = created["id"].as_str().unwrap().to_owned();
         let payment =
             json!({"payment": {"instruments": [{"handler_id": "bacs", "type": "offline"}]}});
         let answer: Value = if binding == "mcp" {

@@ -7,55 +7,14 @@
 //! street and complement alone in WooCommerce's address lines.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use reqwest::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::brazil::{assert_brazilian_market, order_meta, segment, sql};
-use super::store::{RealStore, real_store, real_store_env, shared};
-use crate::support::{TestBridge, meta, meta_with_key};
+use super::agent::{buyer_with_cpf, checkout_with_rate, destination_in_campinas, send};
+use super::brazil::{assert_brazilian_market, order_meta};
+use super::store::{RealStore, real_store, real_store_env, shared, sql};
+use crate::support::TestBridge;
 
 const CPF: &str = "39053344705";
-
-/// One call over `binding`: an MCP tool, or its REST operation (`method`, `path`).
-async fn send(
-    bridge: &TestBridge,
-    binding: &str,
-    tool: &str,
-    id: Option<&str>,
-    checkout: Value,
-) -> Value {
-    if binding == "mcp" {
-        let mut arguments =
-            json!({"meta": meta_with_key(&uuid::Uuid::new_v4().to_string()), "checkout": checkout});
-        if tool == "update_checkout" {
-            arguments["meta"] = meta();
-        }
-        if let Some(id) = id {
-            arguments["id"] = json!(id);
-        }
-        return bridge.call(tool, arguments).await;
-    }
-    let (method, path) = match (tool, id) {
-        ("create_checkout", _) => (Method::POST, "/checkout-sessions".to_owned()),
-        ("update_checkout", Some(id)) => {
-            (Method::PUT, format!("/checkout-sessions/{}", segment(id)))
-        }
-        ("complete_checkout", Some(id)) => (
-            Method::POST,
-            format!("/checkout-sessions/{}/complete", segment(id)),
-        ),
-        other => unreachable!("{other:?}"),
-    };
-    let key = uuid::Uuid::new_v4().to_string();
-    let (status, body) = bridge
-        .rest(method, &path, Some(&checkout), &[("idempotency-key", &key)])
-        .await;
-    assert!(
-        status == StatusCode::OK || status == StatusCode::CREATED,
-        "{tool} over REST: {status} {body}"
-    );
-    serde_json::from_str(&body).unwrap()
-}
 
 /// The order placed over `binding` for a new buyer; the store's order id.
 async fn place(bridge: &TestBridge, store: &RealStore, db: &str, binding: &str) -> u64 {
@@ -63,48 +22,26 @@ async fn place(bridge: &TestBridge, store: &RealStore, db: &str, binding: &str) 
         "ana.{binding}.{}@example.com",
         uuid::Uuid::new_v4().simple()
     );
-    let created = send(
-        bridge,
-        binding,
-        "create_checkout",
-        None,
-        json!({
-            "line_items": [{"item": {"id": store.sid("garrafa")}, "quantity": 1}],
-            "buyer": {"email": email, "first_name": "Ana", "last_name": "Souza", "phone_number": "19999990000",
-                "taxpayer_id": {"kind": "cpf", "value": "390.533.447-05"}},
-            "fulfillment": {"methods": [{"type": "shipping", "destinations": [{
-                "first_name": "Ana", "last_name": "Souza",
-                "street_address": "Rua Doutor Quirino, 1481", "extended_address": "Sala 42 - Bairro Centro",
-                "address_locality": "Campinas", "address_region": "SP", "postal_code": "13015-081",
-                "address_country": "BR"}]}]}
-        }),
+    let (created, ready) = checkout_with_rate(
+        async |tool, id, checkout| send(bridge, binding, tool, id, checkout).await,
+        json!([{"item": {"id": store.sid("garrafa")}, "quantity": 1}]),
+        buyer_with_cpf(&email),
+        destination_in_campinas(),
+        &store.text("rate_pac"),
     )
     .await;
-    let id = created["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{binding}: {created}"))
-        .to_owned();
+    let id = created["id"].as_str().unwrap();
     assert_eq!(
         created["buyer"]["taxpayer_id"],
         json!({"kind": "cpf", "value": CPF}),
         "{binding}: {created}"
     );
-    let method = &created["fulfillment"]["methods"][0];
-    let ready = send(
-        bridge,
-        binding,
-        "update_checkout",
-        Some(&id),
-        json!({"fulfillment": {"methods": [{"id": method["id"], "groups": [{"id": method["groups"][0]["id"],
-            "selected_option_id": store.text("rate_pac")}]}]}}),
-    )
-    .await;
     assert_eq!(ready["status"], "ready_for_complete", "{binding}: {ready}");
     let done = send(
         bridge,
         binding,
         "complete_checkout",
-        Some(&id),
+        Some(id),
         json!({"payment": {"instruments": [{"handler_id": "bacs", "type": "offline"}]}}),
     )
     .await;

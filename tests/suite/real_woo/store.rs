@@ -195,6 +195,25 @@ impl RealStore {
     }
 }
 
+/// `mysql` on the store's database (the test runs where the store runs, as CI does).
+pub async fn sql(db: &str, query: &str) -> Vec<Vec<String>> {
+    let output = tokio::process::Command::new("mysql")
+        .args(["-N", "-B", "-uwoo", "-pwoopass", db, "-e", query])
+        .output()
+        .await
+        .expect("mysql runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| line.split('\t').map(str::to_owned).collect())
+        .collect()
+}
+
 /// Lines of a Store API cart body, sorted.
 pub fn cart_lines(cart: &Value) -> Vec<Line> {
     let mut lines: Vec<Line> = cart["items"]
