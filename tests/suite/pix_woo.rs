@@ -1,6 +1,6 @@
 //! Issue 38 on WooCommerce, through its stand-in: `[pix] store_gateway` places the order
 //! on-hold (stock held) with the store's offline gateway, and REST v3 with a read/write key
-//! (`PUT /wp-json/wc/v3/orders/{id}`) marks it paid (`set_paid`: processing, `date_paid`)
+//! (`PUT /wp-json/wc/v3/orders/{id}`) marks it paid (status processing, `date_paid`; `set_paid` would leave an on-hold order as it is)
 //! once the PSP's settlement is verified, or cancels it (stock back) when the charge expires.
 
 use serde_json::{Value, json};

@@ -105,13 +105,6 @@ impl RedisServer {
         }
     }
 
-    /// `run`, as an `Option` that is always `Some`: the signature of the time when a missing
-    /// redis-server skipped the test. Kept only so tests not yet moved to `run` compile (the
-    /// real-WooCommerce one, owned elsewhere); they fail as loudly, their `else` is never taken.
-    pub fn start(password: Option<&str>) -> Option<Self> {
-        Some(Self::run(password))
-    }
-
     /// A server that keeps its data across `restart` (an append-only file synced on every
     /// write), as a production Redis would; no password.
     pub fn run_persistent() -> Self {

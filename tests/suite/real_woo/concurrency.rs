@@ -122,9 +122,7 @@ async fn a_bridge_paused_past_its_lease_sends_nothing_more_and_the_next_writer_w
     use crate::support::redis::RedisServer;
 
     let store = real_store();
-    let Some(redis) = RedisServer::start(None) else {
-        return;
-    };
+    let redis = RedisServer::run(None);
     let _alone = super::store::alone().await;
     let replicas = std::sync::Arc::new(Replicas::start(&format!(
         "{}\n[negotiation]\nenabled = false\n\n[cache]\nenabled = false\n\n[redis]\nurl = \"{}\"\nreplicas = 3\nlock_lease_ms = 1500\n",

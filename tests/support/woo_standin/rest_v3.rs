@@ -3,9 +3,9 @@
 //! (`woocommerce_rest_authentication_error`, 401), none or a wrong one is
 //! `woocommerce_rest_cannot_edit` (401); an order the store does not have is
 //! `woocommerce_rest_shop_order_invalid_id` (400, as the CRUD controller's `update_item`
-//! answers; a GET answers 404). `set_paid: true` is `payment_complete`: an order awaiting
-//! payment turns `processing` with `date_paid` and the `transaction_id`; `status: cancelled`
-//! puts the stock back, once. The answer is the order, cut to `_fields` when asked.
+//! answers; a GET answers 404). `set_paid: true` is `payment_complete`: only a pending or
+//! failed order turns `processing` (an on-hold one is left as it is, as the real store does);
+//! `status: processing` records `date_paid`; `status: cancelled` puts the stock back, once. The answer is the order, cut to `_fields` when asked.
 //! Kept apart from the Store API routes: the room running the real store compares it there.
 
 use super::*;
@@ -140,23 +140,27 @@ impl Inner {
             if status == "cancelled" && before != "cancelled" {
                 self.restock(&cart, true);
             }
-            self.orders.get_mut(&number).unwrap().status = status.to_owned();
+            if before == "cancelled" && status != "cancelled" {
+                self.restock(&cart, false);
+            }
+            let placed = self.orders.get_mut(&number).unwrap();
+            placed.status = status.to_owned();
+            // WooCommerce records the paid date when an order turns processing or completed.
+            if ["processing", "completed"].contains(&status) && placed.date_paid.is_none() {
+                placed.date_paid = Some(now_local());
+            }
         }
+        // `payment_complete` completes only an order that "needs payment" (pending or failed):
+        // on the on-hold order an offline gateway leaves, it answers 200 and writes nothing but
+        // the transaction id (measured on the real 10.9.4).
         if input["set_paid"].as_bool() == Some(true) {
-            let current = self.orders[&number].status.clone();
-            // `payment_complete` takes an order awaiting payment (or one cancelled meanwhile).
-            if ["pending", "on-hold", "failed", "cancelled"].contains(&current.as_str()) {
-                if current == "cancelled" {
-                    self.restock(&cart, false);
-                }
-                let placed = self.orders.get_mut(&number).unwrap();
+            let placed = self.orders.get_mut(&number).unwrap();
+            if ["pending", "failed"].contains(&placed.status.as_str()) {
                 placed.status = "processing".to_owned();
                 placed.date_paid = Some(now_local());
-                if let Some(reference) = input["transaction_id"].as_str() {
-                    placed.transaction_id = reference.to_owned();
-                }
             }
-        } else if let Some(reference) = input["transaction_id"].as_str() {
+        }
+        if let Some(reference) = input["transaction_id"].as_str() {
             self.orders.get_mut(&number).unwrap().transaction_id = reference.to_owned();
         }
         let placed = &self.orders[&number];
