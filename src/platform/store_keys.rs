@@ -180,6 +180,11 @@ pub fn store_credentials(
     pair
 }
 
+/// The shop's name as agents see it: `store.name`, else the host it is reached at.
+pub fn store_name(name: Option<String>, home: &Url, fallback: &str) -> String {
+    name.unwrap_or_else(|| home.host_str().unwrap_or(fallback).to_owned())
+}
+
 /// The store's currency, or a problem on `store.currency` that says which code is meant
 /// (`meant`: an example and whose currency it is).
 pub fn store_currency(

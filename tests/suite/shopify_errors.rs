@@ -233,19 +233,44 @@ async fn without_a_configured_currency_an_unreachable_shop_stops_the_start() {
     let text = format!(
         "[store]\nplatform = \"shopify\"\nshop_domain = \"gone.myshopify.com\"\nprivate_token = \"{TOKEN}\"\nendpoint = \"http://127.0.0.1:{port}/api/2026-04/graphql.json\"\ntimeout_ms = 500\n"
     );
-    let config = BridgeConfig::from_toml(&text).unwrap();
-    let bound = "127.0.0.1:0".parse().unwrap();
-    let result =
-        bcp_bridge::startup::build(&config, bound, tokio_util::sync::CancellationToken::new())
-            .await;
-    let message = match result {
-        Err(error) => error.to_string(),
-        Ok(_) => panic!("started without knowing the shop's currency"),
-    };
+    let message = start_fails(&text).await;
     assert!(message.contains("store.currency"), "{message}");
     assert!(!message.contains(TOKEN));
     assert!(
         !message.contains(&port.to_string()),
         "no upstream URL: {message}"
     );
+}
+
+/// Issue 40 item 3: the shop read at start-up goes through the store's one client, so the
+/// merchant's `[upstream]` (here its read retries) governs it like every later call.
+#[tokio::test]
+async fn issue_40_the_start_up_shop_read_obeys_upstream_like_every_call() {
+    let standin = Standin::start();
+    standin.throttle_operation("ShopInfo", 1);
+    let message = start_fails(&format!(
+        "{}[upstream]\nmax_retries = 0\n",
+        standin.config("")
+    ))
+    .await;
+    assert!(message.contains("store.currency"), "{message}");
+    assert_eq!(standin.operations(), ["ShopInfo"]);
+
+    standin.reset_counts();
+    standin.throttle_operation("ShopInfo", 1);
+    let _bridge = TestBridge::start(&standin.config("")).await;
+    assert_eq!(standin.operations(), ["ShopInfo", "ShopInfo"]);
+}
+
+/// Why the bridge `text` configures does not start (it must not).
+async fn start_fails(text: &str) -> String {
+    let config = BridgeConfig::from_toml(text).unwrap();
+    let bound = "127.0.0.1:0".parse().unwrap();
+    let started =
+        bcp_bridge::startup::build(&config, bound, tokio_util::sync::CancellationToken::new())
+            .await;
+    match started {
+        Err(error) => error.to_string(),
+        Ok(_) => panic!("started without reading the shop's currency"),
+    }
 }

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::platform::store_keys::{
-    ClientOptions, read_store, store_credentials, store_currency, store_url,
+    ClientOptions, read_store, store_credentials, store_currency, store_name, store_url,
 };
 use crate::settings::{ConfigProblem, Secret};
 
@@ -117,43 +117,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     let Some((shared, raw)) = read_store::<Raw>(store, &mut problems) else {
         return Err(problems);
     };
-    let account_ok = valid_account(&raw.account);
-    if !account_ok {
-        problems.push(ConfigProblem::new(
-            "store.account",
-            "must be the VTEX account name (lowercase letters and digits, as in {account}.vtexcommercestable.com.br)",
-        ));
-    }
-    let base_text = raw
-        .base_url
-        .clone()
-        .unwrap_or_else(|| format!("https://{}.vtexcommercestable.com.br", raw.account));
-    // A bad account is reported once, not again as the base URL made from it.
-    let base_url = if account_ok || raw.base_url.is_some() {
-        store_url(
-            "store.base_url",
-            &base_text,
-            raw.allow_insecure_http,
-            &mut problems,
-        )
-    } else {
-        None
-    };
-    let storefront = match &raw.store_domain {
-        Some(domain) if domain.contains("://") => store_url(
-            "store.store_domain",
-            domain,
-            raw.allow_insecure_http,
-            &mut problems,
-        ),
-        Some(domain) => store_url(
-            "store.store_domain",
-            &format!("https://{domain}"),
-            false,
-            &mut problems,
-        ),
-        None => base_url.clone(),
-    };
+    let (base_url, storefront) = addresses(&raw, &mut problems);
     let currency = store_currency(
         &raw.currency,
         "BRL (the sales channel's currency)",
@@ -169,24 +133,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     if raw.seller.is_empty() || raw.seller.len() > 64 {
         problems.push(ConfigProblem::new("store.seller", "must be a seller id"));
     }
-    if let Some(locale) = &raw.locale
-        && (locale.is_empty()
-            || locale.len() > 16
-            || !locale
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-'))
-    {
-        problems.push(ConfigProblem::new(
-            "store.locale",
-            "must be a locale such as pt-BR",
-        ));
-    }
-    if raw.postal_code.is_some() && raw.country.is_none() {
-        problems.push(ConfigProblem::new(
-            "store.country",
-            "is required with store.postal_code (ISO 3166-1 alpha-3, e.g. BRA)",
-        ));
-    }
+    where_problems(&raw, &mut problems);
     let app_keys = store_credentials(
         ("store.app_key", raw.app_key),
         ("store.app_token", raw.app_token),
@@ -196,9 +143,7 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
     );
     match (base_url, storefront, currency) {
         (Some(base_url), Some(storefront), Some(currency)) if problems.is_empty() => {
-            let name = raw
-                .name
-                .unwrap_or_else(|| storefront.host_str().unwrap_or("VTEX").to_owned());
+            let name = store_name(raw.name, &storefront, "VTEX");
             Ok(VtexSettings {
                 base_url,
                 storefront,
@@ -218,6 +163,71 @@ pub fn parse(store: &toml::Table) -> Result<VtexSettings, Vec<ConfigProblem>> {
             })
         }
         _ => Err(problems),
+    }
+}
+
+/// Where the API is called (`base_url`, from the account unless set) and the shop's public
+/// origin (`store_domain`, else the same).
+fn addresses(raw: &Raw, problems: &mut Vec<ConfigProblem>) -> (Option<Url>, Option<Url>) {
+    let account_ok = valid_account(&raw.account);
+    if !account_ok {
+        problems.push(ConfigProblem::new(
+            "store.account",
+            "must be the VTEX account name (lowercase letters and digits, as in {account}.vtexcommercestable.com.br)",
+        ));
+    }
+    let base_text = raw
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("https://{}.vtexcommercestable.com.br", raw.account));
+    // A bad account is reported once, not again as the base URL made from it.
+    let base_url = if account_ok || raw.base_url.is_some() {
+        store_url(
+            "store.base_url",
+            &base_text,
+            raw.allow_insecure_http,
+            problems,
+        )
+    } else {
+        None
+    };
+    let storefront = match &raw.store_domain {
+        Some(domain) if domain.contains("://") => store_url(
+            "store.store_domain",
+            domain,
+            raw.allow_insecure_http,
+            problems,
+        ),
+        Some(domain) => store_url(
+            "store.store_domain",
+            &format!("https://{domain}"),
+            false,
+            problems,
+        ),
+        None => base_url.clone(),
+    };
+    (base_url, storefront)
+}
+
+/// The buyer's default locale and region.
+fn where_problems(raw: &Raw, problems: &mut Vec<ConfigProblem>) {
+    if let Some(locale) = &raw.locale
+        && (locale.is_empty()
+            || locale.len() > 16
+            || !locale
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+    {
+        problems.push(ConfigProblem::new(
+            "store.locale",
+            "must be a locale such as pt-BR",
+        ));
+    }
+    if raw.postal_code.is_some() && raw.country.is_none() {
+        problems.push(ConfigProblem::new(
+            "store.country",
+            "is required with store.postal_code (ISO 3166-1 alpha-3, e.g. BRA)",
+        ));
     }
 }
 

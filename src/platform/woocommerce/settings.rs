@@ -5,7 +5,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::platform::store_keys::{
-    ClientOptions, read_store, store_credentials, store_currency, store_url,
+    ClientOptions, read_store, store_credentials, store_currency, store_name, store_url,
 };
 use crate::settings::{ConfigProblem, Secret};
 
@@ -165,9 +165,7 @@ pub fn parse(store: &toml::Table) -> Result<WooSettings, Vec<ConfigProblem>> {
                 let path = format!("{}/", base_url.path());
                 base_url.set_path(&path);
             }
-            let name = raw
-                .name
-                .unwrap_or_else(|| base_url.host_str().unwrap_or("WooCommerce").to_owned());
+            let name = store_name(raw.name, &base_url, "WooCommerce");
             Ok(WooSettings {
                 base_url,
                 currency,
