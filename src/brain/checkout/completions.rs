@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ledger::{Admission, Ledger, Settled};
+use super::ledger::{Ledger, Settled, Turn};
 use crate::brain::BrainError;
 use crate::platform::PlatformError;
 use crate::replicas::link::millis;
@@ -100,11 +100,7 @@ fn now_ms() -> u64 {
 }
 
 impl Completions {
-    pub async fn admit(
-        &self,
-        checkout: &str,
-        idempotency_key: &str,
-    ) -> Result<Admission, BrainError> {
+    pub async fn admit(&self, checkout: &str, idempotency_key: &str) -> Result<Turn, BrainError> {
         let link = match self {
             Self::Local(ledger) => return Ok(ledger.admit(checkout, idempotency_key)),
             Self::Shared(link) => link,
@@ -119,12 +115,12 @@ impl Completions {
             .arg(millis(KEPT));
         let answer: String = link.query(&eval).await.map_err(unreachable)?;
         Ok(match answer.as_str() {
-            "place" => Admission::Place,
-            "recheck" => Admission::Recheck,
-            "in_progress" => Admission::InProgress,
-            "placed_same" => Admission::Placed { same_key: true },
-            "placed_other" => Admission::Placed { same_key: false },
-            _ => Admission::Busy,
+            "place" => Turn::Place,
+            "recheck" => Turn::Recheck,
+            "in_progress" => Turn::InProgress,
+            "placed_same" => Turn::Placed { same_key: true },
+            "placed_other" => Turn::Placed { same_key: false },
+            _ => Turn::Busy,
         })
     }
 

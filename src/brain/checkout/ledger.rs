@@ -58,9 +58,9 @@ impl Entry {
     }
 }
 
-/// What a Complete Checkout may do.
+/// Whose turn it is to place a checkout's order, as the ledger answers a Complete Checkout.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
+pub enum Turn {
     /// Place the order; report back with `settle`.
     Place,
     /// The same key's earlier attempt may have placed it: read the store first, place only
@@ -251,26 +251,26 @@ impl Ledger {
         book
     }
 
-    pub fn admit(&self, checkout: &str, key: &str) -> Admission {
+    pub fn admit(&self, checkout: &str, key: &str) -> Turn {
         let mut book = self.lock();
         let stale = self.limits.running_stale;
         match book.records.get(checkout) {
             None => {
                 book.set(checkout, Entry::Running(key.to_owned()));
-                Admission::Place
+                Turn::Place
             }
             Some(record) => match &record.entry {
                 // A completion dropped with its request never settled: as if the store had
                 // not answered it.
                 Entry::Running(owner) if owner == key && record.since.elapsed() < stale => {
-                    Admission::InProgress
+                    Turn::InProgress
                 }
                 Entry::Running(owner) | Entry::Unsettled(owner) if owner == key => {
                     book.set(checkout, Entry::Running(key.to_owned()));
-                    Admission::Recheck
+                    Turn::Recheck
                 }
-                Entry::Running(_) | Entry::Unsettled(_) => Admission::Busy,
-                Entry::Placed(owner) => Admission::Placed {
+                Entry::Running(_) | Entry::Unsettled(_) => Turn::Busy,
+                Entry::Placed(owner) => Turn::Placed {
                     same_key: owner == key,
                 },
             },
@@ -319,19 +319,13 @@ mod tests {
     fn one_key_places_once_and_replays_after() {
         // CHK-048 and checkout.md "Complete Checkout": the order is placed at most once.
         let ledger = Ledger::default();
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Place);
-        assert_eq!(ledger.admit("c1", "k1"), Admission::InProgress);
-        assert_eq!(ledger.admit("c1", "k2"), Admission::Busy);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Place);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::InProgress);
+        assert_eq!(ledger.admit("c1", "k2"), Turn::Busy);
         assert!(ledger.frozen("c1"));
         ledger.settle("c1", "k1", Settled::Placed);
-        assert_eq!(
-            ledger.admit("c1", "k1"),
-            Admission::Placed { same_key: true }
-        );
-        assert_eq!(
-            ledger.admit("c1", "k2"),
-            Admission::Placed { same_key: false }
-        );
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Placed { same_key: true });
+        assert_eq!(ledger.admit("c1", "k2"), Turn::Placed { same_key: false });
         assert!(!ledger.frozen("c1"));
     }
 
@@ -339,26 +333,23 @@ mod tests {
     fn only_the_same_key_retries_an_unknown_outcome() {
         // CHK-094: the narrow lost-response retry: identical request, same key, never a new key.
         let ledger = Ledger::default();
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Place);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Place);
         ledger.settle("c1", "k1", Settled::Unknown);
-        assert_eq!(ledger.admit("c1", "k2"), Admission::Busy);
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Recheck);
+        assert_eq!(ledger.admit("c1", "k2"), Turn::Busy);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Recheck);
         ledger.settle("c1", "k1", Settled::Placed);
-        assert_eq!(
-            ledger.admit("c1", "k1"),
-            Admission::Placed { same_key: true }
-        );
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Placed { same_key: true });
     }
 
     #[test]
     fn a_refusal_frees_the_checkout_for_a_fresh_key() {
         let ledger = Ledger::default();
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Place);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Place);
         ledger.settle("c1", "k1", Settled::Refused);
-        assert_eq!(ledger.admit("c1", "k2"), Admission::Place);
+        assert_eq!(ledger.admit("c1", "k2"), Turn::Place);
         // A stale settle from the first key does not touch the second key's entry.
         ledger.settle("c1", "k1", Settled::Placed);
-        assert_eq!(ledger.admit("c1", "k2"), Admission::InProgress);
+        assert_eq!(ledger.admit("c1", "k2"), Turn::InProgress);
     }
 
     fn limits(max_bytes: usize, kept: Duration) -> Limits {
@@ -381,7 +372,7 @@ mod tests {
         let ledger = Ledger::bounded(limits(bound, KEPT));
         for index in 0..5000 {
             let checkout = format!("chk_{index:032}");
-            assert_eq!(ledger.admit(&checkout, "k"), Admission::Place);
+            assert_eq!(ledger.admit(&checkout, "k"), Turn::Place);
             ledger.settle(&checkout, "k", Settled::Placed);
             assert!(
                 bytes(&ledger) <= bound + 512,
@@ -402,7 +393,7 @@ mod tests {
         let ledger = Ledger::default();
         for index in 0..1000 {
             let checkout = format!("forged_{index}");
-            assert_eq!(ledger.admit(&checkout, "k"), Admission::Place);
+            assert_eq!(ledger.admit(&checkout, "k"), Turn::Place);
             ledger.settle(&checkout, "k", Settled::Refused);
         }
         let book = ledger.lock();
@@ -416,19 +407,16 @@ mod tests {
     #[test]
     fn a_running_completion_survives_any_flood() {
         let ledger = Ledger::bounded(limits(16 * 1024, KEPT));
-        assert_eq!(ledger.admit("buyer", "k1"), Admission::Place);
+        assert_eq!(ledger.admit("buyer", "k1"), Turn::Place);
         for index in 0..2000 {
             let checkout = format!("flood_{index}");
             ledger.admit(&checkout, "k");
             ledger.settle(&checkout, "k", Settled::Placed);
         }
-        assert_eq!(ledger.admit("buyer", "k2"), Admission::Busy);
+        assert_eq!(ledger.admit("buyer", "k2"), Turn::Busy);
         assert!(ledger.frozen("buyer"));
         ledger.settle("buyer", "k1", Settled::Placed);
-        assert_eq!(
-            ledger.admit("buyer", "k1"),
-            Admission::Placed { same_key: true }
-        );
+        assert_eq!(ledger.admit("buyer", "k1"), Turn::Placed { same_key: true });
     }
 
     /// An expired `Placed` entry is gone; what guards the checkout then is the store's
@@ -439,7 +427,7 @@ mod tests {
         ledger.placed_elsewhere("c1");
         assert!(ledger.lock().records.is_empty());
         assert_eq!(bytes(&ledger), 0);
-        assert_eq!(ledger.admit("c2", "k1"), Admission::Place);
+        assert_eq!(ledger.admit("c2", "k1"), Turn::Place);
     }
 
     /// A completion dropped with its request (never settled) does not hold the checkout
@@ -451,8 +439,8 @@ mod tests {
             kept: KEPT,
             running_stale: Duration::ZERO,
         });
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Place);
-        assert_eq!(ledger.admit("c1", "k1"), Admission::Recheck);
-        assert_eq!(ledger.admit("c1", "k2"), Admission::Busy);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Place);
+        assert_eq!(ledger.admit("c1", "k1"), Turn::Recheck);
+        assert_eq!(ledger.admit("c1", "k2"), Turn::Busy);
     }
 }

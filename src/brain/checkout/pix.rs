@@ -15,18 +15,16 @@ use std::time::Duration;
 
 use time::OffsetDateTime;
 
-use super::ledger::Settled;
 use super::pix_book::{ChargeRecord, ChargeState, Claim, PixBook};
 use super::terminal::Terminal;
-use super::{CheckoutBrain, Judged, Status, gone, with_message};
+use super::{CheckoutBrain, Judged, Status, with_message};
 use crate::brain::BrainError;
 use crate::model::checkout::{
-    Buyer, CheckoutState, EscalationReason, Order, PaymentHandler, Placement, Stage,
+    Buyer, CheckoutState, EscalationReason, Order, PaymentHandler, Stage,
 };
 use crate::model::fiscal::TaxpayerKind;
 use crate::money::Money;
 use crate::pix::port::{ChargeRequest, ChargeStatus, Debtor, PixError, PixProvider};
-use crate::platform::PlatformError;
 use crate::protocol::{Message, MessageCode, Severity};
 
 /// The handler's name, under which profiles and checkout answers declare it.
@@ -276,67 +274,16 @@ impl CheckoutBrain {
         }
     }
 
-    /// Complete with the Pix handler, admitted by the ledger under `key` and under the
-    /// checkout's lease: the order placed unpaid, then the charge. The ledger is settled
-    /// `Placed` once the store holds an order, whatever follows: the checkout is never placed
-    /// twice, and a repeated complete answers the charge made here.
-    pub(super) async fn place_pix(
+    /// Complete with the Pix handler, once the store holds the order unpaid and the ledger
+    /// is settled `Placed` (whatever follows, the checkout is never placed twice, and a
+    /// repeated complete answers the charge made here): the charge for the order's total.
+    pub(super) async fn charge_placed(
         &self,
         id: &str,
-        key: &str,
+        flow: &PixFlow,
+        order: Order,
         before: Judged,
     ) -> Result<(Judged, Option<Order>), BrainError> {
-        let Some(flow) = self.pix.clone() else {
-            self.completions.settle(id, key, Settled::Refused).await;
-            return Err(BrainError::Platform(PlatformError::Unsupported("Pix")));
-        };
-        let order = match self.port.place_unpaid(id).await {
-            Ok(Some(Placement::Placed(order))) | Ok(Some(Placement::Escalated { order, .. })) => {
-                order
-            }
-            Ok(Some(Placement::Declined { reason })) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                let refused = Message::error(
-                    MessageCode::PaymentFailed,
-                    crate::brain::untrusted::line(&reason, crate::brain::untrusted::MESSAGE_MAX),
-                    Severity::Recoverable,
-                )
-                .at("$.payment".to_owned());
-                return Ok((with_message(self.get(id).await?, refused), None));
-            }
-            Ok(Some(Placement::Refused { unmet })) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                let judged = self.get(id).await?;
-                return Ok((super::refused::with_unmet(judged, &unmet), None));
-            }
-            Ok(Some(Placement::HandedOff)) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                return Ok((before, None));
-            }
-            Ok(None) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                return Err(gone(id));
-            }
-            Err(PlatformError::InvalidAt { path, message }) if path != "$.id" => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                let refused = super::store_refusal(&message).at(path);
-                return Ok((super::refuse_placement(self.get(id).await?, refused), None));
-            }
-            Err(PlatformError::InvalidInput(message)) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                let refused = super::store_refusal(&message);
-                return Ok((super::refuse_placement(self.get(id).await?, refused), None));
-            }
-            Err(error @ PlatformError::InvalidAt { .. }) => {
-                self.completions.settle(id, key, Settled::Refused).await;
-                return Err(error.into());
-            }
-            Err(error) => {
-                self.completions.settle(id, key, Settled::Unknown).await;
-                return Err(error.into());
-            }
-        };
-        self.completions.settle(id, key, Settled::Placed).await;
         let txid = flow.txid(id, &order.id);
         let amount = Money::new(order.totals.total, order.currency);
         let request = ChargeRequest {

@@ -10,31 +10,31 @@
 
 mod brazil;
 pub(super) mod invoices;
+mod orders;
 mod refusals;
 mod sessions;
+mod state;
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use iso_currency::Currency;
 use reqwest::{Method, StatusCode};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
 use self::brazil::{CheckoutFields, FieldsCache};
 use self::invoices::Invoices;
 use self::sessions::{MAX_BYTES, Placed, Session, Sessions};
+use self::state::customer;
 use super::cart::{Carts, same_session};
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
-use super::mapping;
 use super::text::decode_entities;
-use super::wire::{ErrorBody, StoreCart};
+use super::wire::ErrorBody;
 use crate::model::checkout::{
-    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CheckoutTotals, CodeOutcome,
-    CodeRefusal, Destination, EscalationReason, FulfillmentGroup, FulfillmentMethod,
-    FulfillmentOption, MethodKind, Order, OrderLine, PaymentHandler, Placement, RefusedCode, Stage,
+    Address, Buyer, CheckoutDraft, CheckoutSource, CheckoutState, CodeOutcome, EscalationReason,
+    Order, PaymentHandler, Placement, RefusedCode,
 };
 use crate::model::{CartDraft, CartLineInput};
 use crate::platform::cart::CartPort;
@@ -43,60 +43,6 @@ use crate::platform::port::PlatformError;
 
 /// `[checkout]`, as WooCommerce reads it.
 pub use crate::platform::checkout::CheckoutConfig;
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct Rate {
-    rate_id: String,
-    name: String,
-    description: String,
-    price: String,
-    method_id: String,
-    selected: bool,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct Package {
-    package_id: Value,
-    shipping_rates: Vec<Rate>,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct Coupon {
-    code: String,
-    totals: CouponTotals,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct CouponTotals {
-    total_discount: String,
-}
-
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct Totals {
-    total_shipping: Option<String>,
-    total_discount: String,
-    total_price: String,
-    total_tax: String,
-    total_items: String,
-    subtotal: String,
-    currency_minor_unit: u32,
-}
-
-/// The parts of a cart (or an order) answer a checkout needs beyond `StoreCart`.
-#[derive(Debug, Deserialize, Default)]
-#[serde(default)]
-struct Extra {
-    shipping_rates: Vec<Package>,
-    coupons: Vec<Coupon>,
-    needs_shipping: bool,
-    totals: Totals,
-    status: String,
-}
 
 pub struct WooCheckout {
     api: Arc<StoreApi>,
@@ -153,107 +99,6 @@ fn billing(fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> Value {
     value
 }
 
-/// The buyer and address the store's cart holds (written by `cart/update-customer`, through
-/// any replica), for a replica that did not receive them itself: the store, not one
-/// replica's memory, is where they are shared. Blank fields are absent; an address without
-/// street and country is none.
-fn stored_customer(body: &Value, fields: &CheckoutFields) -> (Buyer, Option<Address>) {
-    let field = |part: &str, name: &str| {
-        body.get(part)
-            .and_then(|part| part.get(name))
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|text| !text.is_empty())
-            .map(decode_entities)
-    };
-    let buyer = Buyer {
-        first_name: field("billing_address", "first_name"),
-        last_name: field("billing_address", "last_name"),
-        email: field("billing_address", "email"),
-        phone_number: field("billing_address", "phone"),
-        ..Buyer::default()
-    };
-    let address = Address {
-        first_name: field("shipping_address", "first_name"),
-        last_name: field("shipping_address", "last_name"),
-        street_address: field("shipping_address", "address_1"),
-        extended_address: field("shipping_address", "address_2"),
-        address_locality: field("shipping_address", "city"),
-        address_region: field("shipping_address", "state"),
-        postal_code: field("shipping_address", "postcode"),
-        address_country: field("shipping_address", "country"),
-        phone_number: field("shipping_address", "phone"),
-        ..Address::default()
-    };
-    let mut address = address;
-    if let Some(held) = body.get("shipping_address") {
-        fields.read_address(held, &mut address);
-    }
-    let given = address.street_address.is_some() && address.address_country.is_some();
-    (buyer, given.then_some(address))
-}
-
-/// Whether the store's cart holds exactly what this replica last wrote for `address` and
-/// `buyer` (then its own copy is echoed, as the agent spelled it).
-fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer) -> bool {
-    // A plugin's fields (`namespace/key`, as Brazilian Market's `csbmw/number`) are echoed in
-    // the cart's addresses like WooCommerce's own: all of them say whether it holds ours.
-    let same = |part: &str, written: &Value| {
-        written.as_object().is_some_and(|fields| {
-            fields.iter().all(|(name, value)| {
-                let held = body
-                    .get(part)
-                    .and_then(|part| part.get(name))
-                    .and_then(Value::as_str)
-                    .map(decode_entities)
-                    .unwrap_or_default();
-                value
-                    .as_str()
-                    .is_some_and(|value| value.trim() == held.trim())
-            })
-        })
-    };
-    same("shipping_address", &shipping(fields, address, buyer))
-        && same("billing_address", &billing(fields, address, buyer))
-}
-
-/// The checkout's buyer and address: what the store's cart holds once an address was
-/// written (by whichever replica wrote last), this replica's own copy when it is that one;
-/// before any address, the buyer this replica was told.
-fn customer(body: &Value, fields: &CheckoutFields, session: &Session) -> (Buyer, Option<Address>) {
-    let (stored_buyer, stored_address) = stored_customer(body, fields);
-    match (stored_address, &session.address) {
-        (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
-            (session.buyer.clone(), session.address.clone())
-        }
-        // The document never goes to the cart: it is the one this replica was given. The
-        // house number and bairro are the store's own fields, as its address holds them.
-        (Some(stored), _) => (
-            Buyer {
-                taxpayer_id: session.buyer.taxpayer_id.clone(),
-                ..stored_buyer
-            },
-            Some(stored),
-        ),
-        (None, _) if session.buyer.is_empty() => (stored_buyer, session.address.clone()),
-        (None, _) => (session.buyer.clone(), session.address.clone()),
-    }
-}
-
-fn refusal(message: &str) -> CodeRefusal {
-    if message.contains("expired") {
-        CodeRefusal::Expired
-    } else if message.contains("already applied") {
-        CodeRefusal::AlreadyApplied
-    } else if message.contains("individual use")
-        || message.contains("cannot be used in conjunction")
-    {
-        CodeRefusal::CombinationDisallowed
-    } else {
-        CodeRefusal::Invalid
-    }
-}
-
 impl WooCheckout {
     pub fn new(
         api: Arc<StoreApi>,
@@ -297,11 +142,6 @@ impl WooCheckout {
         self
     }
 
-    /// The store's number of a bridge order id (`wc_order_<n>`).
-    fn order_number(order_id: &str) -> Option<u64> {
-        order_id.strip_prefix("wc_order_")?.parse().ok()
-    }
-
     /// Placed orders' access shared through the replicas' Redis (`[redis]`).
     pub fn with_shared_orders(mut self, link: Option<Arc<crate::replicas::Link>>) -> Self {
         self.sessions = self.sessions.shared(link);
@@ -316,146 +156,6 @@ impl WooCheckout {
 
     fn page(&self, path: &str) -> Option<Url> {
         self.base_url.join(path).ok()
-    }
-
-    /// The cart answer as a checkout: lines and totals as the store computed them.
-    fn state(
-        &self,
-        id: &str,
-        body: &Value,
-        session: &Session,
-    ) -> Result<CheckoutState, PlatformError> {
-        let cart: StoreCart = serde_json::from_value(body.clone())
-            .map_err(|error| PlatformError::BadResponse(format!("cart: {error}")))?;
-        let extra: Extra = serde_json::from_value(body.clone())
-            .map_err(|error| PlatformError::BadResponse(format!("cart: {error}")))?;
-        let token = cart_token(id).unwrap_or_default();
-        let mut continue_url = self.page("checkout/");
-        if let Some(url) = &mut continue_url {
-            url.query_pairs_mut().append_pair("session", &token);
-        }
-        let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
-        let exponent = extra.totals.currency_minor_unit;
-        let minor = |value: &str| mapping::minor(value, exponent, base.currency);
-        let (buyer, address) = customer(body, &self.fields.current(), session);
-        let line_ids: Vec<String> = base.lines.iter().map(|line| line.id.clone()).collect();
-        let mut groups = Vec::new();
-        for package in &extra.shipping_rates {
-            let mut options = Vec::new();
-            let mut selected = None;
-            for rate in &package.shipping_rates {
-                if rate.selected {
-                    selected = Some(rate.rate_id.clone());
-                }
-                options.push(FulfillmentOption {
-                    id: rate.rate_id.clone(),
-                    title: decode_entities(&rate.name),
-                    description: Some(decode_entities(&rate.description))
-                        .filter(|text| !text.is_empty()),
-                    carrier: None,
-                    cost: minor(&rate.price)?,
-                    earliest: None,
-                    latest: None,
-                });
-            }
-            groups.push(FulfillmentGroup {
-                id: format!("package_{}", package.package_id),
-                line_ids: line_ids.clone(),
-                options,
-                selected_option: selected,
-            });
-        }
-        let fulfillment = match &address {
-            Some(address) if extra.needs_shipping => vec![FulfillmentMethod {
-                id: "shipping".to_owned(),
-                kind: MethodKind::Shipping,
-                line_ids,
-                destinations: vec![Destination {
-                    id: "address".to_owned(),
-                    address: address.clone(),
-                    name: None,
-                }],
-                selected_destination: Some("address".to_owned()),
-                groups,
-            }],
-            _ => Vec::new(),
-        };
-        let codes: Vec<String> = extra
-            .coupons
-            .iter()
-            .map(|coupon| coupon.code.clone())
-            .collect();
-        let discounts = extra
-            .coupons
-            .iter()
-            .map(|coupon| {
-                Ok(crate::model::checkout::AppliedDiscount {
-                    code: Some(coupon.code.clone()),
-                    title: coupon.code.clone(),
-                    amount: minor(&coupon.totals.total_discount)?,
-                    allocations: Vec::new(),
-                })
-            })
-            .collect::<Result<Vec<_>, PlatformError>>()?;
-        let totals = CheckoutTotals {
-            subtotal: minor(&extra.totals.total_items)?,
-            discount: minor(&extra.totals.total_discount)?,
-            fulfillment: match (&extra.totals.total_shipping, &address) {
-                (Some(shipping), Some(_)) => Some(minor(shipping)?),
-                _ => None,
-            },
-            tax: Some(minor(&extra.totals.total_tax)?),
-            total: minor(&extra.totals.total_price)?,
-        };
-        let escalation = self
-            .handlers
-            .is_empty()
-            .then_some(EscalationReason::Payment);
-        Ok(CheckoutState {
-            id: id.to_owned(),
-            lines: base.lines,
-            currency: base.currency,
-            buyer,
-            needs_email: true,
-            address,
-            needs_fulfillment: extra.needs_shipping,
-            fulfillment,
-            codes,
-            discounts,
-            refused_codes: Vec::new(),
-            totals,
-            handlers: self.handlers.clone(),
-            escalation,
-            continue_url: continue_url.map(String::from),
-            stage: Stage::Open,
-            expires_at: None,
-            requirements: self.fields.current().requirements(),
-        })
-    }
-
-    /// A placed checkout: the cart session is empty now, the order holds what was bought.
-    fn placed_state(&self, id: &str, session: &Session, placed: &Placed) -> CheckoutState {
-        let order = &placed.order;
-        CheckoutState {
-            id: id.to_owned(),
-            lines: placed.lines.clone(),
-            currency: order.currency,
-            buyer: session.buyer.clone(),
-            needs_email: true,
-            address: session.address.clone(),
-            needs_fulfillment: false,
-            fulfillment: Vec::new(),
-            codes: order.codes.clone(),
-            discounts: Vec::new(),
-            refused_codes: Vec::new(),
-            totals: order.totals,
-            handlers: self.handlers.clone(),
-            escalation: placed.pay_url.as_ref().map(|_| EscalationReason::Payment),
-            continue_url: placed.pay_url.clone(),
-            stage: Stage::Placed(order.reference()),
-            expires_at: None,
-            requirements: Vec::new(),
-        }
     }
 
     /// One call on the checkout's session; `None` when the store does not know the session
@@ -570,114 +270,6 @@ impl WooCheckout {
             return Ok(None);
         }
         Ok(Some(value))
-    }
-
-    fn order_of(&self, id: &str, body: &Value, key: &str) -> Result<Order, PlatformError> {
-        let cart: StoreCart = serde_json::from_value(body.clone())
-            .map_err(|error| PlatformError::BadResponse(format!("order: {error}")))?;
-        let extra: Extra = serde_json::from_value(body.clone())
-            .map_err(|error| PlatformError::BadResponse(format!("order: {error}")))?;
-        let order_id = body.get("id").and_then(Value::as_u64).unwrap_or_default();
-        let base = mapping::cart(id.to_owned(), &cart, self.currency, None, None)?;
-        let exponent = extra.totals.currency_minor_unit;
-        let minor = |value: &str| mapping::minor(value, exponent, base.currency);
-        let items = body
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let mut permalink = self
-            .page(&format!("checkout/order-received/{order_id}/"))
-            .ok_or_else(|| PlatformError::BadResponse("order: no store URL".into()))?;
-        permalink.query_pairs_mut().append_pair("key", key);
-        Ok(Order {
-            id: format!("wc_order_{order_id}"),
-            checkout_id: id.to_owned(),
-            label: Some(format!("#{order_id}")),
-            permalink_url: permalink.into(),
-            paid: matches!(
-                extra.status.as_str(),
-                "processing" | "completed" | "on-hold"
-            ),
-            store_status: extra.status.clone(),
-            lines: base
-                .lines
-                .iter()
-                .zip(items.iter().chain(std::iter::repeat(&Value::Null)))
-                .map(|(line, item)| OrderLine {
-                    // Every item of an order read carries the order key as its `key`; its
-                    // `id` is the order item's own.
-                    id: item
-                        .get("id")
-                        .and_then(Value::as_u64)
-                        .map_or_else(|| line.id.clone(), |item| item.to_string()),
-                    variant_id: None,
-                    sku: item.get("sku").and_then(Value::as_str).map(str::to_owned),
-                    title: line.title.clone(),
-                    quantity: line.quantity,
-                    // WooCommerce tracks no shipping per item: the order's status says it.
-                    active: match extra.status.as_str() {
-                        "cancelled" | "refunded" | "failed" => 0,
-                        _ => line.quantity,
-                    },
-                    fulfilled: if extra.status == "completed" {
-                        line.quantity
-                    } else {
-                        0
-                    },
-                    unit_price: line.unit_price,
-                    total: line.total,
-                })
-                .collect(),
-            currency: base.currency,
-            totals: CheckoutTotals {
-                subtotal: minor(&extra.totals.subtotal)?,
-                discount: minor(&extra.totals.total_discount)?,
-                fulfillment: extra
-                    .totals
-                    .total_shipping
-                    .as_deref()
-                    .map(&minor)
-                    .transpose()?,
-                tax: Some(minor(&extra.totals.total_tax)?),
-                total: minor(&extra.totals.total_price)?,
-            },
-            shipping_address: None,
-            fulfillment_title: None,
-            codes: extra
-                .coupons
-                .iter()
-                .map(|coupon| coupon.code.clone())
-                .collect(),
-            placed_at: None,
-            nfe: None,
-        })
-    }
-
-    async fn read_order(
-        &self,
-        checkout: &str,
-        order_id: u64,
-        key: &str,
-        email: &str,
-    ) -> Result<Option<Value>, PlatformError> {
-        let query = [("key", key.to_owned()), ("billing_email", email.to_owned())];
-        let id = order_id.to_string();
-        let (status, value, _) = self
-            .api
-            .session(
-                Method::GET,
-                &["order", &id],
-                &query,
-                cart_token(checkout).as_deref(),
-                None,
-            )
-            .await?;
-        match status {
-            StatusCode::OK => Ok(Some(value)),
-            StatusCode::NOT_FOUND | StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => Ok(None),
-            _ => Err(upstream("order", status, &value)),
-        }
     }
 }
 
@@ -953,7 +545,7 @@ impl CheckoutPort for WooCheckout {
             checkout,
             refused: Some(RefusedCode {
                 code: code.to_owned(),
-                refusal: refusal(&reason),
+                refusal: refusals::code_refusal(&reason),
                 reason,
             }),
         }))

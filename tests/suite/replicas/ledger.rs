@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use bcp_bridge::brain::checkout::completions::Completions;
-use bcp_bridge::brain::checkout::ledger::{Admission, Settled};
+use bcp_bridge::brain::checkout::ledger::{Settled, Turn};
 use bcp_bridge::replicas::Link;
 use bcp_bridge::settings::Secret;
 
@@ -21,22 +21,22 @@ fn replica(redis: &RedisServer) -> Completions {
 async fn a_completion_on_one_replica_holds_the_checkout_on_the_other() {
     let redis = RedisServer::run(None);
     let (a, b) = (replica(&redis), replica(&redis));
-    assert_eq!(a.admit("chk_1", "k1").await.unwrap(), Admission::Place);
+    assert_eq!(a.admit("chk_1", "k1").await.unwrap(), Turn::Place);
     // Running on A: B's other key places nothing, A's own key is told it is in progress.
-    assert_eq!(b.admit("chk_1", "k2").await.unwrap(), Admission::Busy);
-    assert_eq!(b.admit("chk_1", "k1").await.unwrap(), Admission::InProgress);
+    assert_eq!(b.admit("chk_1", "k2").await.unwrap(), Turn::Busy);
+    assert_eq!(b.admit("chk_1", "k1").await.unwrap(), Turn::InProgress);
     assert!(b.frozen("chk_1").await.unwrap());
     // A settle by a key that does not own the entry changes nothing.
     b.settle("chk_1", "k2", Settled::Placed).await;
-    assert_eq!(b.admit("chk_1", "k2").await.unwrap(), Admission::Busy);
+    assert_eq!(b.admit("chk_1", "k2").await.unwrap(), Turn::Busy);
     a.settle("chk_1", "k1", Settled::Placed).await;
     assert_eq!(
         b.admit("chk_1", "k1").await.unwrap(),
-        Admission::Placed { same_key: true }
+        Turn::Placed { same_key: true }
     );
     assert_eq!(
         b.admit("chk_1", "k2").await.unwrap(),
-        Admission::Placed { same_key: false }
+        Turn::Placed { same_key: false }
     );
     assert!(!b.frozen("chk_1").await.unwrap());
     // The idempotency key itself is not what Redis holds.
@@ -50,13 +50,13 @@ async fn a_completion_on_one_replica_holds_the_checkout_on_the_other() {
 async fn only_the_same_key_retries_an_unknown_outcome_on_any_replica() {
     let redis = RedisServer::run(None);
     let (a, b) = (replica(&redis), replica(&redis));
-    assert_eq!(a.admit("chk_2", "k1").await.unwrap(), Admission::Place);
+    assert_eq!(a.admit("chk_2", "k1").await.unwrap(), Turn::Place);
     a.settle("chk_2", "k1", Settled::Unknown).await;
-    assert_eq!(b.admit("chk_2", "k2").await.unwrap(), Admission::Busy);
-    assert_eq!(b.admit("chk_2", "k1").await.unwrap(), Admission::Recheck);
+    assert_eq!(b.admit("chk_2", "k2").await.unwrap(), Turn::Busy);
+    assert_eq!(b.admit("chk_2", "k1").await.unwrap(), Turn::Recheck);
     // A refusal frees the checkout for a fresh key.
     b.settle("chk_2", "k1", Settled::Refused).await;
-    assert_eq!(a.admit("chk_2", "k3").await.unwrap(), Admission::Place);
+    assert_eq!(a.admit("chk_2", "k3").await.unwrap(), Turn::Place);
 }
 
 #[tokio::test]

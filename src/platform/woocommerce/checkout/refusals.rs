@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::super::text::decode_entities;
 use super::brazil::{CNPJ, COMPANY_NAME, CPF, CheckoutFields, NEIGHBORHOOD, NUMBER, PERSON_TYPE};
-use crate::model::checkout::Unmet;
+use crate::model::checkout::{CodeRefusal, Unmet};
 use crate::model::fiscal::{Requirement, TaxpayerKind};
 
 /// The requirements a refusal names, or `None` when it is not about fields (the caller keeps
@@ -124,5 +124,20 @@ fn requirement(key: &str, label: &str, fields: &CheckoutFields) -> Requirement {
         NUMBER => Requirement::HouseNumber,
         NEIGHBORHOOD => Requirement::Neighborhood,
         _ => other(key, label),
+    }
+}
+
+/// Why the store did not apply a code, from its message.
+pub(super) fn code_refusal(message: &str) -> CodeRefusal {
+    if message.contains("expired") {
+        CodeRefusal::Expired
+    } else if message.contains("already applied") {
+        CodeRefusal::AlreadyApplied
+    } else if message.contains("individual use")
+        || message.contains("cannot be used in conjunction")
+    {
+        CodeRefusal::CombinationDisallowed
+    } else {
+        CodeRefusal::Invalid
     }
 }
