@@ -26,7 +26,6 @@ use url::Url;
 use self::brazil::{CheckoutFields, FieldsCache};
 use self::invoices::Invoices;
 use self::sessions::{MAX_BYTES, Placed, Session, Sessions};
-use self::state::customer;
 use super::cart::{Carts, same_session};
 use super::client::StoreApi;
 use super::ids::{cart_id, cart_token};
@@ -434,7 +433,7 @@ impl CheckoutPort for WooCheckout {
         let Some(value) = self.open_cart(id).await? else {
             return Ok(None);
         };
-        if let (_, Some(address)) = customer(&value, &self.fields.current(), &session) {
+        if let (_, Some(address)) = self.buyer_and_address(&value, &session) {
             return self.write_customer(id, &address, buyer).await;
         }
         let session = self

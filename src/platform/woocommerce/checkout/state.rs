@@ -139,11 +139,7 @@ fn holds(body: &Value, fields: &CheckoutFields, address: &Address, buyer: &Buyer
 /// The checkout's buyer and address: what the store's cart holds once an address was
 /// written (by whichever replica wrote last), this replica's own copy when it is that one;
 /// before any address, the buyer this replica was told.
-pub(super) fn customer(
-    body: &Value,
-    fields: &CheckoutFields,
-    session: &Session,
-) -> (Buyer, Option<Address>) {
+fn customer(body: &Value, fields: &CheckoutFields, session: &Session) -> (Buyer, Option<Address>) {
     let (stored_buyer, stored_address) = stored_customer(body, fields);
     match (stored_address, &session.address) {
         (Some(_), Some(mine)) if holds(body, fields, mine, &session.buyer) => {
@@ -164,6 +160,15 @@ pub(super) fn customer(
 }
 
 impl WooCheckout {
+    /// The checkout's buyer and address (`customer`), read with the store's own fields.
+    pub(super) fn buyer_and_address(
+        &self,
+        body: &Value,
+        session: &Session,
+    ) -> (Buyer, Option<Address>) {
+        customer(body, &self.fields.current(), session)
+    }
+
     /// The cart answer as a checkout: lines and totals as the store computed them.
     pub(super) fn state(
         &self,
