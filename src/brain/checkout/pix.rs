@@ -6,9 +6,11 @@
 //! into the merchant's key, under the txid derived from this very order. A charge that
 //! expires unpaid cancels the order (stock back).
 //!
-//! Every change of a charge's state runs under the checkout's lease (`writes`, across
-//! replicas with `[redis]`) and re-reads the charge's record first, so a webhook, a read and
-//! the sweeper racing on two replicas settle or expire it once.
+//! A charge is created once, by the one completion the ledger let place the order (after
+//! the checkout's lease is released: the order is placed, nothing else may place it). Every
+//! later change of its state runs under the checkout's lease (`writes`, across replicas with
+//! `[redis]`) and re-reads the charge's record first, so a webhook, a read and the sweeper
+//! racing on two replicas settle or expire it once.
 
 use std::sync::Arc;
 use std::time::Duration;
