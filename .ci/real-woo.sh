@@ -207,7 +207,8 @@ up() {
 }
 
 # The variant of the store that requires the bairro: a second store beside the first, named
-# to the tests in the first one's env.sh (BCP_REAL_WOO_BAIRRO_URL, BCP_REAL_WOO_BAIRRO_DB).
+# to the tests in the first one's env.sh (BCP_REAL_WOO_BAIRRO_URL, _ROOT, _DB). Its ids are its
+# own (ids.json under its root): WordPress does not number two fresh stores' posts alike.
 bairro_variant() {
     [ "$BRAZIL" = off ] || [ "$BAIRRO" = required ] && return 0
     local root=$ROOT-bairro port=$((PORT + 1)) db=${DB}_bairro
@@ -215,6 +216,7 @@ bairro_variant() {
         bash "${BASH_SOURCE[0]}" up || { log "the store requiring the bairro is NOT available"; exit 1; }
     echo "export BCP_REAL_WOO_BAIRRO_URL='http://127.0.0.1:$port/'" >> "$ENV_FILE"
     echo "export BCP_REAL_WOO_BAIRRO_DB='$db'" >> "$ENV_FILE"
+    echo "export BCP_REAL_WOO_BAIRRO_ROOT='$root'" >> "$ENV_FILE"
     # Its own v3 key, as BCP_REAL_WOO_BAIRRO_V3_KEY/_SECRET.
     sed -n "s/^export BCP_REAL_WOO_V3_/export BCP_REAL_WOO_BAIRRO_V3_/p" "$root/env.sh" >> "$ENV_FILE"
 }

@@ -17,7 +17,9 @@ use bcp_bridge::platform::woocommerce::checkout::CheckoutConfig;
 use serde_json::{Value, json};
 
 use super::agent::{checkout_with_rate, segment, send};
-use super::store::{RUN_WITH, RealStore, alone, real_store, real_store_env, shared, sql};
+use super::store::{
+    RUN_WITH, RealStore, alone, bairro_store, real_store, real_store_env, shared, sql,
+};
 use crate::support::meta_with_key;
 
 const CPF: &str = "39053344705";
@@ -243,11 +245,10 @@ async fn issue_37_the_order_holds_cpf_number_and_bairro_in_the_plugins_fields() 
 #[tokio::test]
 #[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn issue_37_the_stores_refusals_are_messages_and_the_checkout_stays_usable() {
-    let store = real_store();
     // The second store, which requires the bairro.
-    let url = real_store_env("BCP_REAL_WOO_BAIRRO_URL");
+    let store = bairro_store();
     let db = real_store_env("BCP_REAL_WOO_BAIRRO_DB");
-    let brain = brain(&url).await;
+    let brain = brain(&store.url).await;
     // Wrong check digits: the store's own validation, not the bridge's, refuses it here.
     let ready = addressed(&brain, store, buyer(Some("39053344700")), address(None)).await;
     assert!(

@@ -29,16 +29,21 @@ static STORE: OnceLock<Result<RealStore, String>> = OnceLock::new();
 /// exclusively; every other test holds it shared for its whole run.
 static ALONE: LazyLock<RwLock<()>> = LazyLock::new(|| RwLock::new(()));
 
+static BAIRRO_STORE: OnceLock<Result<RealStore, String>> = OnceLock::new();
+
 fn open() -> Result<RealStore, String> {
-    let Ok(url) = std::env::var("BCP_REAL_WOO_URL") else {
+    open_at("BCP_REAL_WOO_URL", "BCP_REAL_WOO_ROOT")
+}
+
+fn open_at(url_var: &str, root_var: &str) -> Result<RealStore, String> {
+    let Ok(url) = std::env::var(url_var) else {
         return Err(match std::env::var("BCP_REAL_WOO_SKIP") {
             Ok(reason) => format!("the real store could not be stood up: {reason}"),
-            Err(_) => "BCP_REAL_WOO_URL is not set".to_owned(),
+            Err(_) => format!("{url_var} is not set"),
         });
     };
     let root = PathBuf::from(
-        std::env::var("BCP_REAL_WOO_ROOT")
-            .map_err(|_| "BCP_REAL_WOO_URL is set but BCP_REAL_WOO_ROOT is not".to_owned())?,
+        std::env::var(root_var).map_err(|_| format!("{url_var} is set but {root_var} is not"))?,
     );
     let ids_path = root.join("ids.json");
     let text = std::fs::read_to_string(&ids_path)
@@ -59,6 +64,16 @@ fn open() -> Result<RealStore, String> {
             .build()
             .unwrap(),
     })
+}
+
+/// The second store, which requires the bairro, with its own ids.
+pub fn bairro_store() -> &'static RealStore {
+    match BAIRRO_STORE
+        .get_or_init(|| open_at("BCP_REAL_WOO_BAIRRO_URL", "BCP_REAL_WOO_BAIRRO_ROOT"))
+    {
+        Ok(store) => store,
+        Err(reason) => panic!("this test needs the real WooCommerce: {reason}; run: {RUN_WITH}"),
+    }
 }
 
 /// Run the real-store tests with this (it stands the store up first).
