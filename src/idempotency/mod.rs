@@ -194,6 +194,9 @@ pub enum IdempotencyError {
     /// twice on a retry.
     #[error("idempotency store full")]
     Full { retry_after_secs: u64 },
+    /// A call that may only be replayed found no answer recorded for its key and payload.
+    #[error("no answer recorded to replay")]
+    NotRecorded,
 }
 
 fn full(retry_after: Duration) -> IdempotencyError {
@@ -228,11 +231,14 @@ impl Idempotency {
 
     /// Runs `operation` on `arguments`; with a scope, once for its key, the arguments'
     /// fingerprint telling a retry from a different payload (duplicates are replayed or
-    /// refused). Without one (no key, or a read) it simply runs.
+    /// refused). Without one (no key, or a read) it simply runs. `replay_only` (a signed
+    /// request whose nonce was already used) runs nothing: only the answer recorded for the
+    /// same key and payload is given, and `NotRecorded` when there is none.
     pub async fn once<O, F, E>(
         &self,
         scope: Option<Scope<'_>>,
         arguments: Value,
+        replay_only: bool,
         operation: O,
     ) -> Result<Answer, E>
     where
@@ -240,6 +246,13 @@ impl Idempotency {
         F: Future<Output = Result<Answer, E>>,
         E: From<IdempotencyError>,
     {
+        if replay_only {
+            let recorded = match scope {
+                Some(scope) => self.recorded(scope, &arguments).await?,
+                None => None,
+            };
+            return recorded.ok_or_else(|| IdempotencyError::NotRecorded.into());
+        }
         let Some(scope) = scope else {
             return operation(arguments).await;
         };
@@ -257,7 +270,7 @@ impl Idempotency {
     /// (waiting while it still runs), running nothing: what a signed request whose nonce was
     /// already used may be answered with (its byte-identical retry). `None` when no such
     /// answer is, or will shortly be, recorded.
-    pub async fn recorded(
+    async fn recorded(
         &self,
         scope: Scope<'_>,
         arguments: &Value,

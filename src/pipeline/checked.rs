@@ -12,7 +12,6 @@ use super::tools::Context;
 use crate::idempotency::{Client, Scope};
 use crate::protocol::answer::Answer;
 use crate::protocol::request::CallMeta;
-use crate::signatures::SignatureError;
 
 /// Tool, access, negotiation, validation, idempotency and brain, in that order. Once
 /// negotiation has picked the release, its version is written to `agreed`, so a refusal
@@ -63,16 +62,6 @@ pub async fn checked(
             key,
             client,
         });
-    if replay_only {
-        // SIG-030: a byte-identical retry of a signed mutation (same nonce, same key, same
-        // payload) gets the answer the first one got; anything else reusing a nonce is refused.
-        let Some(scope) = scope else {
-            return Err(SignatureError::nonce_reused().into());
-        };
-        return Box::pin(steps.idempotency.recorded(scope, &arguments))
-            .await?
-            .ok_or_else(|| SignatureError::nonce_reused().into());
-    }
     let webhook_url = agreement
         .as_ref()
         .and_then(|agreed| agreed.webhook_url.as_deref());
@@ -84,14 +73,17 @@ pub async fn checked(
     let run = |arguments| declaration.run(brain, arguments, context);
     // The brain's future is large (every store call it may await) and this one is moved
     // through the limits, the deadline and the span: boxed, a kept answer moves none of it.
+    // SIG-030: a byte-identical retry of a signed mutation (same nonce, same key, same
+    // payload) gets the answer the first one got (`replay_only`: from the idempotency
+    // record, never from kept answers); anything else reusing a nonce is refused.
     match &steps.answers {
-        Some(answers) if AnswerCache::keeps(tool) => {
+        Some(answers) if AnswerCache::keeps(tool) && !replay_only => {
             let namespace = brain.namespace().service;
             match answers.lookup(namespace, release, tool, &arguments).await {
                 Ok(kept) => Ok(kept),
                 Err(miss) => Box::pin(answers.build(miss, arguments, run)).await,
             }
         }
-        _ => Box::pin(steps.idempotency.once(scope, arguments, run)).await,
+        _ => Box::pin(steps.idempotency.once(scope, arguments, replay_only, run)).await,
     }
 }

@@ -191,19 +191,22 @@ impl Pipeline {
 
     /// [`Pipeline::call`], its error carrying the release the call was agreed at.
     pub async fn call_with_release(&self, call: Call<'_>) -> Result<Answer, WithRelease> {
+        let agreed = OnceLock::new();
+        let (tool, transport, trace_headers) = (call.tool, call.transport, call.trace_headers);
+        // Not started yet: a future runs when it is awaited, inside the span when there is one.
+        let run = self.run(call, &agreed);
         if !telemetry::enabled() {
-            return self.run(call, &OnceLock::new()).await;
+            return run.await;
         }
         // Only a tool the bridge knows is named in a trace, never the client's text.
         let known = self
             .steps
             .tools
-            .get(call.tool)
+            .get(tool)
             .map_or("unknown", |spec| spec.name.as_str());
-        let span = telemetry::tool_call(known, call.transport, call.trace_headers);
-        let agreed = OnceLock::new();
+        let span = telemetry::tool_call(known, transport, trace_headers);
         // Boxed: the traced call's future would otherwise sit, whole, inside its wrapper's.
-        let outcome = span.within(Box::pin(self.run(call, &agreed))).await;
+        let outcome = span.within(Box::pin(run)).await;
         let label = match &outcome {
             Ok(answer) => answer.outcome().label().as_str(),
             Err(refused) => refused.error.label().as_str(),

@@ -277,6 +277,8 @@ impl From<IdempotencyError> for ProtocolError {
                 what: "idempotency store",
                 retry_after_secs,
             },
+            // SIG-030: a request reusing a nonce is served only by replaying its first answer.
+            IdempotencyError::NotRecorded => SignatureError::nonce_reused().into(),
         }
     }
 }

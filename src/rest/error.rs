@@ -19,9 +19,9 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderValue, StatusCode};
 use serde_json::{Value, json};
 
-use super::operation::Operation;
 use crate::access::hosts::ForeignRequest;
 use crate::pipeline::ProtocolError;
+use crate::pipeline::tools::Declaration;
 
 /// The two body shapes of a refusal (see the module text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +124,7 @@ impl RestError {
     /// The pipeline's refusal of `operation` (`None` before a resource is known), with
     /// argument paths spelled from the REST body's root and `meta` problems named by the
     /// header they come from.
-    pub fn from_protocol(operation: Option<Operation>, error: &ProtocolError) -> Self {
+    pub fn from_protocol(operation: Option<&'static Declaration>, error: &ProtocolError) -> Self {
         match error {
             ProtocolError::InvalidParams { message, data } => invalid(operation, message, data),
             ProtocolError::UnknownTool(_) => Self::new(
@@ -219,7 +219,11 @@ impl RestError {
 }
 
 /// An argument the schema or the brain refused, as the REST request spells it.
-fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) -> RestError {
+fn invalid(
+    operation: Option<&'static Declaration>,
+    message: &str,
+    data: &Option<Value>,
+) -> RestError {
     let path = data
         .as_ref()
         .and_then(|data| data.get("path"))
@@ -249,10 +253,10 @@ fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) ->
     if path == "$.id" {
         return RestError::bad_request(format!("cart id in the path: {detail}"), None);
     }
-    let body_path = operation.and_then(|operation| operation.body_path(path));
+    let body_path = operation.and_then(|operation| body_path(operation, path));
     let shown = body_path.as_deref().unwrap_or(path);
     // catalog/rest.md conformance 5: past the lookup batch, 400 `request_too_large`.
-    if operation.and_then(Operation::batch) == Some(shown)
+    if operation.and_then(|operation| operation.rest.batch) == Some(shown)
         && (detail.contains("more than") || detail.contains("too many"))
     {
         return RestError {
@@ -263,11 +267,25 @@ fn invalid(operation: Option<Operation>, message: &str, data: &Option<Value>) ->
     RestError::bad_request(format!("{shown}: {detail}"), body_path)
 }
 
+/// An argument path of the tool (`$.catalog.ids[3]`) as the REST request spells it: the
+/// body's own root (`$.ids[3]`); `None` when it names no part of the body (path, headers).
+fn body_path(operation: &Declaration, path: &str) -> Option<String> {
+    let member = operation.rest.body.member()?;
+    let rest = path.strip_prefix("$.")?.strip_prefix(member)?;
+    if rest.is_empty() {
+        Some("$".to_owned())
+    } else if rest.starts_with(['.', '[']) {
+        Some(format!("${rest}"))
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::negotiation::NegotiationCode;
-    use crate::pipeline::tools::{CREATE_CART, GET_CART, SEARCH_CATALOG};
+    use crate::pipeline::tools::{CREATE_CART, GET_CART, LOOKUP_CATALOG, SEARCH_CATALOG};
 
     fn body_of(refusal: &RestError) -> Value {
         refusal.body("2026-08-25")
@@ -276,7 +294,7 @@ mod tests {
     #[test]
     fn a_bad_field_is_an_envelope_naming_the_body_path() {
         let error = ProtocolError::invalid_at("$.catalog.pagination.limit", "0 is less than 1");
-        let refusal = RestError::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
+        let refusal = RestError::from_protocol(Some(&SEARCH_CATALOG), &error);
         assert_eq!(refusal.status(), StatusCode::BAD_REQUEST);
         let body = body_of(&refusal);
         assert_eq!(body["ucp"]["status"], "error");
@@ -289,7 +307,7 @@ mod tests {
     #[test]
     fn a_missing_profile_is_invalid_profile_url() {
         let error = ProtocolError::invalid_at("$.meta", "\"ucp-agent\" is a required property");
-        let refusal = RestError::from_protocol(Some(Operation(&GET_CART)), &error);
+        let refusal = RestError::from_protocol(Some(&GET_CART), &error);
         assert_eq!(refusal.code(), "invalid_profile_url");
         assert_eq!(body_of(&refusal)["code"], "invalid_profile_url");
     }
@@ -300,7 +318,7 @@ mod tests {
             code: NegotiationCode::ProfileUnreachable,
             content: "down".into(),
         };
-        let refusal = RestError::from_protocol(Some(Operation(&SEARCH_CATALOG)), &error);
+        let refusal = RestError::from_protocol(Some(&SEARCH_CATALOG), &error);
         assert_eq!(refusal.status(), StatusCode::FAILED_DEPENDENCY);
         assert_eq!(
             body_of(&refusal),
@@ -311,7 +329,7 @@ mod tests {
     #[test]
     fn throttles_say_when_to_come_back() {
         let refusal = RestError::from_protocol(
-            Some(Operation(&SEARCH_CATALOG)),
+            Some(&SEARCH_CATALOG),
             &ProtocolError::RateLimited {
                 retry_after_secs: 7,
             },
@@ -322,8 +340,24 @@ mod tests {
             response.headers().get(RETRY_AFTER),
             Some(&HeaderValue::from(7u64))
         );
-        let conflict =
-            RestError::from_protocol(Some(Operation(&CREATE_CART)), &ProtocolError::Conflict);
+        let conflict = RestError::from_protocol(Some(&CREATE_CART), &ProtocolError::Conflict);
         assert_eq!(conflict.status(), StatusCode::CONFLICT);
+    }
+
+    #[test]
+    fn argument_paths_become_body_paths() {
+        let lookup = &LOOKUP_CATALOG;
+        assert_eq!(
+            body_path(lookup, "$.catalog.ids[3]").as_deref(),
+            Some("$.ids[3]")
+        );
+        assert_eq!(body_path(lookup, "$.catalog").as_deref(), Some("$"));
+        assert_eq!(body_path(lookup, "$.catalogue"), None);
+        assert_eq!(body_path(lookup, "$.meta['ucp-agent']"), None);
+        assert_eq!(
+            body_path(&CREATE_CART, "$.cart.line_items[0]").as_deref(),
+            Some("$.line_items[0]")
+        );
+        assert_eq!(body_path(&GET_CART, "$.id"), None);
     }
 }

@@ -1,4 +1,6 @@
-//! One namespace's REST routes and the translation of one request into a pipeline `Call`.
+//! One namespace's REST routes and the translation of one request into a pipeline `Call`:
+//! a declared tool as a REST resource (`Operation`: where the request's parts go in the
+//! tool's arguments, which headers it requires), and its answer as a REST response.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,19 +13,19 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, on};
 use http::header::{ALLOW, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode, request::Parts};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::body;
 use super::error::RestError;
 use super::headers;
-use super::operation::Operation;
 use super::token::TokenCheck;
 use crate::access::Access;
 use crate::access::hosts::Hosts;
 use crate::pipeline::tools::BodyRole;
+use crate::pipeline::tools::Declaration;
 use crate::pipeline::{Call, Covered, Passage, Pipeline, WithRelease};
-use crate::protocol::MessageCode;
 use crate::protocol::answer::{Answer, Outcome};
+use crate::protocol::{Capability, MessageCode};
 
 /// What the REST routes of one namespace share.
 #[derive(Clone)]
@@ -173,7 +175,7 @@ impl RestFront {
         match self.pipeline.call_with_release(call).await {
             Ok(answer) => Ok(answered(operation, &answer)),
             Err(refused) => Err(WithRelease {
-                error: RestError::from_protocol(Some(operation), &refused.error),
+                error: RestError::from_protocol(Some(operation.0), &refused.error),
                 release: refused.release,
             }),
         }
@@ -273,4 +275,157 @@ fn front_door(hosts: &Hosts, parts: &Parts) -> Result<(), RestError> {
         tracing::info!(outcome = "forbidden", %foreign, "REST request refused");
         RestError::forbidden(foreign)
     })
+}
+
+/// A tool the REST binding serves, as its declaration places it.
+#[derive(Clone, Copy)]
+pub struct Operation(pub &'static Declaration);
+
+impl Operation {
+    pub fn tool(self) -> crate::protocol::ToolName {
+        self.0.name
+    }
+
+    /// The resource path under the namespace's base path, in axum's syntax.
+    pub fn path(self) -> &'static str {
+        self.0.rest.path
+    }
+
+    pub fn method(self) -> http::Method {
+        self.0.rest.method.http()
+    }
+
+    pub fn body_role(self) -> BodyRole {
+        self.0.rest.body
+    }
+
+    /// The request headers both releases' OpenAPI mark `required: true` on this operation,
+    /// as (lower-case name, name as the OpenAPI spells it): `UCP-Agent` and `Request-Id` on
+    /// every operation, `Idempotency-Key` on every mutation (cart and checkout).
+    pub fn required_headers(self) -> &'static [(&'static str, &'static str)] {
+        const EVERY: [(&str, &str); 2] = [("ucp-agent", "UCP-Agent"), ("request-id", "Request-Id")];
+        const MUTATION: [(&str, &str); 3] = [
+            ("ucp-agent", "UCP-Agent"),
+            ("request-id", "Request-Id"),
+            ("idempotency-key", "Idempotency-Key"),
+        ];
+        if self.tool().mutates() {
+            &MUTATION
+        } else {
+            &EVERY
+        }
+    }
+
+    /// The create resources answer a created cart or checkout with 201 (OpenAPI
+    /// `create_cart`, `create_checkout`).
+    pub fn creates(self) -> bool {
+        self.0.rest.creates
+    }
+
+    /// What the path's `{id}` names, for refusals.
+    pub fn resource(self) -> &'static str {
+        match self.tool().capability() {
+            Capability::Checkout => "checkout",
+            Capability::Order => "order",
+            _ => "cart",
+        }
+    }
+
+    /// The tool's arguments from the REST body and the path's id. A PUT carries the entire
+    /// resource (CART-017, CHK-023), its `id` included: the path names the cart or checkout,
+    /// so a body `id` equal to it is dropped and a different one refused (`Err` with its path).
+    pub fn arguments(
+        self,
+        mut body: Option<Value>,
+        id: Option<String>,
+    ) -> Result<Map<String, Value>, &'static str> {
+        if let (Some(Value::Object(cart)), Some(path_id)) = (body.as_mut(), id.as_deref())
+            && matches!(self.body_role(), BodyRole::Cart | BodyRole::Checkout)
+            && let Some(body_id) = cart.get("id")
+        {
+            if body_id.as_str() != Some(path_id) {
+                return Err("$.id");
+            }
+            cart.remove("id");
+        }
+        let mut arguments = Map::new();
+        if let Some(id) = id {
+            arguments.insert("id".to_owned(), Value::String(id));
+        }
+        if let (Some(key), Some(body)) = (self.body_role().member(), body) {
+            arguments.insert(key.to_owned(), body);
+        }
+        Ok(arguments)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::tools::{CANCEL_CART, DECLARED, SEARCH_CATALOG, UPDATE_CART};
+    use serde_json::json;
+
+    #[test]
+    fn the_body_is_nested_where_the_tool_reads_it() {
+        let search = Operation(&SEARCH_CATALOG).arguments(Some(json!({"query": "x"})), None);
+        assert_eq!(
+            search.map(Value::Object),
+            Ok(json!({"catalog": {"query": "x"}}))
+        );
+        let update =
+            Operation(&UPDATE_CART).arguments(Some(json!({"line_items": []})), Some("c1".into()));
+        assert_eq!(
+            update.map(Value::Object),
+            Ok(json!({"id": "c1", "cart": {"line_items": []}}))
+        );
+        let cancel = Operation(&CANCEL_CART).arguments(Some(json!({"x": 1})), Some("c1".into()));
+        assert_eq!(cancel.map(Value::Object), Ok(json!({"id": "c1"})));
+    }
+
+    #[test]
+    fn a_put_of_the_entire_cart_names_the_path_cart() {
+        // CART-017: the resource's own id is the path's.
+        let same = Operation(&UPDATE_CART).arguments(
+            Some(json!({"id": "c1", "line_items": []})),
+            Some("c1".into()),
+        );
+        assert_eq!(
+            same.map(Value::Object),
+            Ok(json!({"id": "c1", "cart": {"line_items": []}}))
+        );
+        let other = Operation(&UPDATE_CART).arguments(
+            Some(json!({"id": "c2", "line_items": []})),
+            Some("c1".into()),
+        );
+        assert_eq!(other, Err("$.id"));
+    }
+
+    #[test]
+    fn idempotency_key_is_required_on_mutations_only() {
+        // Written out from the REST binding (cart-rest.md, checkout-rest.md: every operation
+        // that changes a cart or a checkout), not read back from the declarations.
+        let keyed = [
+            "create_cart",
+            "update_cart",
+            "cancel_cart",
+            "create_checkout",
+            "update_checkout",
+            "complete_checkout",
+            "cancel_checkout",
+        ];
+        for operation in DECLARED.map(Operation) {
+            let names: Vec<&str> = operation
+                .required_headers()
+                .iter()
+                .map(|(name, _)| *name)
+                .collect();
+            assert!(names.contains(&"ucp-agent") && names.contains(&"request-id"));
+            assert_eq!(
+                names.contains(&"idempotency-key"),
+                keyed.contains(&operation.tool().as_str()),
+                "{}",
+                operation.tool().as_str()
+            );
+        }
+    }
 }

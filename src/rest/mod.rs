@@ -10,8 +10,6 @@ mod body;
 mod error;
 mod front;
 mod headers;
-mod operation;
 mod token;
 
 pub use front::{RestFront, routes};
-pub use operation::Operation;
