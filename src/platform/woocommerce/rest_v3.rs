@@ -173,17 +173,23 @@ impl RestV3 {
         }
     }
 
-    /// Whether the key may write orders, asked without writing one: `PUT /orders/0` (no order
-    /// has id 0). WooCommerce checks the key's permission first: a read key gets 401 ("does not
-    /// have write permissions"), a read/write key 400 `woocommerce_rest_shop_order_invalid_id`
-    /// (measured on 10.9.4).
-    pub async fn can_write_orders(&self) -> Result<(), crate::platform::PlatformError> {
-        use crate::platform::PlatformError;
+    /// `PUT /orders/{id}` with the key pair and `body`, cut to `fields` when given.
+    fn order_put(
+        &self,
+        id: &str,
+        fields: Option<&str>,
+        body: &serde_json::Value,
+    ) -> Result<reqwest::RequestBuilder, crate::platform::PlatformError> {
         let mut url = self.orders.clone();
         url.path_segments_mut()
-            .map_err(|()| PlatformError::BadResponse("REST v3: no orders URL".into()))?
-            .push("0");
-        let request = self
+            .map_err(|()| {
+                crate::platform::PlatformError::BadResponse("REST v3: no orders URL".into())
+            })?
+            .push(id);
+        if let Some(fields) = fields {
+            url.query_pairs_mut().append_pair("_fields", fields);
+        }
+        Ok(self
             .client
             .http()
             .put(url)
@@ -191,7 +197,16 @@ impl RestV3 {
                 self.key.0.expose_secret(),
                 Some(self.secret.0.expose_secret()),
             )
-            .json(&serde_json::json!({}));
+            .json(body))
+    }
+
+    /// Whether the key may write orders, asked without writing one: `PUT /orders/0` (no order
+    /// has id 0). WooCommerce checks the key's permission first: a read key gets 401 ("does not
+    /// have write permissions"), a read/write key 400 `woocommerce_rest_shop_order_invalid_id`
+    /// (measured on 10.9.4).
+    pub async fn can_write_orders(&self) -> Result<(), crate::platform::PlatformError> {
+        use crate::platform::PlatformError;
+        let request = self.order_put("0", None, &serde_json::json!({}))?;
         let response = self.client.send(request, CallKind::Read).await?;
         #[derive(Deserialize, Default)]
         #[serde(default)]
@@ -224,20 +239,7 @@ impl RestV3 {
         body: &serde_json::Value,
     ) -> Result<String, crate::platform::PlatformError> {
         use crate::platform::PlatformError;
-        let mut url = self.orders.clone();
-        url.path_segments_mut()
-            .map_err(|()| PlatformError::BadResponse("REST v3: no orders URL".into()))?
-            .push(&order_id.to_string());
-        url.query_pairs_mut().append_pair("_fields", "id,status");
-        let request = self
-            .client
-            .http()
-            .put(url)
-            .basic_auth(
-                self.key.0.expose_secret(),
-                Some(self.secret.0.expose_secret()),
-            )
-            .json(body);
+        let request = self.order_put(&order_id.to_string(), Some("id,status"), body)?;
         let response = self.client.send(request, CallKind::Write).await?;
         if response.status != StatusCode::OK {
             let status = response.status.as_u16();
