@@ -40,12 +40,18 @@ impl Agent {
 }
 
 pub async fn agent() -> Agent {
+    agent_with(&["catalog.search", "catalog.lookup", "cart", "checkout"]).await
+}
+
+/// An agent whose profile declares the BCP capabilities `names` (and the order capability,
+/// naming its hook).
+pub async fn agent_with(names: &[&str]) -> Agent {
     let events: Arc<Mutex<Vec<Value>>> = Arc::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let hook = format!("http://{addr}/hook");
     let mut capabilities = serde_json::Map::new();
-    for name in ["catalog.search", "catalog.lookup", "cart", "checkout"] {
+    for name in names {
         capabilities.insert(
             format!("br.dev.bcp.shopping.{name}"),
             json!([{"version": BCP_VERSION}]),
@@ -93,6 +99,13 @@ pub fn config_with(psp: &PixPsp, pix_lines: &str, rest: &str) -> String {
         psp.pix_toml(),
         key.display().to_string()
     )
+}
+
+/// `get_checkout` of `id` as `agent`.
+pub async fn get_checkout(bridge: &TestBridge, agent: &Agent, id: &str) -> Value {
+    bridge
+        .call("get_checkout", json!({"meta": meta(agent, None), "id": id}))
+        .await
 }
 
 pub fn meta(agent: &Agent, key: Option<&str>) -> Value {
@@ -221,12 +234,7 @@ impl PixRun {
     }
 
     async fn get(&self, id: &str) -> Value {
-        self.bridge
-            .call(
-                "get_checkout",
-                json!({"meta": meta(&self.agent, None), "id": id}),
-            )
-            .await
+        get_checkout(&self.bridge, &self.agent, id).await
     }
 }
 

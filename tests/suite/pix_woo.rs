@@ -5,7 +5,9 @@
 
 use serde_json::{Value, json};
 
-use crate::pix::{Agent, agent, config_with, fresh, meta, pix_completion, reais, txid_of, until};
+use crate::pix::{
+    Agent, agent, config_with, fresh, get_checkout, meta, pix_completion, reais, txid_of, until,
+};
 use crate::support::TestBridge;
 use crate::support::pix_psp::PixPsp;
 use crate::support::values::{amount, codes};
@@ -110,12 +112,7 @@ impl WooRun {
     }
 
     async fn get(&self, id: &str) -> Value {
-        self.bridge
-            .call(
-                "get_checkout",
-                json!({"meta": meta(&self.agent, None), "id": id}),
-            )
-            .await
+        get_checkout(&self.bridge, &self.agent, id).await
     }
 }
 

@@ -6,15 +6,8 @@
 //! store's database (HPOS `wp_wc_orders`) is read to see what the merchant sees.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::Router;
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::header;
-use axum::response::IntoResponse;
-use axum::routing::{get, post};
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -22,105 +15,42 @@ use time::format_description::well_known::Rfc3339;
 use super::agent::{buyer_with_cpf, checkout_with_rate, destination_in_campinas};
 use super::brazil::assert_brazilian_market;
 use super::store::{RealStore, real_store, real_store_env, shared, sql};
+use crate::pix::{Agent, agent_with, meta};
 use crate::pix_brcode::{crc_holds, decode};
 use crate::support::TestBridge;
 use crate::support::pix_psp::{KEY, PixPsp};
 use crate::support::values::{amount, codes};
 
-const BCP_VERSION: &str = "2026-07-28";
 const CPF: &str = "39053344705";
 /// `[pix] expires_secs` here: the charge's `expires_at` is at most this far ahead.
 const EXPIRES_SECS: i64 = 900;
+/// The agent speaks BCP's catalog, cart, checkout and fulfillment (the real store ships).
+const CAPABILITIES: [&str; 5] = [
+    "catalog.search",
+    "catalog.lookup",
+    "cart",
+    "checkout",
+    "fulfillment",
+];
 
-/// The agent: its BCP profile (`/profile`, naming `/hook` as its order webhook) and every
-/// event its hook received.
-struct Agent {
-    profile: String,
-    events: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Agent {
-    async fn start() -> Self {
-        let events: Arc<Mutex<Vec<Value>>> = Arc::default();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let mut capabilities = serde_json::Map::new();
-        for name in [
-            "catalog.search",
-            "catalog.lookup",
-            "cart",
-            "checkout",
-            "fulfillment",
-        ] {
-            capabilities.insert(
-                format!("br.dev.bcp.shopping.{name}"),
-                json!([{"version": BCP_VERSION}]),
-            );
-        }
-        capabilities.insert(
-            "br.dev.bcp.shopping.order".into(),
-            json!([{"version": BCP_VERSION, "config": {"webhook_url": format!("http://{addr}/hook")}}]),
-        );
-        let profile = json!({"ucp": {"version": BCP_VERSION, "capabilities": capabilities}});
-        let app =
-            Router::new()
-                .route(
-                    "/profile",
-                    get(move || {
-                        let body = profile.to_string();
-                        async move {
-                            ([(header::CONTENT_TYPE, "application/json")], body).into_response()
-                        }
-                    }),
-                )
-                .route(
-                    "/hook",
-                    post(
-                        |State(events): State<Arc<Mutex<Vec<Value>>>>, body: Bytes| async move {
-                            if let Ok(event) = serde_json::from_slice(&body) {
-                                events.lock().unwrap().push(event);
-                            }
-                            r#"{"ucp":{"version":"2026-07-28"}}"#
-                        },
-                    ),
-                )
-                .with_state(events.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        Self {
-            profile: format!("http://{addr}/profile"),
-            events,
-        }
+/// One tool call over MCP as this agent: a fresh idempotency key where the tool takes one.
+async fn call(
+    agent: &Agent,
+    bridge: &TestBridge,
+    tool: &str,
+    id: Option<&str>,
+    body: Value,
+) -> Value {
+    let key = uuid::Uuid::new_v4().to_string();
+    let keyed = matches!(tool, "create_checkout" | "complete_checkout");
+    let mut arguments = json!({"meta": meta(agent, keyed.then_some(key.as_str()))});
+    if let Some(id) = id {
+        arguments["id"] = json!(id);
     }
-
-    fn meta(&self, key: Option<&str>) -> Value {
-        match key {
-            Some(key) => json!({"ucp-agent": {"profile": self.profile}, "idempotency-key": key}),
-            None => json!({"ucp-agent": {"profile": self.profile}}),
-        }
+    if !body.is_null() {
+        arguments["checkout"] = body;
     }
-
-    fn events_for(&self, order: &str) -> usize {
-        self.events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|event| event["id"] == order)
-            .count()
-    }
-
-    /// One tool call over MCP as this agent: a fresh idempotency key where the tool takes one.
-    async fn call(&self, bridge: &TestBridge, tool: &str, id: Option<&str>, body: Value) -> Value {
-        let key = uuid::Uuid::new_v4().to_string();
-        let keyed = matches!(tool, "create_checkout" | "complete_checkout");
-        let mut arguments = json!({"meta": self.meta(keyed.then_some(key.as_str()))});
-        if let Some(id) = id {
-            arguments["id"] = json!(id);
-        }
-        if !body.is_null() {
-            arguments["checkout"] = body;
-        }
-        bridge.call(tool, arguments).await
-    }
+    bridge.call(tool, arguments).await
 }
 
 /// The bridge in front of the real store with Pix through `psp`.
@@ -199,6 +129,35 @@ async fn stock(db: &str, id: u64) -> i64 {
     rows[0][0].parse::<f64>().unwrap() as i64
 }
 
+/// What every test here runs in: the real store (with Brazilian Market), its database, the
+/// PSP stand-in, the agent and the bridge between them; the store shared with other tests.
+struct Scene {
+    store: &'static RealStore,
+    db: String,
+    _guard: tokio::sync::RwLockReadGuard<'static, ()>,
+    psp: PixPsp,
+    agent: Agent,
+    bridge: TestBridge,
+}
+
+async fn scene() -> Scene {
+    let store = real_store();
+    assert_brazilian_market();
+    let db = real_store_env("BCP_REAL_WOO_DB");
+    let _guard = shared().await;
+    let psp = PixPsp::start().await;
+    let agent = agent_with(&CAPABILITIES).await;
+    let bridge = bridge(store, &psp).await;
+    Scene {
+        store,
+        db,
+        _guard,
+        psp,
+        agent,
+        bridge,
+    }
+}
+
 /// What complete answered with the Pix instrument: the checkout id, its total and the charge.
 struct Charged {
     id: String,
@@ -218,7 +177,7 @@ async fn charged(
 ) -> Charged {
     let email = format!("ana.pix.{}@example.com", uuid::Uuid::new_v4().simple());
     let (created, ready) = checkout_with_rate(
-        async |tool, id, checkout| agent.call(bridge, tool, id, checkout).await,
+        async |tool, id, checkout| call(agent, bridge, tool, id, checkout).await,
         json!([{"item": {"id": store.sid(item)}, "quantity": 1}]),
         buyer_with_cpf(&email),
         destination_in_campinas(),
@@ -234,8 +193,7 @@ async fn charged(
         "{ready}"
     );
     let total = amount(&ready, "total").unwrap();
-    let answer = agent
-        .call(
+    let answer = call(agent,
             bridge,
             "complete_checkout",
             Some(&id),
@@ -287,13 +245,14 @@ async fn charged(
 #[tokio::test]
 #[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn issue_38_pix_on_the_real_woocommerce_turns_the_order_paid_once_settled() {
-    let store = real_store();
-    assert_brazilian_market();
-    let db = real_store_env("BCP_REAL_WOO_DB");
-    let _guard = shared().await;
-    let psp = PixPsp::start().await;
-    let agent = Agent::start().await;
-    let bridge = bridge(store, &psp).await;
+    let Scene {
+        store,
+        db,
+        _guard,
+        psp,
+        agent,
+        bridge,
+    } = scene().await;
     let charged = charged(store, &bridge, &agent, &psp, "garrafa").await;
     let placed = store_order(&db, &charged.email).await;
     assert_eq!(placed.status, "wc-on-hold", "{placed:?}");
@@ -304,9 +263,14 @@ async fn issue_38_pix_on_the_real_woocommerce_turns_the_order_paid_once_settled(
     );
     assert!(!placed.paid, "{placed:?}");
     // Still pending: not completed, no order event.
-    let pending = agent
-        .call(&bridge, "get_checkout", Some(&charged.id), Value::Null)
-        .await;
+    let pending = call(
+        &agent,
+        &bridge,
+        "get_checkout",
+        Some(&charged.id),
+        Value::Null,
+    )
+    .await;
     assert_eq!(pending["status"], "complete_in_progress", "{pending}");
     assert!(agent.events.lock().unwrap().is_empty());
 
@@ -317,16 +281,21 @@ async fn issue_38_pix_on_the_real_woocommerce_turns_the_order_paid_once_settled(
     assert_eq!(paid.status, "wc-processing", "{paid:?}");
     assert_eq!(paid.transaction_id, end_to_end_id);
     assert!(paid.paid, "no paid date: {paid:?}");
-    let completed = agent
-        .call(&bridge, "get_checkout", Some(&charged.id), Value::Null)
-        .await;
+    let completed = call(
+        &agent,
+        &bridge,
+        "get_checkout",
+        Some(&charged.id),
+        Value::Null,
+    )
+    .await;
     assert_eq!(completed["status"], "completed", "{completed}");
     assert!(completed["payment"].get("instruments").is_none());
     let order_id = completed["order"]["id"].as_str().unwrap().to_owned();
     let order = bridge
         .call(
             "get_order",
-            json!({"meta": agent.meta(None), "id": order_id}),
+            json!({"meta": meta(&agent, None), "id": order_id}),
         )
         .await;
     assert_eq!(order["id"], order_id.as_str(), "{order}");
@@ -353,13 +322,14 @@ async fn issue_38_pix_on_the_real_woocommerce_turns_the_order_paid_once_settled(
 #[tokio::test]
 #[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn issue_38_an_expired_pix_charge_cancels_the_real_order_and_returns_its_stock() {
-    let store = real_store();
-    assert_brazilian_market();
-    let db = real_store_env("BCP_REAL_WOO_DB");
-    let _guard = shared().await;
-    let psp = PixPsp::start().await;
-    let agent = Agent::start().await;
-    let bridge = bridge(store, &psp).await;
+    let Scene {
+        store,
+        db,
+        _guard,
+        psp,
+        agent,
+        bridge,
+    } = scene().await;
     // Only this test orders the coador, so its stock moves only by this order.
     let product = store.id("coador");
     let before = stock(&db, product).await;
@@ -369,9 +339,14 @@ async fn issue_38_an_expired_pix_charge_cancels_the_real_order_and_returns_its_s
     assert_eq!(stock(&db, product).await, before - 1, "the stock is held");
 
     psp.expire(&charged.txid);
-    let expired = agent
-        .call(&bridge, "get_checkout", Some(&charged.id), Value::Null)
-        .await;
+    let expired = call(
+        &agent,
+        &bridge,
+        "get_checkout",
+        Some(&charged.id),
+        Value::Null,
+    )
+    .await;
     assert_eq!(expired["status"], "canceled", "{expired}");
     assert_eq!(codes(&expired)[0], "payment_expired", "{expired}");
     assert!(expired["payment"].get("instruments").is_none());
@@ -394,13 +369,14 @@ async fn issue_38_an_expired_pix_charge_cancels_the_real_order_and_returns_its_s
 #[tokio::test]
 #[ignore = "needs the real WooCommerce: bash .ci/real-woo.sh test"]
 async fn issue_38_a_pix_amount_mismatch_leaves_the_real_order_on_hold() {
-    let store = real_store();
-    assert_brazilian_market();
-    let db = real_store_env("BCP_REAL_WOO_DB");
-    let _guard = shared().await;
-    let psp = PixPsp::start().await;
-    let agent = Agent::start().await;
-    let bridge = bridge(store, &psp).await;
+    let Scene {
+        store,
+        db,
+        _guard,
+        psp,
+        agent,
+        bridge,
+    } = scene().await;
     let charged = charged(store, &bridge, &agent, &psp, "garrafa").await;
     // A forged notification first: the charge's own txid and amount, but the PSP says it is
     // not paid. Refused, and the store is not touched.
@@ -409,9 +385,14 @@ async fn issue_38_a_pix_amount_mismatch_leaves_the_real_order_on_hold() {
     assert_eq!(psp.notify(forged).await, Some(400));
     assert_eq!(store_order(&db, &charged.email).await.status, "wc-on-hold");
     psp.pay(&charged.txid, &reais(charged.total - 1)).await;
-    let after = agent
-        .call(&bridge, "get_checkout", Some(&charged.id), Value::Null)
-        .await;
+    let after = call(
+        &agent,
+        &bridge,
+        "get_checkout",
+        Some(&charged.id),
+        Value::Null,
+    )
+    .await;
     assert_ne!(after["status"], "completed", "{after}");
     assert_eq!(codes(&after)[0], "payment_failed", "{after}");
     assert!(after.get("order").is_none(), "{after}");
