@@ -57,6 +57,26 @@ pub fn meta_with_fresh_key() -> Value {
     meta_with_key(&uuid::Uuid::new_v4().to_string())
 }
 
+/// `tools/call` of `tool` at the MCP `endpoint` of a bridge running as its own process; the
+/// call must answer, and this is its `structuredContent`.
+pub async fn tool_call_at(endpoint: &str, tool: &str, arguments: Value) -> Value {
+    let reply: Value = reqwest::Client::new()
+        .post(endpoint)
+        .header("accept", "application/json")
+        .json(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(reply.get("error").is_none(), "{reply}");
+    reply["result"]["structuredContent"].clone()
+}
+
 /// `update_checkout` of the checkout `id` with `checkout`, the answer's structured content.
 pub async fn update_checkout(bridge: &TestBridge, id: &str, checkout: Value) -> Value {
     bridge

@@ -14,7 +14,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
-use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::order_webhooks::{agent_profile, key_file, place_order_through};
@@ -142,22 +141,9 @@ impl Bridge {
     }
 
     async fn place_order(&self, profile: &str) -> String {
-        let client = reqwest::Client::new();
         place_order_through(
             async |tool, arguments| {
-                let reply: Value = client
-                    .post(&self.endpoint)
-                    .header("accept", "application/json")
-                    .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                        "params": {"name": tool, "arguments": arguments}}))
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                assert!(reply.get("error").is_none(), "{reply}");
-                reply["result"]["structuredContent"].clone()
+                crate::support::tool_call_at(&self.endpoint, tool, arguments).await
             },
             profile,
         )

@@ -43,19 +43,7 @@ impl Node {
     }
 
     async fn call(&self, tool: &str, arguments: Value) -> Value {
-        let reply: Value = reqwest::Client::new()
-            .post(&self.endpoint)
-            .header("accept", "application/json")
-            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments}}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        assert!(reply.get("error").is_none(), "{reply}");
-        reply["result"]["structuredContent"].clone()
+        crate::support::tool_call_at(&self.endpoint, tool, arguments).await
     }
 
     /// The PSP's notification, delivered to this replica's webhook route.
