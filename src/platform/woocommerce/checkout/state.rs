@@ -291,26 +291,15 @@ impl WooCheckout {
         session: &Session,
         placed: &Placed,
     ) -> CheckoutState {
-        let order = &placed.order;
+        // What the order shows, with what only the session and the store's payment page know.
         CheckoutState {
-            id: id.to_owned(),
             lines: placed.lines.clone(),
-            currency: order.currency,
             buyer: session.buyer.clone(),
-            needs_email: true,
             address: session.address.clone(),
-            needs_fulfillment: false,
-            fulfillment: Vec::new(),
-            codes: order.codes.clone(),
-            discounts: Vec::new(),
-            refused_codes: Vec::new(),
-            totals: order.totals,
             handlers: self.handlers.clone(),
             escalation: placed.pay_url.as_ref().map(|_| EscalationReason::Payment),
             continue_url: placed.pay_url.clone(),
-            stage: Stage::Placed(order.reference()),
-            expires_at: None,
-            requirements: Vec::new(),
+            ..CheckoutState::of_order(id, &placed.order, Buyer::default())
         }
     }
 }
